@@ -1,0 +1,166 @@
+// Package store defines the storage cronsheet needs: scenario rows, canonical
+// tasks, the fire ledger (runs) and the outbox. Drivers live in sub-packages
+// (store/sqlite; store/mongo later) and all pass the conformance suite in
+// store/storetest.
+//
+// Drivers translate their errors at this boundary: a missing document is
+// task.ErrNotFound, a unique-key or version clash is task.ErrConflict.
+package store
+
+import (
+	"context"
+	"time"
+
+	"cronsheet/task"
+)
+
+// Store is everything patrols, executors and the API need from storage.
+// Every method is safe for concurrent use.
+type Store interface {
+	Rows
+	Tasks
+	Ledger
+	Outbox
+	// Close releases the store's resources.
+	Close() error
+}
+
+// Rows holds scenario source rows.
+type Rows interface {
+	// InsertRow stores a new row with is_fetched=0 and version 1. The row's ID
+	// must be set; an existing (scenario, id) is task.ErrConflict.
+	InsertRow(ctx context.Context, row *task.Row) error
+	// GetRow returns one row or task.ErrNotFound.
+	GetRow(ctx context.Context, scenario, id string) (*task.Row, error)
+	// UpdateRowFields replaces the row's user fields, sets is_fetched=0 and
+	// bumps its version. When ifVersion > 0 and differs from the stored
+	// version the call fails with task.ErrConflict. It returns the new row.
+	UpdateRowFields(ctx context.Context, p UpdateRowParams) (*task.Row, error)
+	// DeleteRow removes the row and disables its task (is_enable=0,
+	// deleted) in one step, so the delete patrol disarms it.
+	DeleteRow(ctx context.Context, scenario, id string) error
+	// ListRows pages rows of a scenario in id order after afterID.
+	ListRows(ctx context.Context, scenario, afterID string, limit int) ([]*task.Row, error)
+	// ListUnfetchedRows returns up to limit rows with is_fetched=0, any scenario.
+	ListUnfetchedRows(ctx context.Context, limit int) ([]*task.Row, error)
+	// ApplySync records the sync patrol's verdict on one row atomically: when
+	// the row still has p.RowVersion it upserts p.Task (if not nil), sets the
+	// row's is_fetched=1, is_active and error. A row edited in the meantime is
+	// left alone and ApplySync returns task.ErrConflict.
+	ApplySync(ctx context.Context, p ApplySyncParams) error
+}
+
+// UpdateRowParams are the arguments of Rows.UpdateRowFields.
+type UpdateRowParams struct {
+	Scenario  string
+	ID        string
+	Fields    map[string]any
+	IfVersion int64 // 0 = no check
+}
+
+// ApplySyncParams are the arguments of Rows.ApplySync.
+type ApplySyncParams struct {
+	Scenario   string
+	RowID      string
+	RowVersion int64
+	// Task is the mapped task, or nil when the row is invalid or inactive and
+	// has no valid mapping. When not nil it is upserted by TaskID:
+	//   - a new task is inserted with version 1;
+	//   - an existing task whose schedule-relevant fields (CronPara, TZ,
+	//     ExecuteType, StartTime, EndTime, Misfire) changed gets Anchor =
+	//     Task.Anchor, is_claimed=0, is_done=0, version+1;
+	//   - any other change updates the fields and bumps version, keeping the
+	//     claim (the armed job re-reads the task at each fire);
+	//   - a task_id owned by another (scenario,row) is task.ErrConflict.
+	// IsEnable follows Task.IsEnable.
+	Task *task.Task
+	// DisableTask, when Task is nil, sets is_enable=0 on the row's existing
+	// task (an invalid edit must stop the old schedule).
+	DisableTask bool
+	IsActive    int    // the row's is_active: 1, 0 or -1
+	Error       string // the reason, when IsActive is -1
+	Now         time.Time
+}
+
+// Tasks holds canonical tasks and their claims.
+type Tasks interface {
+	// GetTask returns a task or task.ErrNotFound.
+	GetTask(ctx context.Context, taskID string) (*task.Task, error)
+	// ClaimTasks atomically claims up to p.Limit tasks with is_enable=1,
+	// is_claimed=0, is_done=0, setting is_claimed=1, claimed_by=p.Owner and
+	// lease_until=p.LeaseUntil, and returns them. No task is ever returned to
+	// two callers.
+	ClaimTasks(ctx context.Context, p ClaimParams) ([]*task.Task, error)
+	// RenewLeases extends lease_until of every task claimed by owner.
+	RenewLeases(ctx context.Context, owner string, until time.Time) (int, error)
+	// ListClaimed returns the ids of tasks claimed by owner, with their
+	// is_enable, is_done and version, so a node can compare with what it armed.
+	ListClaimed(ctx context.Context, owner string) ([]ClaimedTask, error)
+	// ReleaseTask sets is_claimed=0 on a task claimed by owner.
+	ReleaseTask(ctx context.Context, taskID, owner string) error
+	// ReleaseExpired sets is_claimed=0 on every claim whose lease ended
+	// before now; it returns how many.
+	ReleaseExpired(ctx context.Context, now time.Time) (int, error)
+	// PurgeDeleted removes tasks whose row was deleted and that no node holds.
+	PurgeDeleted(ctx context.Context) (int, error)
+	// SetTaskStatus records a task's fire feedback and mirrors it onto its
+	// source row (next_fire, last_fire, last_status; is_done when Done).
+	SetTaskStatus(ctx context.Context, p TaskStatusParams) error
+}
+
+// ClaimParams are the arguments of Tasks.ClaimTasks.
+type ClaimParams struct {
+	Owner      string
+	LeaseUntil time.Time
+	Limit      int
+}
+
+// ClaimedTask is a summary of a claimed task (Tasks.ListClaimed).
+type ClaimedTask struct {
+	TaskID   string
+	IsEnable int
+	IsDone   int
+	Version  int64
+}
+
+// TaskStatusParams are the arguments of Tasks.SetTaskStatus. Zero times leave
+// the stored value; SetNextFire with a zero NextFire clears it.
+type TaskStatusParams struct {
+	TaskID      string
+	NextFire    time.Time
+	SetNextFire bool
+	LastFire    time.Time
+	LastStatus  string
+	Done        bool
+}
+
+// Ledger is the fire ledger: one Run per (task_id, slot, target).
+type Ledger interface {
+	// InsertRun inserts r unless a run with the same (TaskID, Slot, Target)
+	// exists. It reports whether this call inserted it: false means the slot
+	// was already fired and the caller must not deliver.
+	InsertRun(ctx context.Context, r *task.Run) (bool, error)
+	// UpdateRun stores r's state, attempt, times, error and output, found by
+	// TriggerID; task.ErrNotFound when absent.
+	UpdateRun(ctx context.Context, r *task.Run) error
+	// GetRun returns the run with triggerID or task.ErrNotFound.
+	GetRun(ctx context.Context, triggerID string) (*task.Run, error)
+	// ListRuns returns a task's runs, newest slot first, at most limit, with
+	// slots strictly before beforeSlot when it is not zero.
+	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
+	// LastSlot returns the latest slot in the ledger for taskID with trigger
+	// type schedule or misfire, or the zero time.
+	LastSlot(ctx context.Context, taskID string) (time.Time, error)
+	// UnfinishedRuns returns a task's runs that are not in a final state
+	// (pending, running, failed), so a node that takes over can resume them.
+	UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error)
+}
+
+// Outbox keeps deliveries that are recorded instead of sent.
+type Outbox interface {
+	// AddOutbox stores m and sets its ID and CreatedAt when zero.
+	AddOutbox(ctx context.Context, m *task.OutboxMessage) error
+	// ListOutbox returns messages newest first, with ID < beforeID when
+	// beforeID > 0, at most limit.
+	ListOutbox(ctx context.Context, beforeID int64, limit int) ([]*task.OutboxMessage, error)
+}

@@ -1,0 +1,152 @@
+package task
+
+import "time"
+
+// ExecuteType says how often a task fires.
+type ExecuteType string
+
+// The execute types of DESIGN.md.
+const (
+	// Once fires a single time and then the task is done.
+	Once ExecuteType = "once"
+	// Periodic fires on every slot of its schedule.
+	Periodic ExecuteType = "periodic"
+	// UntilSuccess fires on its schedule until one run succeeds.
+	UntilSuccess ExecuteType = "run_until_success"
+)
+
+// Valid reports whether e is a known execute type.
+func (e ExecuteType) Valid() bool {
+	return e == Once || e == Periodic || e == UntilSuccess
+}
+
+// State is a task's life-cycle state (design 001).
+type State string
+
+// Task states.
+const (
+	// StateRunning fires on schedule and on demand.
+	StateRunning State = "running"
+	// StateStopped fires only on a manual trigger.
+	StateStopped State = "stopped"
+	// StateClosed never fires.
+	StateClosed State = "closed"
+)
+
+// Misfire says what to do with slots missed while no node ran the task.
+type Misfire string
+
+// Misfire policies.
+const (
+	// MisfireSkip drops missed slots.
+	MisfireSkip Misfire = "skip"
+	// MisfireOnce fires once for all missed slots (the latest one). The default.
+	MisfireOnce Misfire = "once"
+	// MisfireAll fires every missed slot, up to MaxMisfireSlots.
+	MisfireAll Misfire = "all"
+)
+
+// MaxMisfireSlots bounds how many missed slots MisfireAll replays.
+const MaxMisfireSlots = 100
+
+// Valid reports whether m is a known misfire policy.
+func (m Misfire) Valid() bool {
+	return m == MisfireSkip || m == MisfireOnce || m == MisfireAll
+}
+
+// Channel is how a memo is delivered; it is the task's TaskType.
+type Channel string
+
+// Delivery channels.
+const (
+	ChannelEmail  Channel = "email"
+	ChannelSMS    Channel = "sms"
+	ChannelOutbox Channel = "outbox"
+)
+
+// Valid reports whether c is a known channel.
+func (c Channel) Valid() bool {
+	return c == ChannelEmail || c == ChannelSMS || c == ChannelOutbox
+}
+
+// Well-known keys of Task.Params.
+const (
+	ParamTo    = "to"    // recipient: email address or E.164 phone number
+	ParamTitle = "title" // subject line
+)
+
+// Bounds on task fields.
+const (
+	MaxParams      = 128
+	MaxParamKey    = 128
+	MaxParamValue  = 8 << 10
+	MaxTaskPara    = 64 << 10
+	MaxRetriesCap  = 100
+	MaxTTL         = 24 * time.Hour
+	DefaultTTL     = 60 * time.Second
+	DefaultRetries = 3
+)
+
+// Task is the canonical scheduled task (the time_task document), one per row
+// or API job. Zero times mean "unset".
+type Task struct {
+	TaskID      string            `json:"task_id"`
+	Scenario    string            `json:"scenario"`
+	RowID       string            `json:"row_id,omitempty"`
+	TaskType    Channel           `json:"task_type"`
+	TaskPara    string            `json:"task_para"`
+	Params      map[string]string `json:"params,omitempty"`
+	ExecuteType ExecuteType       `json:"execute_type"`
+	CronPara    string            `json:"cron_para"`
+	TZ          string            `json:"tz,omitempty"`
+	StartTime   time.Time         `json:"start_time,omitzero"`
+	EndTime     time.Time         `json:"end_time,omitzero"`
+	// TTL is the deadline of one attempt.
+	TTL        time.Duration `json:"ttl"`
+	MaxRetries int           `json:"max_retries"`
+	Misfire    Misfire       `json:"misfire"`
+	Targets    []string      `json:"targets,omitempty"`
+	State      State         `json:"state"`
+	// Anchor is the instant the current schedule became active: intervals and
+	// "in" schedules count from it. It changes only when the schedule does,
+	// so every node computes the same slots.
+	Anchor time.Time `json:"anchor"`
+
+	IsEnable   int       `json:"is_enable"`
+	IsClaimed  int       `json:"is_claimed"`
+	ClaimedBy  string    `json:"claimed_by,omitempty"`
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
+	IsDone     int       `json:"is_done"`
+	NextFire   time.Time `json:"next_fire,omitzero"`
+	LastFire   time.Time `json:"last_fire,omitzero"`
+	LastStatus string    `json:"last_status,omitempty"`
+	Version    int64     `json:"version"`
+	CreatedAt  time.Time `json:"created_at,omitzero"`
+	UpdatedAt  time.Time `json:"updated_at,omitzero"`
+}
+
+// Row bookkeeping values of is_active.
+const (
+	RowActive   = 1
+	RowInactive = 0
+	RowError    = -1
+)
+
+// Row is one record of a scenario's source collection. Fields holds what the
+// user wrote, under the scenario's own names; the bookkeeping flags sit beside
+// it so the user's fields are never rewritten by the system.
+type Row struct {
+	Scenario  string         `json:"scenario"`
+	ID        string         `json:"id"`
+	Fields    map[string]any `json:"fields"`
+	IsFetched int            `json:"is_fetched"`
+	IsActive  int            `json:"is_active"`
+	Error     string         `json:"error,omitempty"`
+	// Feedback mirrored from the task.
+	NextFire   time.Time `json:"next_fire,omitzero"`
+	LastFire   time.Time `json:"last_fire,omitzero"`
+	LastStatus string    `json:"last_status,omitempty"`
+	Version    int64     `json:"version"`
+	CreatedAt  time.Time `json:"created_at,omitzero"`
+	UpdatedAt  time.Time `json:"updated_at,omitzero"`
+}
