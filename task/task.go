@@ -150,3 +150,10 @@ type Row struct {
 	CreatedAt  time.Time `json:"created_at,omitzero"`
 	UpdatedAt  time.Time `json:"updated_at,omitzero"`
 }
+
+// SameSchedule reports whether t and o fire at the same slots: same schedule
+// text, zone, execute type, window and misfire policy.
+func (t *Task) SameSchedule(o *Task) bool {
+	return t.CronPara == o.CronPara && t.TZ == o.TZ && t.ExecuteType == o.ExecuteType &&
+		t.StartTime.Equal(o.StartTime) && t.EndTime.Equal(o.EndTime) && t.Misfire == o.Misfire
+}

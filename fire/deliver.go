@@ -1,0 +1,113 @@
+package fire
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// deliver runs the attempts of one run until it is done, dead, or ctx ends.
+func (f *Firer) deliver(ctx context.Context, t *task.Task, run *task.Run) {
+	log := f.logger.With("task_id", t.TaskID, "trigger_id", run.TriggerID)
+	for {
+		if run.Attempt > 1+t.MaxRetries {
+			f.finish(ctx, t, run, task.RunDead, "retries exhausted")
+			return
+		}
+		run.State = task.RunRunning
+		run.NextAttempt = time.Time{}
+		f.updateRun(ctx, run)
+
+		out, err := f.attempt(ctx, t, run)
+		if ctx.Err() != nil {
+			// Shutting down: leave the run unfinished for whoever arms the
+			// task next; this attempt is counted when it resumes.
+			log.InfoContext(ctx, "delivery interrupted by shutdown", "attempt", run.Attempt)
+			return
+		}
+		run.Output = task.Truncate(out, task.MaxOutput)
+		if err == nil {
+			f.finish(ctx, t, run, task.RunDone, "")
+			return
+		}
+		run.Error = task.Truncate(err.Error(), task.MaxOutput)
+		if task.IsPermanent(err) || run.Attempt >= 1+t.MaxRetries {
+			log.WarnContext(ctx, "delivery failed for good", "attempt", run.Attempt, "error", err)
+			f.finish(ctx, t, run, task.RunDead, run.Error)
+			return
+		}
+		wait := f.backoff(run.Attempt)
+		if d, ok := task.RetryDelay(err); ok && d > wait {
+			wait = d
+		}
+		run.State = task.RunFailed
+		run.NextAttempt = f.now().Add(wait)
+		f.updateRun(ctx, run)
+		log.InfoContext(ctx, "delivery failed, will retry", "attempt", run.Attempt, "retry_in", wait, "error", err)
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+		run.Attempt++
+	}
+}
+
+// attempt makes one delivery attempt with the task's ttl as deadline.
+func (f *Firer) attempt(ctx context.Context, t *task.Task, run *task.Run) (string, error) {
+	exec, err := f.execs.Get(t.TaskType)
+	if err != nil {
+		return "", err
+	}
+	ttl := t.TTL
+	if ttl <= 0 {
+		ttl = task.DefaultTTL
+	}
+	actx, cancel := context.WithTimeout(ctx, ttl)
+	defer cancel()
+	d := task.Delivery{
+		TaskID:    t.TaskID,
+		TriggerID: run.TriggerID,
+		Slot:      run.Slot,
+		Attempt:   run.Attempt,
+		Channel:   t.TaskType,
+		To:        t.Params[task.ParamTo],
+		Subject:   t.Params[task.ParamTitle],
+		Body:      t.TaskPara,
+		Params:    t.Params,
+	}
+	out, err := exec.Execute(actx, d)
+	if err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		return out, errors.Join(errors.New("attempt exceeded its ttl of "+ttl.String()), err)
+	}
+	return out, err
+}
+
+// finish records a run's final state and the task's feedback.
+func (f *Firer) finish(ctx context.Context, t *task.Task, run *task.Run, state task.RunState, msg string) {
+	run.State = state
+	run.FinishedAt = f.now()
+	run.NextAttempt = time.Time{}
+	if msg != "" {
+		run.Error = task.Truncate(msg, task.MaxOutput)
+	}
+	f.updateRun(ctx, run)
+	done := t.ExecuteType == task.Once ||
+		(t.ExecuteType == task.UntilSuccess && state == task.RunDone)
+	f.setStatus(ctx, store.TaskStatusParams{
+		TaskID: t.TaskID, LastStatus: string(state), Done: done, SetNextFire: done,
+	})
+}
+
+func (f *Firer) updateRun(ctx context.Context, run *task.Run) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.StoreTimeout)
+	defer cancel()
+	if err := f.store.UpdateRun(sctx, run); err != nil {
+		f.logger.ErrorContext(ctx, "update run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
+	}
+}

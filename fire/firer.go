@@ -1,0 +1,256 @@
+package fire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"cronsheet/executors"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// Store is what a Firer needs from storage.
+type Store interface {
+	GetTask(ctx context.Context, taskID string) (*task.Task, error)
+	InsertRun(ctx context.Context, r *task.Run) (bool, error)
+	UpdateRun(ctx context.Context, r *task.Run) error
+	UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error)
+	SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error
+}
+
+// Executors finds the executor of a channel.
+type Executors interface {
+	Get(ch task.Channel) (executors.Executor, error)
+}
+
+// Config tunes a Firer. Zero values take the defaults.
+type Config struct {
+	// Node is this node's id, compared with the task's claimed_by.
+	Node string
+	// BackoffBase is the delay before the first retry (default 1s); each
+	// further retry doubles it, with ±20% jitter.
+	BackoffBase time.Duration
+	// BackoffMax caps one retry delay (default 5m).
+	BackoffMax time.Duration
+	// StoreTimeout bounds each store call (default 5s).
+	StoreTimeout time.Duration
+}
+
+// Outcome says what Fire did with a slot.
+type Outcome int
+
+// Fire outcomes.
+const (
+	// Fired means the ledger record was inserted and delivery started.
+	Fired Outcome = iota
+	// Duplicate means the slot was already in the ledger: nothing was sent.
+	Duplicate
+	// Stale means the task changed, was disabled, finished, or is no longer
+	// claimed by this node: the caller should disarm it.
+	Stale
+)
+
+// Firer fires slots and delivers their runs. Deliveries run in their own
+// goroutines; Shutdown waits for them.
+type Firer struct {
+	logger *slog.Logger
+	cfg    Config
+	store  Store
+	execs  Executors
+	now    func() time.Time
+
+	workCtx    context.Context
+	cancelWork context.CancelFunc
+	wg         sync.WaitGroup
+
+	mu       sync.Mutex
+	inflight map[string]bool // trigger ids being delivered here
+	closed   bool
+}
+
+// New returns a Firer. now may be nil (time.Now).
+func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() time.Time) *Firer {
+	cfg.BackoffBase = cmpOr(cfg.BackoffBase, time.Second)
+	cfg.BackoffMax = cmpOr(cfg.BackoffMax, 5*time.Minute)
+	cfg.StoreTimeout = cmpOr(cfg.StoreTimeout, 5*time.Second)
+	if now == nil {
+		now = time.Now
+	}
+	workCtx, cancel := context.WithCancel(context.Background())
+	return &Firer{
+		logger:     logger.With("component", "fire"),
+		cfg:        cfg,
+		store:      st,
+		execs:      execs,
+		now:        now,
+		workCtx:    workCtx,
+		cancelWork: cancel,
+		inflight:   map[string]bool{},
+	}
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// Params name one slot to fire.
+type Params struct {
+	// Armed is the task as this node armed it. A newer version with the same
+	// schedule fires with its new content; a different schedule is Stale.
+	Armed   *task.Task
+	Slot    time.Time
+	Trigger task.TriggerType
+	// NextFire is the slot after this one (zero when none), shown on the row.
+	NextFire time.Time
+}
+
+// Fire fires one slot: ownership check, ledger insert, then delivery in the
+// background. It returns the task as read, for the caller's bookkeeping.
+func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error) {
+	t, err := f.getTask(ctx, p.Armed.TaskID)
+	if errors.Is(err, task.ErrNotFound) {
+		return Stale, nil, nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	if t.IsEnable != 1 || t.IsDone == 1 || t.ClaimedBy != f.cfg.Node || t.State != task.StateRunning ||
+		(t.Version != p.Armed.Version && !t.SameSchedule(p.Armed)) {
+		return Stale, t, nil
+	}
+	now := f.now()
+	run := &task.Run{
+		TriggerID:   newTriggerID(),
+		TaskID:      t.TaskID,
+		Slot:        p.Slot,
+		Target:      string(t.TaskType),
+		TriggerType: p.Trigger,
+		State:       task.RunRunning,
+		Attempt:     1,
+		Node:        f.cfg.Node,
+		FiredAt:     now,
+	}
+	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	inserted, err := f.store.InsertRun(sctx, run)
+	cancel()
+	if err != nil {
+		return 0, t, fmt.Errorf("record fire of %s at %s: %w", t.TaskID, p.Slot.Format(time.RFC3339Nano), err)
+	}
+	if !inserted {
+		return Duplicate, t, nil
+	}
+	f.setStatus(ctx, store.TaskStatusParams{
+		TaskID: t.TaskID, LastFire: p.Slot, LastStatus: string(task.RunRunning),
+		NextFire: p.NextFire, SetNextFire: true,
+	})
+	f.deliverAsync(t, run)
+	return Fired, t, nil
+}
+
+// Resume continues a task's unfinished runs (after a restart or a takeover).
+// Runs already being delivered by this process are left alone.
+func (f *Firer) Resume(ctx context.Context, t *task.Task) (int, error) {
+	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	runs, err := f.store.UnfinishedRuns(sctx, t.TaskID)
+	cancel()
+	if err != nil {
+		return 0, fmt.Errorf("list unfinished runs of %s: %w", t.TaskID, err)
+	}
+	n := 0
+	for _, r := range runs {
+		if r.State == task.RunRunning || r.State == task.RunPending {
+			// The previous attempt was cut short; it counts.
+			r.Attempt++
+		}
+		r.State = task.RunRunning
+		r.Node = f.cfg.Node
+		if f.deliverAsync(t, r) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// deliverAsync starts delivering run unless this process already is.
+func (f *Firer) deliverAsync(t *task.Task, run *task.Run) bool {
+	f.mu.Lock()
+	if f.closed || f.inflight[run.TriggerID] {
+		f.mu.Unlock()
+		return false
+	}
+	f.inflight[run.TriggerID] = true
+	f.wg.Add(1)
+	f.mu.Unlock()
+	go func() {
+		defer f.wg.Done()
+		defer func() {
+			f.mu.Lock()
+			delete(f.inflight, run.TriggerID)
+			f.mu.Unlock()
+		}()
+		f.deliver(f.workCtx, t, run)
+	}()
+	return true
+}
+
+// Shutdown stops accepting deliveries and waits for running ones until ctx
+// ends; then it cancels them (they stay unfinished in the ledger and are
+// resumed by whichever node arms the task next). Safe to call twice.
+func (f *Firer) Shutdown(ctx context.Context) error {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	done := make(chan struct{})
+	go func() { f.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		f.cancelWork()
+		return nil
+	case <-ctx.Done():
+		f.cancelWork()
+		<-done
+		return ctx.Err()
+	}
+}
+
+func (f *Firer) getTask(ctx context.Context, id string) (*task.Task, error) {
+	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	defer cancel()
+	return f.store.GetTask(sctx, id)
+}
+
+func (f *Firer) setStatus(ctx context.Context, st store.TaskStatusParams) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.StoreTimeout)
+	defer cancel()
+	if err := f.store.SetTaskStatus(sctx, st); err != nil {
+		f.logger.ErrorContext(ctx, "set task status", "task_id", st.TaskID, "error", err)
+	}
+}
+
+// backoff returns the delay before retry number attempt (1-based).
+func (f *Firer) backoff(attempt int) time.Duration {
+	d := f.cfg.BackoffBase
+	for i := 1; i < attempt && d < f.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, f.cfg.BackoffMax)
+	jitter := 0.8 + 0.4*rand.Float64()
+	return time.Duration(float64(d) * jitter)
+}
+
+func newTriggerID() string {
+	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 20)
+	for i := range b {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return "tr_" + string(b)
+}

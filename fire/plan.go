@@ -1,0 +1,109 @@
+package fire
+
+import (
+	"time"
+
+	"cronsheet/mapping/schedule"
+	"cronsheet/task"
+)
+
+// maxMisfireScan bounds how many missed slots Plan walks to find the latest
+// one; beyond it the latest slot seen so far stands for the rest.
+const maxMisfireScan = 100_000
+
+// Slots computes a task's fire instants, honouring start and end times.
+type Slots struct {
+	sched  *schedule.Schedule
+	anchor time.Time
+	start  time.Time
+	end    time.Time
+	once   bool
+}
+
+// NewSlots returns the slot calculator for t with its parsed schedule.
+func NewSlots(t *task.Task, s *schedule.Schedule) Slots {
+	anchor := t.Anchor
+	if !t.StartTime.IsZero() {
+		anchor = t.StartTime
+	}
+	return Slots{
+		sched:  s,
+		anchor: anchor,
+		start:  t.StartTime,
+		end:    t.EndTime,
+		once:   t.ExecuteType == task.Once || s.IsOnce(),
+	}
+}
+
+// Once reports whether the task fires a single slot.
+func (s Slots) Once() bool { return s.once }
+
+// First returns the first slot of the schedule, or zero when there is none.
+func (s Slots) First() time.Time {
+	return s.Next(time.Time{})
+}
+
+// Next returns the first slot strictly after `after` that lies inside the
+// task's start/end window, or zero when there is none.
+func (s Slots) Next(after time.Time) time.Time {
+	if !s.start.IsZero() && after.Before(s.start) {
+		after = s.start.Add(-time.Nanosecond)
+	}
+	if after.IsZero() || after.Before(s.anchor) {
+		// Wall-clock forms fire strictly after the anchor; never before the
+		// schedule became active.
+		after = s.anchor
+	}
+	next := s.sched.Next(after, s.anchor)
+	if next.IsZero() || (!s.end.IsZero() && next.After(s.end)) {
+		return time.Time{}
+	}
+	return next
+}
+
+// Plan says what to do when a task is armed.
+type Plan struct {
+	// Missed are the slots to fire now as misfires, oldest first.
+	Missed []time.Time
+	// Next is the next slot after now, or zero when the schedule has ended.
+	Next time.Time
+	// Skipped counts missed slots that the policy dropped.
+	Skipped int
+}
+
+// MakePlan computes the misfires and the next slot for a task whose latest
+// fired slot is last (zero when it never fired), at instant now.
+func MakePlan(s Slots, policy task.Misfire, last, now time.Time) Plan {
+	if s.once && !last.IsZero() {
+		return Plan{} // its only slot already fired
+	}
+	var missed []time.Time
+	total := 0
+	for slot := s.Next(last); !slot.IsZero() && !slot.After(now); slot = s.Next(slot) {
+		total++
+		switch policy {
+		case task.MisfireAll:
+			if len(missed) < task.MaxMisfireSlots {
+				missed = append(missed, slot)
+			}
+		default:
+			missed = append(missed[:0], slot) // keep the latest
+		}
+		if s.once || total >= maxMisfireScan {
+			break
+		}
+	}
+	p := Plan{}
+	switch {
+	case policy == task.MisfireSkip:
+		p.Skipped = total
+	default:
+		p.Missed = missed
+		p.Skipped = total - len(missed)
+	}
+	if s.once && total > 0 {
+		return p // its only slot is due now (or was skipped)
+	}
+	p.Next = s.Next(now)
+	return p
+}

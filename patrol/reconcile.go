@@ -1,0 +1,117 @@
+package patrol
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"cronsheet/store"
+)
+
+// ReconcileStore is what the reconcile patrol needs from storage.
+type ReconcileStore interface {
+	ListClaimed(ctx context.Context, owner string) ([]store.ClaimedTask, error)
+	ReleaseTask(ctx context.Context, taskID, owner string) error
+	ReleaseExpired(ctx context.Context, now time.Time) (int, error)
+	PurgeDeleted(ctx context.Context) (int, error)
+}
+
+// ReconcileResult counts what one reconcile pass did.
+type ReconcileResult struct {
+	Disarmed int // disabled, finished or deleted tasks disarmed and released
+	Released int // claimed here but not armed here (this node restarted)
+	Dropped  int // armed here but no longer claimed here
+	Expired  int // claims of dead nodes released
+	Purged   int // deleted tasks removed
+}
+
+// Reconcile is the delete and ensure patrols: it makes this node's armed set
+// match its claims, and frees what dead nodes held.
+type Reconcile struct {
+	logger *slog.Logger
+	store  ReconcileStore
+	armer  Armer
+	node   string
+	now    func() time.Time
+}
+
+// NewReconcile returns the reconcile patrol for node.
+func NewReconcile(logger *slog.Logger, st ReconcileStore, armer Armer, node string, now func() time.Time) *Reconcile {
+	if now == nil {
+		now = time.Now
+	}
+	return &Reconcile{logger: logger.With("component", "patrol.reconcile"), store: st, armer: armer, node: node, now: now}
+}
+
+// RunOnce reconciles once.
+func (r *Reconcile) RunOnce(ctx context.Context) (ReconcileResult, error) {
+	var res ReconcileResult
+	claimed, err := r.store.ListClaimed(ctx, r.node)
+	if err != nil {
+		return res, fmt.Errorf("list claimed tasks: %w", err)
+	}
+	armed := map[string]bool{}
+	for _, id := range r.armer.Armed() {
+		armed[id] = true
+	}
+	held := make(map[string]bool, len(claimed))
+	for _, c := range claimed {
+		held[c.TaskID] = true
+		switch {
+		case c.IsEnable != 1 || c.IsDone == 1:
+			r.armer.Disarm(c.TaskID)
+			res.Disarmed++
+		case !armed[c.TaskID]:
+			res.Released++
+		default:
+			continue
+		}
+		if err := r.store.ReleaseTask(ctx, c.TaskID, r.node); err != nil {
+			return res, fmt.Errorf("release task %s: %w", c.TaskID, err)
+		}
+	}
+	for id := range armed {
+		if !held[id] {
+			r.armer.Disarm(id)
+			res.Dropped++
+		}
+	}
+	if res.Expired, err = r.store.ReleaseExpired(ctx, r.now()); err != nil {
+		return res, fmt.Errorf("release expired claims: %w", err)
+	}
+	if res.Purged, err = r.store.PurgeDeleted(ctx); err != nil {
+		return res, fmt.Errorf("purge deleted tasks: %w", err)
+	}
+	return res, nil
+}
+
+// RenewStore is what lease renewal needs from storage.
+type RenewStore interface {
+	RenewLeases(ctx context.Context, owner string, until time.Time) (int, error)
+}
+
+// Renew extends the leases of this node's claims.
+type Renew struct {
+	store RenewStore
+	node  string
+	lease time.Duration
+	now   func() time.Time
+}
+
+// NewRenew returns the lease renewal patrol.
+func NewRenew(st RenewStore, node string, lease time.Duration, now func() time.Time) *Renew {
+	if now == nil {
+		now = time.Now
+	}
+	return &Renew{store: st, node: node, lease: lease, now: now}
+}
+
+// RunOnce renews every lease held by this node; it returns how many.
+func (r *Renew) RunOnce(ctx context.Context) (int, error) {
+	n, err := r.store.RenewLeases(ctx, r.node, r.now().Add(r.lease))
+	if err != nil {
+		return n, fmt.Errorf("renew leases: %w", err)
+	}
+	return n, nil
+}

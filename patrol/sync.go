@@ -1,0 +1,132 @@
+package patrol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// SyncStore is what the sync patrol needs from storage.
+type SyncStore interface {
+	ListUnfetchedRows(ctx context.Context, limit int) ([]*task.Row, error)
+	GetTask(ctx context.Context, taskID string) (*task.Task, error)
+	ApplySync(ctx context.Context, p store.ApplySyncParams) error
+}
+
+// Mapper maps a scenario's row to its task (mapping.Scenario).
+type Mapper interface {
+	ToTask(row *task.Row, now time.Time) (*task.Task, error)
+}
+
+// SyncResult counts what one sync pass did.
+type SyncResult struct {
+	Synced    int // rows whose task was upserted
+	Invalid   int // rows marked is_active=-1
+	Conflicts int // rows edited again during the pass (synced next time)
+}
+
+// Sync is the sync patrol.
+type Sync struct {
+	logger    *slog.Logger
+	store     SyncStore
+	scenarios map[string]Mapper
+	batch     int
+	now       func() time.Time
+}
+
+// NewSync returns the sync patrol. batch bounds rows per pass (default 500).
+func NewSync(logger *slog.Logger, st SyncStore, scenarios map[string]Mapper, batch int, now func() time.Time) *Sync {
+	if batch <= 0 {
+		batch = 500
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Sync{logger: logger.With("component", "patrol.sync"), store: st, scenarios: scenarios, batch: batch, now: now}
+}
+
+// RunOnce syncs up to one batch of edited rows.
+func (s *Sync) RunOnce(ctx context.Context) (SyncResult, error) {
+	var res SyncResult
+	rows, err := s.store.ListUnfetchedRows(ctx, s.batch)
+	if err != nil {
+		return res, fmt.Errorf("list unfetched rows: %w", err)
+	}
+	for _, row := range rows {
+		if err := s.syncRow(ctx, row, &res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (s *Sync) syncRow(ctx context.Context, row *task.Row, res *SyncResult) error {
+	now := s.now()
+	p := store.ApplySyncParams{Scenario: row.Scenario, RowID: row.ID, RowVersion: row.Version, Now: now}
+	t, err := s.toTask(row, now)
+	if err == nil {
+		err = s.keepAnchor(ctx, t)
+	}
+	switch {
+	case errors.Is(err, task.ErrInvalid):
+		p.DisableTask, p.IsActive, p.Error = true, task.RowError, err.Error()
+	case err != nil:
+		return err
+	default:
+		p.Task, p.IsActive = t, t.IsEnable
+	}
+	err = s.store.ApplySync(ctx, p)
+	if errors.Is(err, task.ErrConflict) && p.Task != nil {
+		// Either the row changed again (the retry fails the same way and the
+		// row is synced next pass) or its task id belongs to another row.
+		p.Task, p.DisableTask, p.IsActive = nil, true, task.RowError
+		p.Error = fmt.Sprintf("%s: task id %q is already used by another row", "id", t.TaskID)
+		err = s.store.ApplySync(ctx, p)
+	}
+	switch {
+	case errors.Is(err, task.ErrConflict):
+		res.Conflicts++
+	case err != nil:
+		return fmt.Errorf("apply sync of row %s/%s: %w", row.Scenario, row.ID, err)
+	case p.Task == nil:
+		res.Invalid++
+		s.logger.InfoContext(ctx, "row invalid", "scenario", row.Scenario, "row_id", row.ID, "error", p.Error)
+	default:
+		res.Synced++
+	}
+	return nil
+}
+
+func (s *Sync) toTask(row *task.Row, now time.Time) (*task.Task, error) {
+	m, ok := s.scenarios[row.Scenario]
+	if !ok {
+		return nil, task.Invalid("scenario", "unknown scenario %q", row.Scenario)
+	}
+	return m.ToTask(row, now)
+}
+
+// keepAnchor keeps the stored anchor while the schedule is unchanged and the
+// task stays enabled, so intervals keep their phase across content edits. A
+// new schedule, or re-enabling, starts counting afresh: slots missed while a
+// task was off are not misfires.
+func (s *Sync) keepAnchor(ctx context.Context, t *task.Task) error {
+	old, err := s.store.GetTask(ctx, t.TaskID)
+	if errors.Is(err, task.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get task %s: %w", t.TaskID, err)
+	}
+	if old.Scenario != t.Scenario || old.RowID != t.RowID {
+		return nil // ApplySync reports the clash
+	}
+	if old.SameSchedule(t) && (old.IsEnable == 1 || t.IsEnable == 0) && !old.Anchor.IsZero() {
+		t.Anchor = old.Anchor
+	}
+	return nil
+}

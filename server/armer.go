@@ -1,0 +1,219 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/go-co-op/gocron/v2"
+	"github.com/google/uuid"
+
+	"cronsheet/fire"
+	"cronsheet/mapping"
+	"cronsheet/patrol"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// armStore is what arming needs from storage beyond the Firer's needs.
+type armStore interface {
+	LastSlot(ctx context.Context, taskID string) (time.Time, error)
+	SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error
+}
+
+// armer keeps each armed task as one gocron one-time job at its next slot.
+// When the job runs it first schedules the following slot, then fires this
+// one, so a slow fire never delays the schedule.
+type armer struct {
+	logger *slog.Logger
+	sched  gocron.Scheduler
+	firer  *fire.Firer
+	store  armStore
+	now    func() time.Time
+	// observe, when set, receives each fire's lag (slot → job start).
+	observe func(slot time.Time, lag time.Duration)
+	ctx     context.Context // cancelled at shutdown
+
+	mu   sync.Mutex
+	gen  uint64
+	jobs map[string]*armedTask
+}
+
+var _ patrol.Armer = (*armer)(nil)
+
+// armedTask is one task armed here.
+type armedTask struct {
+	task  *task.Task
+	slots fire.Slots
+	gen   uint64
+	job   uuid.UUID // the pending gocron job; uuid.Nil when none
+}
+
+func newArmer(ctx context.Context, logger *slog.Logger, sched gocron.Scheduler, f *fire.Firer, st armStore) *armer {
+	return &armer{
+		logger: logger.With("component", "armer"),
+		sched:  sched,
+		firer:  f,
+		store:  st,
+		now:    time.Now,
+		ctx:    ctx,
+		jobs:   map[string]*armedTask{},
+	}
+}
+
+// Arm schedules t here, replacing an older arming of the same task: it fires
+// the slots missed while no node held the task (per its misfire policy),
+// resumes its unfinished runs, and schedules the next slot.
+func (a *armer) Arm(ctx context.Context, t *task.Task) error {
+	sched, err := mapping.Schedule(t)
+	if err != nil {
+		return fmt.Errorf("parse schedule of %s: %w", t.TaskID, err)
+	}
+	slots := fire.NewSlots(t, sched)
+	last, err := a.store.LastSlot(ctx, t.TaskID)
+	if err != nil {
+		return fmt.Errorf("last slot of %s: %w", t.TaskID, err)
+	}
+	plan := fire.MakePlan(slots, t.Misfire, last, a.now())
+	if _, err := a.firer.Resume(ctx, t); err != nil {
+		return err
+	}
+
+	a.mu.Lock()
+	a.gen++
+	e := &armedTask{task: t, slots: slots, gen: a.gen}
+	a.removeJobLocked(t.TaskID)
+	a.jobs[t.TaskID] = e
+	a.mu.Unlock()
+
+	if plan.Skipped > 0 {
+		a.logger.InfoContext(ctx, "missed slots skipped", "task_id", t.TaskID, "skipped", plan.Skipped, "policy", t.Misfire)
+	}
+	for i, slot := range plan.Missed {
+		next := plan.Next
+		if i+1 < len(plan.Missed) {
+			next = plan.Missed[i+1]
+		}
+		a.fire(e, slot, task.TriggerMisfire, next)
+	}
+	if plan.Next.IsZero() {
+		// The schedule has no slot left: the task is done once its last
+		// runs finish (the Firer marks once tasks done itself).
+		return a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, Done: true, SetNextFire: true})
+	}
+	if err := a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, NextFire: plan.Next, SetNextFire: true}); err != nil {
+		return err
+	}
+	return a.schedule(e, plan.Next)
+}
+
+// schedule creates the gocron job for e's slot.
+func (a *armer) schedule(e *armedTask, slot time.Time) error {
+	start := gocron.OneTimeJobStartDateTime(slot)
+	if !slot.After(a.now()) {
+		start = gocron.OneTimeJobStartImmediately()
+	}
+	job, err := a.sched.NewJob(
+		gocron.OneTimeJob(start),
+		gocron.NewTask(a.onFire, e.task.TaskID, e.gen, slot),
+		gocron.WithLimitedRuns(1),
+		gocron.WithName(e.task.TaskID),
+	)
+	if err != nil {
+		return fmt.Errorf("schedule %s at %s: %w", e.task.TaskID, slot, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cur := a.jobs[e.task.TaskID]; cur != e {
+		// Disarmed or re-armed meanwhile: this job must not run.
+		_ = a.sched.RemoveJob(job.ID())
+		return nil
+	}
+	e.job = job.ID()
+	return nil
+}
+
+// onFire is the gocron task of one slot.
+func (a *armer) onFire(taskID string, gen uint64, slot time.Time) {
+	if d := slot.Sub(a.now()); d > 0 {
+		time.Sleep(d) // a fire is never early
+	}
+	if a.observe != nil {
+		a.observe(slot, a.now().Sub(slot))
+	}
+	a.mu.Lock()
+	e := a.jobs[taskID]
+	if e == nil || e.gen != gen {
+		a.mu.Unlock()
+		return
+	}
+	e.job = uuid.Nil
+	var next time.Time
+	if !e.slots.Once() {
+		next = e.slots.Next(slot)
+	}
+	a.mu.Unlock()
+	if !next.IsZero() {
+		if err := a.schedule(e, next); err != nil {
+			a.logger.Error("schedule next slot", "task_id", taskID, "error", err)
+		}
+	}
+	a.fire(e, slot, task.TriggerSchedule, next)
+}
+
+// fire fires one slot of e and handles the outcome.
+func (a *armer) fire(e *armedTask, slot time.Time, trigger task.TriggerType, next time.Time) {
+	outcome, t, err := a.firer.Fire(a.ctx, fire.Params{Armed: e.task, Slot: slot, Trigger: trigger, NextFire: next})
+	switch {
+	case err != nil:
+		if !errors.Is(err, context.Canceled) {
+			a.logger.Error("fire", "task_id", e.task.TaskID, "slot", slot, "error", err)
+		}
+	case outcome == fire.Stale:
+		a.disarmGen(e.task.TaskID, e.gen)
+	case outcome == fire.Duplicate:
+		a.logger.Debug("slot already fired", "task_id", e.task.TaskID, "slot", slot)
+	case t.Version != e.task.Version:
+		a.mu.Lock()
+		e.task = t // same schedule, new content
+		a.mu.Unlock()
+	}
+}
+
+// Disarm removes a task's schedule.
+func (a *armer) Disarm(taskID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.removeJobLocked(taskID)
+	delete(a.jobs, taskID)
+}
+
+func (a *armer) disarmGen(taskID string, gen uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e := a.jobs[taskID]; e != nil && e.gen == gen {
+		a.removeJobLocked(taskID)
+		delete(a.jobs, taskID)
+	}
+}
+
+func (a *armer) removeJobLocked(taskID string) {
+	if e := a.jobs[taskID]; e != nil && e.job != uuid.Nil {
+		_ = a.sched.RemoveJob(e.job) // already gone when it just ran
+		e.job = uuid.Nil
+	}
+}
+
+// Armed returns the ids of the tasks armed here.
+func (a *armer) Armed() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ids := make([]string, 0, len(a.jobs))
+	for id := range a.jobs {
+		ids = append(ids, id)
+	}
+	return ids
+}

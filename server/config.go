@@ -1,0 +1,245 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"cronsheet/mapping"
+)
+
+// Config is cronsheet's configuration, read from config.yaml (snake_case
+// keys). Secrets never live in the file: CRONSHEET_SMTP_PASSWORD and
+// TWILIO_AUTH_TOKEN come from the environment.
+type Config struct {
+	// Listen is the HTTP address (default 127.0.0.1:8080).
+	Listen string `yaml:"listen"`
+	// NodeID names this process in claims (default hostname-pid).
+	NodeID string       `yaml:"node_id"`
+	Store  StoreConfig  `yaml:"store"`
+	Patrol PatrolConfig `yaml:"patrol"`
+	// Scenarios are the row scenarios; empty means the shipped memos one.
+	Scenarios []mapping.Config `yaml:"scenarios"`
+	Email     EmailConfig      `yaml:"email"`
+	SMS       SMSConfig        `yaml:"sms"`
+	Fire      FireConfig       `yaml:"fire"`
+	// LogLevel is debug, info (default), warn or error.
+	LogLevel string `yaml:"log_level"`
+	// ShutdownTimeout bounds graceful shutdown (default 10s).
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
+// StoreConfig selects the storage driver.
+type StoreConfig struct {
+	// Driver is sqlite (default); mongo is planned.
+	Driver string `yaml:"driver"`
+	// Path is the SQLite file (default ./data/cronsheet.db).
+	Path string `yaml:"path"`
+	// URI and Database are for the mongo driver.
+	URI      string `yaml:"uri"`
+	Database string `yaml:"database"`
+}
+
+// PatrolConfig tunes the patrol loops.
+type PatrolConfig struct {
+	// Interval between passes (default 1s).
+	Interval time.Duration `yaml:"interval"`
+	// Lease is how long a claim lives without renewal (default 15s).
+	Lease time.Duration `yaml:"lease"`
+	// Batch bounds rows or tasks per query (default 500).
+	Batch int `yaml:"batch"`
+}
+
+// FireConfig tunes retries.
+type FireConfig struct {
+	// BackoffBase is the first retry delay (default 1s).
+	BackoffBase time.Duration `yaml:"backoff_base"`
+	// BackoffMax caps a retry delay (default 5m).
+	BackoffMax time.Duration `yaml:"backoff_max"`
+}
+
+// Delivery modes of a channel.
+const (
+	ModeSend   = "send"
+	ModeOutbox = "outbox"
+)
+
+// EmailConfig configures the email channel.
+type EmailConfig struct {
+	// Mode is send (through SMTP) or outbox (default: record, don't send).
+	Mode     string `yaml:"mode"`
+	Host     string `yaml:"host"`
+	Port     int    `yaml:"port"`
+	Username string `yaml:"username"`
+	From     string `yaml:"from"`
+	// TLS is none, starttls (default) or tls.
+	TLS     string        `yaml:"tls"`
+	Timeout time.Duration `yaml:"timeout"`
+	// Password comes from CRONSHEET_SMTP_PASSWORD.
+	Password string `yaml:"-"`
+}
+
+// SMSConfig configures the SMS channel (Twilio).
+type SMSConfig struct {
+	// Mode is send (through Twilio) or outbox (default).
+	Mode       string `yaml:"mode"`
+	AccountSID string `yaml:"account_sid"`
+	From       string `yaml:"from"`
+	// APIBaseURL overrides https://api.twilio.com (tests, proxies).
+	APIBaseURL string        `yaml:"api_base_url"`
+	Timeout    time.Duration `yaml:"timeout"`
+	// AuthToken comes from TWILIO_AUTH_TOKEN.
+	AuthToken string `yaml:"-"`
+}
+
+// DefaultConfig returns the configuration used for keys the file omits.
+func DefaultConfig() Config {
+	host, _ := os.Hostname()
+	return Config{
+		Listen:          "127.0.0.1:8080",
+		NodeID:          fmt.Sprintf("%s-%d", cmpString(host, "node"), os.Getpid()),
+		Store:           StoreConfig{Driver: "sqlite", Path: "./data/cronsheet.db"},
+		Patrol:          PatrolConfig{Interval: time.Second, Lease: 15 * time.Second, Batch: 500},
+		Email:           EmailConfig{Mode: ModeOutbox, Port: 587, TLS: "starttls", Timeout: 30 * time.Second},
+		SMS:             SMSConfig{Mode: ModeOutbox, Timeout: 30 * time.Second},
+		Fire:            FireConfig{BackoffBase: time.Second, BackoffMax: 5 * time.Minute},
+		LogLevel:        "info",
+		ShutdownTimeout: 10 * time.Second,
+	}
+}
+
+func cmpString(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// LoadConfig reads path over the defaults, takes secrets from getenv and
+// validates the result. Errors name the offending key.
+func LoadConfig(path string, getenv func(string) string) (Config, error) {
+	cfg := DefaultConfig()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) { // empty file: all defaults
+		return cfg, fmt.Errorf("config %s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	cfg.Email.Password = getenv("CRONSHEET_SMTP_PASSWORD")
+	cfg.SMS.AuthToken = getenv("TWILIO_AUTH_TOKEN")
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Validate checks every key and says which one is wrong.
+func (c *Config) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("listen: %q is not host:port", c.Listen)
+	}
+	if c.NodeID == "" || len(c.NodeID) > 128 {
+		return errors.New("node_id: must be 1..128 characters")
+	}
+	switch c.Store.Driver {
+	case "sqlite":
+		if c.Store.Path == "" {
+			return errors.New("store.path: required for driver sqlite")
+		}
+	case "mongo":
+		return errors.New("store.driver: mongo is not available in this build yet; use sqlite")
+	default:
+		return fmt.Errorf("store.driver: %q is not one of sqlite, mongo", c.Store.Driver)
+	}
+	if c.Patrol.Interval < 10*time.Millisecond || c.Patrol.Interval > time.Minute {
+		return fmt.Errorf("patrol.interval: %s is outside 10ms..1m", c.Patrol.Interval)
+	}
+	if c.Patrol.Lease < 3*c.Patrol.Interval || c.Patrol.Lease > time.Hour {
+		return fmt.Errorf("patrol.lease: %s must be at least 3× patrol.interval and at most 1h", c.Patrol.Lease)
+	}
+	if c.Patrol.Batch < 1 || c.Patrol.Batch > 10000 {
+		return fmt.Errorf("patrol.batch: %d is outside 1..10000", c.Patrol.Batch)
+	}
+	if c.Fire.BackoffBase <= 0 || c.Fire.BackoffMax < c.Fire.BackoffBase {
+		return errors.New("fire: backoff_base must be > 0 and backoff_max >= backoff_base")
+	}
+	if c.ShutdownTimeout <= 0 {
+		return errors.New("shutdown_timeout: must be > 0")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("log_level: %q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	if err := c.Email.validate(); err != nil {
+		return err
+	}
+	if err := c.SMS.validate(); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, sc := range c.Scenarios {
+		if _, err := mapping.New(sc); err != nil {
+			return fmt.Errorf("scenarios[%d]: %w", i, err)
+		}
+		if seen[sc.Name] {
+			return fmt.Errorf("scenarios[%d].name: %q is defined twice", i, sc.Name)
+		}
+		seen[sc.Name] = true
+	}
+	return nil
+}
+
+func (e *EmailConfig) validate() error {
+	switch e.Mode {
+	case ModeOutbox:
+		return nil
+	case ModeSend:
+	default:
+		return fmt.Errorf("email.mode: %q is not one of send, outbox", e.Mode)
+	}
+	switch {
+	case e.Host == "":
+		return errors.New("email.host: required when email.mode is send")
+	case e.Port < 1 || e.Port > 65535:
+		return fmt.Errorf("email.port: %d is not a port", e.Port)
+	case e.From == "":
+		return errors.New("email.from: required when email.mode is send")
+	case e.TLS != "none" && e.TLS != "starttls" && e.TLS != "tls":
+		return fmt.Errorf("email.tls: %q is not one of none, starttls, tls", e.TLS)
+	case e.Timeout <= 0:
+		return errors.New("email.timeout: must be > 0")
+	}
+	return nil
+}
+
+func (s *SMSConfig) validate() error {
+	switch s.Mode {
+	case ModeOutbox:
+		return nil
+	case ModeSend:
+	default:
+		return fmt.Errorf("sms.mode: %q is not one of send, outbox", s.Mode)
+	}
+	switch {
+	case s.AccountSID == "":
+		return errors.New("sms.account_sid: required when sms.mode is send")
+	case s.From == "":
+		return errors.New("sms.from: required when sms.mode is send")
+	case s.AuthToken == "":
+		return errors.New("sms: TWILIO_AUTH_TOKEN must be set in the environment when sms.mode is send")
+	case s.Timeout <= 0:
+		return errors.New("sms.timeout: must be > 0")
+	}
+	return nil
+}

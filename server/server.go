@@ -1,0 +1,255 @@
+// Package server is cronsheet's composition root: it loads the
+// configuration, opens the store, builds executors, the firer, the gocron
+// scheduler, the patrols and the HTTP API, runs them, and shuts them down
+// gracefully in order (senders before receivers).
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/go-co-op/gocron/v2"
+
+	"cronsheet/executors"
+	"cronsheet/fire"
+	"cronsheet/mapping"
+	"cronsheet/patrol"
+	"cronsheet/store"
+	"cronsheet/store/sqlite"
+	"cronsheet/task"
+	"cronsheet/webtable"
+)
+
+// Server is a running cronsheet node.
+type Server struct {
+	cfg    Config
+	logger *slog.Logger
+	store  store.Store
+	firer  *fire.Firer
+	sched  gocron.Scheduler
+	armer  *armer
+	runner *patrol.Runner
+	ln     net.Listener
+	http   *http.Server
+
+	stopArm context.CancelFunc
+	once    sync.Once
+}
+
+// New builds a node from cfg and binds its listener; Run starts it.
+func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) {
+	st, err := openStore(ctx, cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, logger: logger, store: st}
+	if err := s.build(); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		s.closeBuilt()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	s.ln = ln
+	return s, nil
+}
+
+func openStore(ctx context.Context, cfg StoreConfig) (store.Store, error) {
+	switch cfg.Driver {
+	case "sqlite":
+		st, err := sqlite.Open(ctx, cfg.Path)
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite store %s: %w", cfg.Path, err)
+		}
+		return st, nil
+	default:
+		return nil, fmt.Errorf("store.driver %q is not supported", cfg.Driver)
+	}
+}
+
+func (s *Server) build() error {
+	scenarios, err := s.scenarios()
+	if err != nil {
+		return err
+	}
+	registry, err := s.executors()
+	if err != nil {
+		return err
+	}
+	cfg := s.cfg
+	s.firer = fire.New(s.logger, fire.Config{
+		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
+	}, s.store, registry, nil)
+	s.sched, err = gocron.NewScheduler(
+		gocron.WithLogger(s.logger.With("component", "gocron")),
+		gocron.WithStopTimeout(cfg.ShutdownTimeout),
+	)
+	if err != nil {
+		return fmt.Errorf("create scheduler: %w", err)
+	}
+	armCtx, stopArm := context.WithCancel(context.Background())
+	s.stopArm = stopArm
+	s.armer = newArmer(armCtx, s.logger, s.sched, s.firer, s.store)
+
+	mappers := make(map[string]patrol.Mapper, len(scenarios))
+	for name, sc := range scenarios {
+		mappers[name] = sc
+	}
+	p := cfg.Patrol
+	s.runner = patrol.NewRunner(s.logger, patrol.RunnerConfig{Interval: p.Interval, RenewEvery: p.Lease / 3},
+		patrol.NewSync(s.logger, s.store, mappers, p.Batch, nil),
+		patrol.NewPublish(s.logger, s.store, s.armer, cfg.NodeID, p.Lease, p.Batch, nil),
+		patrol.NewReconcile(s.logger, s.store, s.armer, cfg.NodeID, nil),
+		patrol.NewRenew(s.store, cfg.NodeID, p.Lease, nil),
+	)
+
+	engine := gin.New()
+	engine.Use(webtable.Middleware(s.logger)...)
+	webtable.New(webtable.Deps{
+		Logger:    s.logger,
+		Store:     s.store,
+		Scenarios: scenarios,
+		Wake:      s.runner.Wake,
+		Health:    s.health,
+	}).Register(engine)
+	s.http = &http.Server{
+		Handler:           engine,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	return nil
+}
+
+func (s *Server) scenarios() (map[string]*mapping.Scenario, error) {
+	cfgs := s.cfg.Scenarios
+	if len(cfgs) == 0 {
+		cfgs = []mapping.Config{mapping.MemosConfig()}
+	}
+	out := make(map[string]*mapping.Scenario, len(cfgs))
+	for i, c := range cfgs {
+		sc, err := mapping.New(c)
+		if err != nil {
+			return nil, fmt.Errorf("scenarios[%d]: %w", i, err)
+		}
+		out[sc.Name()] = sc
+	}
+	return out, nil
+}
+
+func (s *Server) executors() (*executors.Registry, error) {
+	reg := executors.NewRegistry()
+	outbox := executors.NewOutbox(s.logger, s.store)
+	reg.Register(task.ChannelOutbox, outbox)
+	if e := s.cfg.Email; e.Mode == ModeSend {
+		email, err := executors.NewEmail(s.logger, executors.EmailConfig{
+			Host: e.Host, Port: e.Port, Username: e.Username, Password: e.Password,
+			From: e.From, TLS: e.TLS, Timeout: e.Timeout,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("email: %w", err)
+		}
+		reg.Register(task.ChannelEmail, email)
+	} else {
+		reg.Register(task.ChannelEmail, outbox)
+	}
+	if m := s.cfg.SMS; m.Mode == ModeSend {
+		sms, err := executors.NewSMS(s.logger, executors.SMSConfig{
+			AccountSID: m.AccountSID, AuthToken: m.AuthToken, From: m.From,
+			BaseURL: m.APIBaseURL, Timeout: m.Timeout,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sms: %w", err)
+		}
+		reg.Register(task.ChannelSMS, sms)
+	} else {
+		reg.Register(task.ChannelSMS, outbox)
+	}
+	return reg, nil
+}
+
+func (s *Server) health(ctx context.Context) error {
+	_, err := s.store.GetTask(ctx, "\x00healthz")
+	if errors.Is(err, task.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// Addr returns the address the API listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Run serves until ctx ends, then shuts down gracefully: stop taking HTTP
+// requests, stop the patrols and the scheduler, let running deliveries
+// finish within the shutdown timeout, release this node's claims so another
+// node (or the next start) takes them at once, and close the store.
+func (s *Server) Run(ctx context.Context) error {
+	s.sched.Start()
+	runCtx, stopPatrols := context.WithCancel(context.WithoutCancel(ctx))
+	patrolsDone := make(chan struct{})
+	go func() { defer close(patrolsDone); s.runner.Run(runCtx) }()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- s.http.Serve(s.ln) }()
+	s.logger.InfoContext(ctx, "cronsheet started", "addr", s.Addr(), "node_id", s.cfg.NodeID,
+		"store", s.cfg.Store.Driver)
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+		err = fmt.Errorf("serve http: %w", err)
+	}
+	s.logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if herr := s.http.Shutdown(sctx); herr != nil && err == nil {
+		err = fmt.Errorf("shut down http: %w", herr)
+	}
+	stopPatrols()
+	<-patrolsDone
+	s.shutdown(sctx)
+	return err
+}
+
+// shutdown stops the scheduler and the firer, releases claims and closes the
+// store. It is safe to call more than once.
+func (s *Server) shutdown(ctx context.Context) {
+	s.once.Do(func() {
+		if err := s.sched.Shutdown(); err != nil {
+			s.logger.Warn("scheduler shutdown", "error", err)
+		}
+		if err := s.firer.Shutdown(ctx); err != nil {
+			s.logger.Warn("deliveries cut short by shutdown timeout", "error", err)
+		}
+		s.stopArm()
+		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, id := range s.armer.Armed() {
+			if err := s.store.ReleaseTask(rctx, id, s.cfg.NodeID); err != nil && !errors.Is(err, task.ErrNotFound) {
+				s.logger.Warn("release claim", "task_id", id, "error", err)
+			}
+		}
+		if err := s.store.Close(); err != nil {
+			s.logger.Warn("close store", "error", err)
+		}
+		s.logger.Info("stopped")
+	})
+}
+
+// closeBuilt releases what build made when New fails after it.
+func (s *Server) closeBuilt() {
+	_ = s.sched.Shutdown()
+	s.stopArm()
+	_ = s.store.Close()
+}

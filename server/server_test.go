@@ -1,0 +1,284 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"cronsheet/internal/testsmtp"
+	"cronsheet/task"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// modernc.org/sqlite and net/http keep-alive goroutines end lazily.
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+	)
+}
+
+type testBundle struct {
+	srv  *Server
+	base string
+	smtp *testsmtp.Server
+}
+
+// setup starts a node on a fresh SQLite file with email sent to a real
+// in-process SMTP server; mutate may adjust the config.
+func setup(t *testing.T, mutate func(*Config)) *testBundle {
+	t.Helper()
+	mail := testsmtp.Start(t)
+	cfg := DefaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.NodeID = "test-node"
+	cfg.Store.Path = filepath.Join(t.TempDir(), "cronsheet.db")
+	cfg.Patrol.Interval = 50 * time.Millisecond
+	cfg.Patrol.Lease = 3 * time.Second
+	cfg.Fire.BackoffBase = 50 * time.Millisecond
+	cfg.Email = EmailConfig{Mode: ModeSend, Host: mail.Host, Port: mail.Port, From: "cronsheet@example.com",
+		TLS: "none", Timeout: 5 * time.Second}
+	cfg.ShutdownTimeout = 5 * time.Second
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := New(ctx, cfg, logger)
+	if err != nil {
+		cancel()
+		t.Fatalf("new server: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	return &testBundle{srv: srv, base: "http://" + srv.Addr(), smtp: mail}
+}
+
+// call sends a JSON request and decodes the JSON answer into out (if not nil).
+func (b *testBundle) call(t *testing.T, method, path string, body any, out any) int {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, b.base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// waitRow polls a row until cond holds or the timeout passes.
+func (b *testBundle) waitRow(t *testing.T, id string, timeout time.Duration, cond func(*task.Row) bool) *task.Row {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var row task.Row
+		if code := b.call(t, "GET", "/api/v1/scenarios/memos/rows/"+id, nil, &row); code != 200 {
+			t.Fatalf("get row: status %d", code)
+		}
+		if cond(&row) {
+			return &row
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("row %s: condition not met within %s; last: %+v", id, timeout, row)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (b *testBundle) runs(t *testing.T, taskID string) []*task.Run {
+	t.Helper()
+	var page struct {
+		Runs []*task.Run `json:"runs"`
+	}
+	if code := b.call(t, "GET", "/api/v1/runs?limit=100&task_id="+url.QueryEscape(taskID), nil, &page); code != 200 {
+		t.Fatalf("list runs: status %d", code)
+	}
+	return page.Runs
+}
+
+func TestMemosLoopEmail(t *testing.T) {
+	b := setup(t, nil)
+	var row task.Row
+	code := b.call(t, "POST", "/api/v1/scenarios/memos/rows", map[string]any{
+		"title": "stand-up", "content": "Stand up, please.", "when": "every 1s",
+		"channel": "email", "to": "dev@example.com", "color": "blue",
+	}, &row)
+	if code != http.StatusCreated || row.ID == "" {
+		t.Fatalf("create row: status %d, row %+v", code, row)
+	}
+
+	msgs := b.smtp.WaitFor(2, 15*time.Second)
+	if len(msgs) < 2 {
+		t.Fatalf("got %d messages, want at least 2", len(msgs))
+	}
+	for _, m := range msgs[:2] {
+		if m.Subject != "stand-up" || !strings.Contains(m.Body, "Stand up, please.") ||
+			len(m.To) != 1 || m.To[0] != "dev@example.com" {
+			t.Errorf("message = %+v", m)
+		}
+		if m.Header.Get("X-Cronsheet-Trigger-Id") == "" {
+			t.Errorf("message has no trigger id header: %v", m.Header)
+		}
+	}
+
+	got := b.waitRow(t, row.ID, 10*time.Second, func(r *task.Row) bool { return r.LastStatus == "done" })
+	if got.IsActive != 1 || got.IsFetched != 1 || got.LastFire.IsZero() || got.NextFire.IsZero() {
+		t.Errorf("row feedback = %+v", got)
+	}
+	if got.Fields["color"] != "blue" {
+		t.Errorf("unknown field not kept: %v", got.Fields)
+	}
+
+	runs := b.runs(t, row.ID)
+	if len(runs) < 2 {
+		t.Fatalf("ledger has %d runs, want >= 2", len(runs))
+	}
+	for i, r := range runs {
+		if r.FiredAt.Before(r.Slot) {
+			t.Errorf("run %s fired early: slot %s, fired %s", r.TriggerID, r.Slot, r.FiredAt)
+		}
+		if i > 0 && runs[i-1].Slot.Sub(r.Slot) != time.Second {
+			t.Errorf("slots %s and %s are not 1s apart", r.Slot, runs[i-1].Slot)
+		}
+	}
+
+	// active: 0 stops it.
+	if code := b.call(t, "PATCH", "/api/v1/scenarios/memos/rows/"+row.ID, map[string]any{"active": 0}, nil); code != 200 {
+		t.Fatalf("patch: status %d", code)
+	}
+	b.waitRow(t, row.ID, 5*time.Second, func(r *task.Row) bool { return r.IsFetched == 1 && r.IsActive == 0 })
+	waitTask(t, b, row.ID, func(tk *task.Task) bool { return tk.IsEnable == 0 && tk.IsClaimed == 0 })
+	before := len(b.smtp.Messages())
+	time.Sleep(2500 * time.Millisecond) // two would-be slots
+	if after := len(b.smtp.Messages()); after != before {
+		t.Errorf("deactivated task still fired: %d → %d messages", before, after)
+	}
+}
+
+func waitTask(t *testing.T, b *testBundle, id string, cond func(*task.Task) bool) *task.Task {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var tk task.Task
+		code := b.call(t, "GET", "/api/v1/tasks/"+url.PathEscape(id), nil, &tk)
+		if code == 200 && cond(&tk) {
+			return &tk
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: condition not met; last (status %d): %+v", id, code, tk)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestInvalidScheduleMarksRow(t *testing.T) {
+	b := setup(t, nil)
+	fields := map[string]any{"title": "typo", "content": "x", "when": "dayly 8:00", "channel": "outbox", "mood": "curious"}
+	var row task.Row
+	if code := b.call(t, "POST", "/api/v1/scenarios/memos/rows", fields, &row); code != http.StatusCreated {
+		t.Fatalf("create: status %d", code)
+	}
+	got := b.waitRow(t, row.ID, 10*time.Second, func(r *task.Row) bool { return r.IsFetched == 1 })
+	if got.IsActive != -1 || !strings.Contains(got.Error, `unknown word "dayly"`) || !strings.HasPrefix(got.Error, "when") {
+		t.Errorf("row = is_active %d, error %q; want -1 and an error naming when and dayly", got.IsActive, got.Error)
+	}
+	for k, v := range fields {
+		if fmt.Sprint(got.Fields[k]) != fmt.Sprint(v) {
+			t.Errorf("field %s = %v, want %v (the row must keep what the user wrote)", k, got.Fields[k], v)
+		}
+	}
+}
+
+func TestOnceTaskFiresOnceAndIsDone(t *testing.T) {
+	b := setup(t, nil)
+	var row task.Row
+	b.call(t, "POST", "/api/v1/scenarios/memos/rows", map[string]any{
+		"content": "once", "when": "in 1s", "channel": "outbox",
+	}, &row)
+	tk := waitTask(t, b, row.ID, func(tk *task.Task) bool { return tk.IsDone == 1 })
+	if tk.LastStatus != "done" {
+		t.Errorf("last status = %q", tk.LastStatus)
+	}
+	runs := b.runs(t, row.ID)
+	if len(runs) != 1 || runs[0].State != task.RunDone {
+		t.Fatalf("runs = %+v, want one done run", runs)
+	}
+	var outbox struct {
+		Messages []*task.OutboxMessage `json:"messages"`
+	}
+	b.call(t, "GET", "/api/v1/outbox", nil, &outbox)
+	if len(outbox.Messages) != 1 || outbox.Messages[0].Body != "once" || outbox.Messages[0].TriggerID != runs[0].TriggerID {
+		t.Errorf("outbox = %+v", outbox.Messages)
+	}
+}
+
+// smsServer is a Twilio API stand-in that records the form of each message.
+type smsServer struct {
+	mu    sync.Mutex
+	forms []url.Values
+}
+
+func TestSMSThroughTwilioClient(t *testing.T) {
+	var rec smsServer
+	twilio := newTwilioStandIn(t, &rec)
+	b := setup(t, func(c *Config) {
+		c.SMS = SMSConfig{Mode: ModeSend, AccountSID: "ACtest", From: "+15005550006",
+			APIBaseURL: twilio, Timeout: 5 * time.Second, AuthToken: "token"}
+	})
+	var row task.Row
+	b.call(t, "POST", "/api/v1/scenarios/memos/rows", map[string]any{
+		"content": "pills", "when": "in 1s", "channel": "sms", "to": "+14155550100",
+	}, &row)
+	tk := waitTask(t, b, row.ID, func(tk *task.Task) bool { return tk.IsDone == 1 })
+	if tk.LastStatus != "done" {
+		t.Fatalf("last status = %q", tk.LastStatus)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.forms) != 1 || rec.forms[0].Get("To") != "+14155550100" || rec.forms[0].Get("Body") != "pills" ||
+		rec.forms[0].Get("From") != "+15005550006" {
+		t.Errorf("twilio got %v", rec.forms)
+	}
+}
