@@ -33,8 +33,10 @@ type armer struct {
 	firer  *fire.Firer
 	store  armStore
 	now    func() time.Time
-	// observe, when set, receives each fire's lag (slot → job start).
-	observe func(slot time.Time, lag time.Duration)
+	// fireHook, when set, receives each fire's lag (slot → job start).
+	fireHook func(slot time.Time, lag time.Duration)
+	// armHook, when set, is called after a task is armed.
+	armHook func(taskID string)
 	ctx     context.Context // cancelled at shutdown
 
 	mu   sync.Mutex
@@ -107,7 +109,13 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 	if err := a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, NextFire: plan.Next, SetNextFire: true}); err != nil {
 		return err
 	}
-	return a.schedule(e, plan.Next)
+	if err := a.schedule(e, plan.Next); err != nil {
+		return err
+	}
+	if a.armHook != nil {
+		a.armHook(t.TaskID)
+	}
+	return nil
 }
 
 // schedule creates the gocron job for e's slot.
@@ -141,8 +149,8 @@ func (a *armer) onFire(taskID string, gen uint64, slot time.Time) {
 	if d := slot.Sub(a.now()); d > 0 {
 		time.Sleep(d) // a fire is never early
 	}
-	if a.observe != nil {
-		a.observe(slot, a.now().Sub(slot))
+	if a.fireHook != nil {
+		a.fireHook(slot, a.now().Sub(slot))
 	}
 	a.mu.Lock()
 	e := a.jobs[taskID]

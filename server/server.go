@@ -43,8 +43,22 @@ type Server struct {
 	once    sync.Once
 }
 
+// Option adjusts a Server at construction (benchmarks and tests).
+type Option func(*Server)
+
+// WithFireObserver calls f at the start of every scheduled fire with its
+// slot and its lag (how long after the slot the fire began).
+func WithFireObserver(f func(slot time.Time, lag time.Duration)) Option {
+	return func(s *Server) { s.armer.fireHook = f }
+}
+
+// WithArmObserver calls f each time a task is armed on this node.
+func WithArmObserver(f func(taskID string)) Option {
+	return func(s *Server) { s.armer.armHook = f }
+}
+
 // New builds a node from cfg and binds its listener; Run starts it.
-func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) {
+func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (*Server, error) {
 	st, err := openStore(ctx, cfg.Store)
 	if err != nil {
 		return nil, err
@@ -60,6 +74,9 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) 
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	s.ln = ln
+	for _, opt := range opts {
+		opt(s)
+	}
 	return s, nil
 }
 

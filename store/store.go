@@ -5,6 +5,7 @@
 //
 // Drivers translate their errors at this boundary: a missing document is
 // task.ErrNotFound, a unique-key or version clash is task.ErrConflict.
+// Drivers keep times to the millisecond.
 package store
 
 import (
@@ -28,7 +29,8 @@ type Store interface {
 // Rows holds scenario source rows.
 type Rows interface {
 	// InsertRow stores a new row with is_fetched=0 and version 1. The row's ID
-	// must be set; an existing (scenario, id) is task.ErrConflict.
+	// must be set (else task.ErrInvalid); an existing (scenario, id) is
+	// task.ErrConflict.
 	InsertRow(ctx context.Context, row *task.Row) error
 	// GetRow returns one row or task.ErrNotFound.
 	GetRow(ctx context.Context, scenario, id string) (*task.Row, error)
@@ -37,7 +39,8 @@ type Rows interface {
 	// version the call fails with task.ErrConflict. It returns the new row.
 	UpdateRowFields(ctx context.Context, p UpdateRowParams) (*task.Row, error)
 	// DeleteRow removes the row and disables its task (is_enable=0,
-	// deleted) in one step, so the delete patrol disarms it.
+	// deleted, version+1) in one step, so the delete patrol disarms it. A
+	// missing row is task.ErrNotFound.
 	DeleteRow(ctx context.Context, scenario, id string) error
 	// ListRows pages rows of a scenario in id order after afterID.
 	ListRows(ctx context.Context, scenario, afterID string, limit int) ([]*task.Row, error)
@@ -46,7 +49,8 @@ type Rows interface {
 	// ApplySync records the sync patrol's verdict on one row atomically: when
 	// the row still has p.RowVersion it upserts p.Task (if not nil), sets the
 	// row's is_fetched=1, is_active and error. A row edited in the meantime is
-	// left alone and ApplySync returns task.ErrConflict.
+	// left alone and ApplySync returns task.ErrConflict; a missing row is
+	// task.ErrNotFound. ApplySync does not change the row's version.
 	ApplySync(ctx context.Context, p ApplySyncParams) error
 }
 
@@ -71,7 +75,9 @@ type ApplySyncParams struct {
 	//     Task.Anchor, is_claimed=0, is_done=0, version+1;
 	//   - any other change updates the fields and bumps version, keeping the
 	//     claim (the armed job re-reads the task at each fire);
-	//   - a task_id owned by another (scenario,row) is task.ErrConflict.
+	//   - a task_id owned by another (scenario,row) is task.ErrConflict;
+	//   - the row's task under another task_id (the id field was edited) is
+	//     retired as by DeleteRow (is_enable=0, deleted, version+1).
 	// IsEnable follows Task.IsEnable.
 	Task *task.Task
 	// DisableTask, when Task is nil, sets is_enable=0 on the row's existing
@@ -82,7 +88,8 @@ type ApplySyncParams struct {
 	Now         time.Time
 }
 
-// Tasks holds canonical tasks and their claims.
+// Tasks holds canonical tasks and their claims. A task's version counts
+// edits (ApplySync, DeleteRow); claims, leases and SetTaskStatus leave it.
 type Tasks interface {
 	// GetTask returns a task or task.ErrNotFound.
 	GetTask(ctx context.Context, taskID string) (*task.Task, error)
@@ -96,7 +103,9 @@ type Tasks interface {
 	// ListClaimed returns the ids of tasks claimed by owner, with their
 	// is_enable, is_done and version, so a node can compare with what it armed.
 	ListClaimed(ctx context.Context, owner string) ([]ClaimedTask, error)
-	// ReleaseTask sets is_claimed=0 on a task claimed by owner.
+	// ReleaseTask sets is_claimed=0 on a task claimed by owner. A task that
+	// owner does not hold (any more) is left alone without error; a missing
+	// task is task.ErrNotFound.
 	ReleaseTask(ctx context.Context, taskID, owner string) error
 	// ReleaseExpired sets is_claimed=0 on every claim whose lease ended
 	// before now; it returns how many.

@@ -1,0 +1,296 @@
+// Command cronsheet-bench measures a real cronsheet node in-process on a
+// fresh SQLite store: trigger lag (scheduled instant → fire start, and →
+// ledger record) for N armed tasks, spread over seconds or all due in the
+// same second; edit-to-armed time (API POST → armed in gocron); and heap
+// memory per armed task. It prints a Markdown table for docs/BENCHMARKS.md.
+//
+// Usage:
+//
+//	go run ./cmd/cronsheet-bench [-n 1000,10000] [-spread 60] [-edits 200]
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/server"
+	"cronsheet/store/sqlite"
+	"cronsheet/task"
+)
+
+func main() {
+	ns := flag.String("n", "1000,10000", "comma-separated task counts")
+	spread := flag.Int("spread", 60, "seconds the spread case spreads its tasks over")
+	edits := flag.Int("edits", 200, "rows created one by one for edit-to-armed")
+	flag.Parse()
+	gin.SetMode(gin.ReleaseMode)
+	if err := run(*ns, *spread, *edits); err != nil {
+		fmt.Fprintln(os.Stderr, "cronsheet-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ns string, spread, edits int) error {
+	fmt.Printf("| case | tasks | fire lag p50 | p99 | max | ledger lag p50 | p99 | max | heap/armed task |\n")
+	fmt.Printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, f := range strings.Split(ns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return fmt.Errorf("-n: %w", err)
+		}
+		for _, sp := range []int{spread, 1} {
+			name := fmt.Sprintf("spread over %ds", sp)
+			if sp == 1 {
+				name = "all due in the same second"
+			}
+			r, err := lagCase(n, sp)
+			if err != nil {
+				return fmt.Errorf("%s, %d tasks: %w", name, n, err)
+			}
+			fmt.Printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", name, n,
+				ms(r.fire.p50), ms(r.fire.p99), ms(r.fire.max),
+				ms(r.ledger.p50), ms(r.ledger.p99), ms(r.ledger.max), kib(r.heapPerTask))
+		}
+	}
+	d, err := editCase(edits)
+	if err != nil {
+		return fmt.Errorf("edit-to-armed: %w", err)
+	}
+	fmt.Printf("\n| edit-to-armed (%d rows, one at a time) | p50 | p99 | max |\n|---|---:|---:|---:|\n| POST row → armed | %s | %s | %s |\n",
+		edits, ms(d.p50), ms(d.p99), ms(d.max))
+	return nil
+}
+
+type dist struct{ p50, p99, max time.Duration }
+
+func distribution(ds []time.Duration) dist {
+	if len(ds) == 0 {
+		return dist{}
+	}
+	slices.Sort(ds)
+	at := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
+	return dist{p50: at(0.50), p99: at(0.99), max: ds[len(ds)-1]}
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
+func kib(b float64) string      { return fmt.Sprintf("%.2f KiB", b/1024) }
+func quiet() *slog.Logger       { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func heap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+func postJSON(url string, v any) (*http.Response, error) {
+	raw, _ := json.Marshal(v)
+	return http.Post(url, "application/json", bytes.NewReader(raw))
+}
+
+// node is one in-process cronsheet.
+type node struct {
+	srv    *server.Server
+	base   string
+	dbPath string
+	stop   func() error
+}
+
+func startNode(opts ...server.Option) (*node, error) {
+	dir, err := os.MkdirTemp("", "cronsheet-bench-")
+	if err != nil {
+		return nil, err
+	}
+	cfg := server.DefaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.NodeID = "bench"
+	cfg.LogLevel = "warn"
+	cfg.Store.Path = filepath.Join(dir, "bench.db")
+	cfg.Patrol.Lease = time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := server.New(ctx, cfg, quiet(), opts...)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	return &node{srv: srv, base: "http://" + srv.Addr(), dbPath: cfg.Store.Path, stop: func() error {
+		cancel()
+		err := <-done
+		_ = os.RemoveAll(dir)
+		return err
+	}}, nil
+}
+
+type lagResult struct {
+	fire, ledger dist
+	heapPerTask  float64
+}
+
+// lagCase arms n one-time tasks due over `spread` seconds starting a little
+// after they are all armed, and records each fire's lag.
+func lagCase(n, spread int) (lagResult, error) {
+	var mu sync.Mutex
+	lags := make([]time.Duration, 0, n)
+	var armed atomic.Int64
+	nd, err := startNode(
+		server.WithFireObserver(func(_ time.Time, lag time.Duration) { mu.Lock(); lags = append(lags, lag); mu.Unlock() }),
+		server.WithArmObserver(func(string) { armed.Add(1) }),
+	)
+	if err != nil {
+		return lagResult{}, err
+	}
+	defer nd.stop()
+	heapBefore := heap()
+	// Rows are created through the API; the first slot leaves time to arm all.
+	base := time.Now().Add(time.Duration(10+n/500) * time.Second).Truncate(time.Second)
+	ids := make([]string, n)
+	if err := parallel(n, 8, func(i int) error {
+		at := base.Add(time.Duration(i%spread) * time.Second).UTC()
+		resp, err := postJSON(nd.base+"/api/v1/scenarios/memos/rows", map[string]any{
+			"content": "bench", "channel": "outbox", "when": "at " + at.Format("2006-01-02 15:04:05"),
+		})
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var row task.Row
+		if resp.StatusCode != http.StatusCreated {
+			b, _ := io.ReadAll(resp.Body)
+			return fmt.Errorf("create row: %d %s", resp.StatusCode, b)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&row); err != nil {
+			return err
+		}
+		ids[i] = row.ID
+		return nil
+	}); err != nil {
+		return lagResult{}, err
+	}
+	if err := waitFor(func() bool { return armed.Load() >= int64(n) }, time.Until(base)); err != nil {
+		return lagResult{}, fmt.Errorf("only %d of %d armed before the first slot", armed.Load(), n)
+	}
+	heapPerTask := float64(heap()-min(heap(), heapBefore)) / float64(n)
+	last := base.Add(time.Duration(spread) * time.Second)
+	if err := waitFor(func() bool { mu.Lock(); defer mu.Unlock(); return len(lags) >= n }, time.Until(last)+time.Minute); err != nil {
+		return lagResult{}, fmt.Errorf("only %d of %d fired", len(lags), n)
+	}
+	time.Sleep(2 * time.Second) // let deliveries write the ledger
+	if err := nd.stop(); err != nil {
+		return lagResult{}, err
+	}
+	ledger, err := ledgerLags(nd.dbPath, ids)
+	if err != nil {
+		return lagResult{}, err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return lagResult{fire: distribution(lags), ledger: distribution(ledger), heapPerTask: heapPerTask}, nil
+}
+
+// ledgerLags reads each task's run and returns fired_at − slot.
+func ledgerLags(dbPath string, ids []string) ([]time.Duration, error) {
+	st, err := sqlite.Open(context.Background(), dbPath)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	out := make([]time.Duration, 0, len(ids))
+	for _, id := range ids {
+		runs, err := st.ListRuns(context.Background(), id, time.Time{}, 10)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range runs {
+			out = append(out, r.FiredAt.Sub(r.Slot))
+		}
+	}
+	if len(out) != len(ids) {
+		return out, fmt.Errorf("ledger has %d runs for %d tasks", len(out), len(ids))
+	}
+	return out, nil
+}
+
+// editCase creates rows one at a time and measures POST → armed.
+func editCase(n int) (dist, error) {
+	var mu sync.Mutex
+	armedAt := map[string]time.Time{}
+	nd, err := startNode(server.WithArmObserver(func(id string) {
+		mu.Lock()
+		armedAt[id] = time.Now()
+		mu.Unlock()
+	}))
+	if err != nil {
+		return dist{}, err
+	}
+	defer nd.stop()
+	var ds []time.Duration
+	for i := range n {
+		id := fmt.Sprintf("edit%05d", i)
+		start := time.Now()
+		resp, err := postJSON(nd.base+"/api/v1/scenarios/memos/rows", map[string]any{
+			"memo_id": id, "content": "edit", "channel": "outbox", "when": "every 1h",
+		})
+		if err != nil {
+			return dist{}, err
+		}
+		resp.Body.Close()
+		if err := waitFor(func() bool { mu.Lock(); defer mu.Unlock(); return !armedAt[id].IsZero() }, 10*time.Second); err != nil {
+			return dist{}, fmt.Errorf("row %s not armed", id)
+		}
+		mu.Lock()
+		ds = append(ds, armedAt[id].Sub(start))
+		mu.Unlock()
+	}
+	return distribution(ds), nil
+}
+
+func waitFor(cond func() bool, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+func parallel(n, workers int, f func(i int) error) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := f(i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}

@@ -1,0 +1,349 @@
+package mapping
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"cronsheet/mapping/schedule"
+	"cronsheet/task"
+)
+
+// Canonical task fields that a scenario maps its row fields onto (the keys of
+// Config.Fields).
+const (
+	FieldTaskID      = "task_id"      // the task's id; generated when empty
+	FieldTitle       = "title"        // params["title"], the subject
+	FieldTaskPara    = "task_para"    // the message body
+	FieldCronPara    = "cron_para"    // the schedule text or an alias; required
+	FieldExecuteType = "execute_type" // once | periodic | until_success
+	FieldTaskType    = "task_type"    // the channel: email | sms | outbox
+	FieldTo          = "to"           // params["to"], the recipient
+	FieldActive      = "active"       // 1/0, true/false, "1"/"0"
+	FieldStartTime   = "start_time"   // RFC 3339 or "2006-01-02 15:04[:05]"
+	FieldEndTime     = "end_time"     // same forms as start_time
+	FieldTTL         = "ttl"          // seconds per attempt, 1..86400
+	FieldMaxRetries  = "max_retries"  // 0..100
+	FieldTZ          = "tz"           // IANA zone name
+	FieldMisfire     = "misfire"      // skip | once | all
+)
+
+// CanonicalFields lists every canonical field in the order ToTask checks them.
+func CanonicalFields() []string {
+	return []string{
+		FieldTaskID, FieldTitle, FieldTaskPara, FieldTZ, FieldCronPara,
+		FieldExecuteType, FieldTaskType, FieldTo, FieldActive,
+		FieldStartTime, FieldEndTime, FieldTTL, FieldMaxRetries, FieldMisfire,
+	}
+}
+
+// ReservedFieldNames returns the row keys that the system owns (task.Row's
+// bookkeeping and identity fields). No user or scenario field may use them,
+// in any letter case.
+func ReservedFieldNames() []string {
+	return []string{
+		"_id", "id", "scenario", "fields", "is_fetched", "is_active", "error",
+		"next_fire", "last_fire", "last_status", "version", "created_at", "updated_at",
+	}
+}
+
+func isReserved(name string) bool {
+	return slices.Contains(ReservedFieldNames(), strings.ToLower(name))
+}
+
+// Name patterns; compiled once, never modified.
+var (
+	scenarioNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+	collectionRE   = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	fieldNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+)
+
+// MaxAliasLen bounds an alias key and its schedule text, in bytes.
+const MaxAliasLen = 256
+
+// Config is one scenario, as written in config.yaml under scenarios.
+type Config struct {
+	// Name identifies the scenario: 1..32 of [a-z0-9_], starting with a letter.
+	Name string `yaml:"name" json:"name"`
+	// Collection holds the scenario's rows; default Name.
+	Collection string `yaml:"collection" json:"collection"`
+	// TZ is the default IANA zone of the scenario's rows; "" means UTC.
+	TZ string `yaml:"tz" json:"tz"`
+	// IDField is the row field holding the task id. It must equal
+	// Fields["task_id"] when both are set; either one alone is enough.
+	IDField string `yaml:"id_field" json:"id_field"`
+	// Fields maps canonical task fields (see CanonicalFields) to row fields.
+	// task_id, task_para and cron_para are required; an unmapped optional
+	// field takes its built-in default.
+	Fields map[string]string `yaml:"fields" json:"fields"`
+	// Defaults maps a row field to the value used when a row leaves it empty.
+	Defaults map[string]any `yaml:"defaults" json:"defaults"`
+	// Aliases maps a text (matched trimmed and case-insensitively) to the
+	// schedule text it stands for.
+	Aliases map[string]string `yaml:"aliases" json:"aliases"`
+	// Misfire is the default misfire policy (skip | once | all); "" = once.
+	Misfire string `yaml:"misfire" json:"misfire"`
+}
+
+// MemosConfig returns the shipped default scenario "memos": reminders
+// delivered by email, SMS or the outbox.
+func MemosConfig() Config {
+	return Config{
+		Name:       "memos",
+		Collection: "memos",
+		IDField:    "memo_id",
+		Fields: map[string]string{
+			FieldTaskID:      "memo_id",
+			FieldTitle:       "title",
+			FieldTaskPara:    "content",
+			FieldCronPara:    "when",
+			FieldExecuteType: "repeat",
+			FieldTaskType:    "channel",
+			FieldTo:          "to",
+			FieldActive:      "active",
+			FieldStartTime:   "start",
+			FieldEndTime:     "end",
+			FieldTTL:         "timeout",
+			FieldMaxRetries:  "retries",
+			FieldTZ:          "tz",
+			FieldMisfire:     "misfire",
+		},
+		Defaults: map[string]any{
+			"channel": string(task.ChannelOutbox),
+			"active":  1,
+			"timeout": int(task.DefaultTTL / time.Second),
+			"retries": task.DefaultRetries,
+		},
+		Aliases: map[string]string{
+			"每天早上8点":   "daily 08:00",
+			"每天晚上9点":   "daily 21:00",
+			"每小时":      "every 1h",
+			"工作日早上9点":  "weekdays 09:00",
+			"周末早上10点":  "weekends 10:00",
+			"每周一早上9点":  "weekly mon 09:00",
+			"每月1号早上9点": "monthly 1 09:00",
+			"每月最后一天":   "monthly last 18:00",
+			"hourly":   "every 1h",
+		},
+		Misfire: string(task.MisfireOnce),
+	}
+}
+
+// Scenario is a validated Config, ready to map rows. It is immutable and
+// safe for concurrent use.
+type Scenario struct {
+	cfg     Config // owned copy; Defaults maps row field -> default
+	loc     *time.Location
+	fields  map[string]string // canonical -> row field
+	byRow   map[string]string // row field -> canonical
+	aliases map[string]string // normalized key -> schedule text
+	misfire task.Misfire
+}
+
+// New validates cfg and returns its Scenario. Errors name the config key,
+// e.g. `scenario "memos": fields.to: row field "when" is already mapped to cron_para`.
+func New(cfg Config) (*Scenario, error) {
+	s, err := build(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %q: %w", cfg.Name, err)
+	}
+	return s, nil
+}
+
+func build(cfg Config) (*Scenario, error) {
+	if !scenarioNameRE.MatchString(cfg.Name) {
+		return nil, errors.New("name: must be 1..32 of [a-z0-9_], starting with a letter")
+	}
+	cfg.Collection = cmp.Or(cfg.Collection, cfg.Name)
+	if !collectionRE.MatchString(cfg.Collection) {
+		return nil, fmt.Errorf("collection: %q must be 1..64 of [a-z0-9_], starting with a letter", cfg.Collection)
+	}
+	// Own the maps, so later changes to the caller's config change nothing.
+	cfg.Fields, cfg.Defaults, cfg.Aliases = maps.Clone(cfg.Fields), maps.Clone(cfg.Defaults), maps.Clone(cfg.Aliases)
+	s := &Scenario{cfg: cfg, misfire: task.MisfireOnce}
+	loc, err := loadZone(cfg.TZ)
+	if err != nil {
+		return nil, fmt.Errorf("tz: %s", err)
+	}
+	s.loc = loc
+	if cfg.Misfire != "" {
+		s.misfire = task.Misfire(cfg.Misfire)
+		if !s.misfire.Valid() {
+			return nil, fmt.Errorf("misfire: %q is not skip, once or all", cfg.Misfire)
+		}
+	}
+	for _, step := range []func() error{s.buildFields, s.buildAliases, s.buildDefaults} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *Scenario) buildFields() error {
+	cfg := s.cfg
+	idField := cmp.Or(cfg.IDField, cfg.Fields[FieldTaskID])
+	if mapped := cfg.Fields[FieldTaskID]; mapped != "" && mapped != idField {
+		return fmt.Errorf("id_field: %q differs from fields.task_id %q", cfg.IDField, mapped)
+	}
+	s.fields = make(map[string]string, len(cfg.Fields)+1)
+	s.byRow = make(map[string]string, len(cfg.Fields)+1)
+	keys := sortedKeys(cfg.Fields)
+	if cfg.Fields[FieldTaskID] == "" && idField != "" {
+		keys = append([]string{FieldTaskID}, keys...)
+	}
+	for _, canon := range keys {
+		row := cfg.Fields[canon]
+		if canon == FieldTaskID {
+			row = idField
+		}
+		if !slices.Contains(CanonicalFields(), canon) {
+			return fmt.Errorf("fields.%s: unknown canonical field; expected one of %s",
+				canon, strings.Join(CanonicalFields(), ", "))
+		}
+		if err := checkRowFieldName(row); err != nil {
+			return fmt.Errorf("fields.%s: %s", canon, err)
+		}
+		if other, dup := s.byRow[row]; dup {
+			return fmt.Errorf("fields.%s: row field %q is already mapped to %s", canon, row, other)
+		}
+		s.fields[canon] = row
+		s.byRow[row] = canon
+	}
+	for _, canon := range []string{FieldTaskID, FieldTaskPara, FieldCronPara} {
+		if s.fields[canon] == "" {
+			if canon == FieldTaskID {
+				return fmt.Errorf("id_field: is required")
+			}
+			return fmt.Errorf("fields.%s: is required", canon)
+		}
+	}
+	return nil
+}
+
+func checkRowFieldName(name string) error {
+	if !fieldNameRE.MatchString(name) {
+		return fmt.Errorf("row field %q must be 1..64 of [A-Za-z0-9_], not starting with a digit", name)
+	}
+	if isReserved(name) {
+		return fmt.Errorf("row field %q is reserved for bookkeeping", name)
+	}
+	return nil
+}
+
+func (s *Scenario) buildAliases() error {
+	s.aliases = make(map[string]string, len(s.cfg.Aliases))
+	for _, key := range sortedKeys(s.cfg.Aliases) {
+		text := s.cfg.Aliases[key]
+		norm := normalizeAlias(key)
+		switch {
+		case norm == "":
+			return fmt.Errorf("aliases: an alias key is empty")
+		case len(norm) > MaxAliasLen || len(text) > MaxAliasLen:
+			return fmt.Errorf("aliases.%s: longer than %d bytes", key, MaxAliasLen)
+		}
+		if _, dup := s.aliases[norm]; dup {
+			return fmt.Errorf("aliases.%s: same key as another alias (keys match trimmed, case-insensitively)", key)
+		}
+		if _, err := schedule.Parse(text, s.cfg.TZ); err != nil {
+			return fmt.Errorf("aliases.%s: %w", key, err)
+		}
+		s.aliases[norm] = text
+	}
+	return nil
+}
+
+// buildDefaults type-checks every default as ToTask would read it.
+func (s *Scenario) buildDefaults() error {
+	for _, row := range sortedKeys(s.cfg.Defaults) {
+		canon, ok := s.byRow[row]
+		switch {
+		case !ok:
+			return fmt.Errorf("defaults.%s: not a mapped row field", row)
+		case canon == FieldTaskID:
+			return fmt.Errorf("defaults.%s: the id field cannot have a default", row)
+		}
+		if err := s.checkDefault(canon, s.cfg.Defaults[row]); err != nil {
+			return fmt.Errorf("defaults.%s: %w", row, err)
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) checkDefault(canon string, v any) error {
+	if isEmpty(v) {
+		return nil
+	}
+	var err error
+	switch canon {
+	case FieldCronPara:
+		var text string
+		if text, err = textValue(v, maxText); err == nil {
+			_, err = s.parseWhen(text, s.loc)
+		}
+	case FieldExecuteType:
+		_, err = readExecuteType(v)
+	case FieldTaskType:
+		_, err = readChannel(v)
+	case FieldActive:
+		_, err = flagValue(v)
+	case FieldStartTime, FieldEndTime:
+		_, err = timeValue(v, s.loc)
+	case FieldTTL:
+		_, err = readTTL(v)
+	case FieldMaxRetries:
+		_, err = readRetries(v)
+	case FieldTZ:
+		_, err = readZone(v)
+	case FieldMisfire:
+		_, err = readMisfire(v)
+	case FieldTo, FieldTitle:
+		_, err = lineValue(v)
+	default:
+		_, err = textValue(v, maxTextFor(canon))
+	}
+	return err
+}
+
+// Config returns a copy of the scenario's validated config, with the
+// defaults filled in (Collection, IDField and Fields["task_id"]).
+func (s *Scenario) Config() Config {
+	cfg := s.cfg
+	cfg.IDField = s.fields[FieldTaskID]
+	cfg.Fields = maps.Clone(s.fields)
+	cfg.Defaults = maps.Clone(s.cfg.Defaults)
+	cfg.Aliases = maps.Clone(s.cfg.Aliases)
+	return cfg
+}
+
+// Name returns the scenario's name.
+func (s *Scenario) Name() string { return s.cfg.Name }
+
+// Collection returns the collection that holds the scenario's rows.
+func (s *Scenario) Collection() string { return s.cfg.Collection }
+
+// IDField returns the row field that holds the task id.
+func (s *Scenario) IDField() string { return s.fields[FieldTaskID] }
+
+// Field returns the row field mapped to a canonical field (see
+// CanonicalFields), or "" when the scenario does not map it.
+func (s *Scenario) Field(canonical string) string { return s.fields[canonical] }
+
+// Location returns the scenario's default zone (UTC when its config names none).
+func (s *Scenario) Location() *time.Location { return s.loc }
+
+func normalizeAlias(text string) string { return strings.ToLower(strings.TrimSpace(text)) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

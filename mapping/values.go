@@ -1,0 +1,320 @@
+package mapping
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/mail"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"cronsheet/task"
+)
+
+// Value readers. Each turns one row value into its typed form, or returns an
+// error whose text is the reason only; callers add the row field's name.
+
+const (
+	maxText   = 4 << 10 // bytes of any string value but task_para
+	maxIDLen  = 64
+	maxTTLSec = int64(task.MaxTTL / time.Second)
+	maxEmail  = 254
+)
+
+var (
+	idRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	e164RE = regexp.MustCompile(`^\+[1-9]\d{6,14}$`)
+)
+
+func maxTextFor(canon string) int {
+	if canon == FieldTaskPara {
+		return task.MaxTaskPara
+	}
+	return maxText
+}
+
+// isEmpty reports whether v counts as "not given": nil or blank text.
+func isEmpty(v any) bool {
+	if v == nil {
+		return true
+	}
+	s, ok := v.(string)
+	return ok && strings.TrimSpace(s) == ""
+}
+
+// kind names v's JSON type for messages.
+func kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "text"
+	case bool:
+		return "true/false"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	if _, ok := numberValue(v); ok {
+		return "a number"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// numberValue reads any Go or JSON number.
+func numberValue(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int8:
+		return float64(n), true
+	case int16:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint:
+		return float64(n), true
+	case uint8:
+		return float64(n), true
+	case uint16:
+		return float64(n), true
+	case uint32:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// textValue requires text of at most max bytes and returns it unchanged.
+func textValue(v any, max int) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("must be text, got %s", kind(v))
+	}
+	if len(s) > max {
+		return "", fmt.Errorf("is %d bytes long; at most %d", len(s), max)
+	}
+	return s, nil
+}
+
+// lineValue requires one line of text and returns it trimmed.
+func lineValue(v any) (string, error) {
+	s, err := textValue(v, maxText)
+	if err != nil {
+		return "", err
+	}
+	if strings.ContainsAny(s, "\r\n") {
+		return "", errors.New("must be a single line")
+	}
+	return strings.TrimSpace(s), nil
+}
+
+// enumValue reads one line of text, lowercased.
+func enumValue(v any) (string, error) {
+	s, err := lineValue(v)
+	return strings.ToLower(s), err
+}
+
+// intValue reads a whole number, given as a number or as decimal text.
+func intValue(v any) (int64, error) {
+	if s, ok := v.(string); ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a whole number", truncate(s))
+		}
+		return n, nil
+	}
+	f, ok := numberValue(v)
+	if !ok {
+		return 0, fmt.Errorf("must be a whole number, got %s", kind(v))
+	}
+	if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, fmt.Errorf("%v is not a whole number", f)
+	}
+	return int64(f), nil
+}
+
+// flagValue reads 1/0, true/false or the text "1"/"0"/"true"/"false".
+func flagValue(v any) (int, error) {
+	switch b := v.(type) {
+	case bool:
+		if b {
+			return 1, nil
+		}
+		return 0, nil
+	case string:
+		switch strings.ToLower(strings.TrimSpace(b)) {
+		case "1", "true":
+			return 1, nil
+		case "0", "false":
+			return 0, nil
+		}
+		return 0, fmt.Errorf("must be 1 or 0 (or true/false), got %q", truncate(b))
+	}
+	if f, ok := numberValue(v); ok && (f == 0 || f == 1) {
+		return int(f), nil
+	}
+	return 0, fmt.Errorf("must be 1 or 0 (or true/false), got %s", describe(v))
+}
+
+// timeValue reads RFC 3339, or "2006-01-02 15:04[:05]" in loc.
+func timeValue(v any, loc *time.Location) (time.Time, error) {
+	s, err := lineValue(v)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02T15:04:05", "2006-01-02T15:04"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time; use RFC 3339 or 2006-01-02 15:04[:05]", truncate(s))
+}
+
+func readExecuteType(v any) (task.ExecuteType, error) {
+	s, err := enumValue(v)
+	if err != nil {
+		return "", err
+	}
+	switch s {
+	case "once":
+		return task.Once, nil
+	case "periodic":
+		return task.Periodic, nil
+	case "until_success", string(task.UntilSuccess):
+		return task.UntilSuccess, nil
+	}
+	return "", fmt.Errorf("%q is not once, periodic or until_success", truncate(s))
+}
+
+func readChannel(v any) (task.Channel, error) {
+	s, err := enumValue(v)
+	if err != nil {
+		return "", err
+	}
+	if c := task.Channel(s); c.Valid() {
+		return c, nil
+	}
+	return "", fmt.Errorf("%q is not email, sms or outbox", truncate(s))
+}
+
+func readMisfire(v any) (task.Misfire, error) {
+	s, err := enumValue(v)
+	if err != nil {
+		return "", err
+	}
+	if m := task.Misfire(s); m.Valid() {
+		return m, nil
+	}
+	return "", fmt.Errorf("%q is not skip, once or all", truncate(s))
+}
+
+func readZone(v any) (*time.Location, error) {
+	s, err := lineValue(v)
+	if err != nil {
+		return nil, err
+	}
+	return loadZone(s)
+}
+
+// loadZone loads an IANA zone; "" is UTC. "Local" is refused: it would
+// depend on the machine.
+func loadZone(name string) (*time.Location, error) {
+	if name == "" {
+		return time.UTC, nil
+	}
+	if strings.EqualFold(name, "local") {
+		return nil, errors.New(`"Local" is not allowed; name an IANA zone like Asia/Shanghai`)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an IANA time zone (like Asia/Shanghai)", truncate(name))
+	}
+	return loc, nil
+}
+
+func readTTL(v any) (time.Duration, error) {
+	n, err := intValue(v)
+	if err != nil {
+		return 0, err
+	}
+	if n < 1 || n > maxTTLSec {
+		return 0, fmt.Errorf("%d is out of range; seconds from 1 to %d", n, maxTTLSec)
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+func readRetries(v any) (int, error) {
+	n, err := intValue(v)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 || n > task.MaxRetriesCap {
+		return 0, fmt.Errorf("%d is out of range; from 0 to %d", n, task.MaxRetriesCap)
+	}
+	return int(n), nil
+}
+
+// checkID validates a task id: 1..64 of [A-Za-z0-9_.-].
+func checkID(id string) error {
+	if !idRE.MatchString(id) {
+		return fmt.Errorf("%q must be 1..%d of [A-Za-z0-9_.-]", truncate(id), maxIDLen)
+	}
+	return nil
+}
+
+// checkEmail accepts one bare address, like name@example.com.
+func checkEmail(addr string) error {
+	a, err := mail.ParseAddress(addr)
+	if err != nil || a.Name != "" || a.Address != addr || len(addr) > maxEmail ||
+		!strings.Contains(addr[strings.LastIndexByte(addr, '@')+1:], ".") {
+		return fmt.Errorf("%q is not an email address (like name@example.com)", truncate(addr))
+	}
+	return nil
+}
+
+// checkPhone accepts an E.164 number, like +8613800138000.
+func checkPhone(phone string) error {
+	if !e164RE.MatchString(phone) {
+		return fmt.Errorf("%q is not an E.164 phone number (like +8613800138000)", truncate(phone))
+	}
+	return nil
+}
+
+// describe shows a value in a message: text quoted, numbers as written.
+func describe(v any) string {
+	if f, ok := numberValue(v); ok {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return kind(v)
+}
+
+// truncate shortens s for messages to at most 64 runes.
+func truncate(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return string(r[:max]) + "…"
+}

@@ -1,0 +1,159 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"cronsheet/task"
+)
+
+const runCols = `trigger_id, task_id, slot, target, trigger_type, state, attempt, node, fired_at,
+	finished_at, next_attempt, error, output`
+
+const (
+	// qInsertRun is the ledger gate. It ignores a clash on the ledger key
+	// only (the "OR IGNORE" of SQLITE-PROBE.md §7 limited to that key), so a
+	// reused trigger_id still fails loudly as task.ErrConflict.
+	qInsertRun = `INSERT INTO runs (` + runCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (task_id, slot, target) DO NOTHING`
+	qUpdateRun = `UPDATE runs SET state = ?1, attempt = ?2, node = CASE WHEN ?3 <> '' THEN ?3 ELSE node END,
+			fired_at = ?4, finished_at = ?5, next_attempt = ?6, error = ?7, output = ?8
+		WHERE trigger_id = ?9`
+	qGetRun = `SELECT ` + runCols + ` FROM runs WHERE trigger_id = ?`
+	// qListRuns walks UNIQUE(task_id, slot, target) backwards.
+	qListRuns = `SELECT ` + runCols + ` FROM runs WHERE task_id = ? AND slot < ?
+		ORDER BY slot DESC, target DESC LIMIT ?`
+	qLastSlot = `SELECT slot FROM runs WHERE task_id = ? AND trigger_type IN ` + scheduledTriggers + `
+		ORDER BY slot DESC LIMIT 1`
+	qUnfinishedRuns = `SELECT ` + runCols + ` FROM runs WHERE task_id = ? AND state IN ` + unfinishedStates + `
+		ORDER BY slot`
+)
+
+// InsertRun inserts r unless its (TaskID, Slot, Target) is already in the
+// ledger, and reports whether it did. TriggerID and TaskID are required; an
+// empty State is stored as pending; Error and Output are capped at
+// task.MaxOutput. A TriggerID already used by another key is
+// task.ErrConflict.
+func (s *Store) InsertRun(ctx context.Context, r *task.Run) (bool, error) {
+	if r.TriggerID == "" {
+		return false, fmt.Errorf("insert run: %w", task.Invalid("trigger_id", "required"))
+	}
+	if r.TaskID == "" {
+		return false, fmt.Errorf("insert run %s: %w", r.TriggerID, task.Invalid("task_id", "required"))
+	}
+	state := r.State
+	if state == "" {
+		state = task.RunPending
+	}
+	res, err := s.w.ExecContext(ctx, qInsertRun, r.TriggerID, r.TaskID, ms(r.Slot), r.Target,
+		string(r.TriggerType), string(state), r.Attempt, r.Node, ms(r.FiredAt), ms(r.FinishedAt),
+		ms(r.NextAttempt), task.Truncate(r.Error, task.MaxOutput), task.Truncate(r.Output, task.MaxOutput))
+	if err != nil {
+		return false, fmt.Errorf("insert run %s: %w", r.TriggerID, translate(err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("insert run %s: %w", r.TriggerID, err)
+	}
+	return n == 1, nil
+}
+
+// UpdateRun stores r's state, attempt, node (when set), times, error and
+// output, found by TriggerID; task.ErrNotFound when absent.
+func (s *Store) UpdateRun(ctx context.Context, r *task.Run) error {
+	n, err := s.execCount(ctx, qUpdateRun, string(r.State), r.Attempt, r.Node, ms(r.FiredAt),
+		ms(r.FinishedAt), ms(r.NextAttempt), task.Truncate(r.Error, task.MaxOutput),
+		task.Truncate(r.Output, task.MaxOutput), r.TriggerID)
+	if err == nil && n == 0 {
+		err = task.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("update run %s: %w", r.TriggerID, err)
+	}
+	return nil
+}
+
+// GetRun returns the run with triggerID or task.ErrNotFound.
+func (s *Store) GetRun(ctx context.Context, triggerID string) (*task.Run, error) {
+	r, err := scanRun(s.r.QueryRowContext(ctx, qGetRun, triggerID))
+	if err != nil {
+		return nil, fmt.Errorf("get run %s: %w", triggerID, translate(err))
+	}
+	return r, nil
+}
+
+// ListRuns returns a task's runs, newest slot first (ties by target,
+// descending), with slots before beforeSlot when it is not zero.
+func (s *Store) ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error) {
+	if err := checkLimit(limit); err != nil {
+		return nil, fmt.Errorf("list runs of %s: %w", taskID, err)
+	}
+	before := int64(math.MaxInt64)
+	if !beforeSlot.IsZero() {
+		before = ms(beforeSlot)
+	}
+	runs, err := s.queryRuns(ctx, qListRuns, taskID, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list runs of %s: %w", taskID, err)
+	}
+	return runs, nil
+}
+
+// LastSlot returns the latest schedule or misfire slot of taskID, or the
+// zero time.
+func (s *Store) LastSlot(ctx context.Context, taskID string) (time.Time, error) {
+	var slot int64
+	err := s.r.QueryRowContext(ctx, qLastSlot, taskID).Scan(&slot)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("last slot of %s: %w", taskID, err)
+	}
+	return fromMS(slot), nil
+}
+
+// UnfinishedRuns returns a task's runs that are not final, oldest slot
+// first.
+func (s *Store) UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error) {
+	runs, err := s.queryRuns(ctx, qUnfinishedRuns, taskID)
+	if err != nil {
+		return nil, fmt.Errorf("unfinished runs of %s: %w", taskID, err)
+	}
+	return runs, nil
+}
+
+func (s *Store) queryRuns(ctx context.Context, query string, args ...any) ([]*task.Run, error) {
+	rs, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []*task.Run
+	for rs.Next() {
+		r, err := scanRun(rs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+func scanRun(sc scanner) (*task.Run, error) {
+	var (
+		r                            task.Run
+		slot, fired, finished, retry int64
+	)
+	err := sc.Scan(&r.TriggerID, &r.TaskID, &slot, &r.Target, &r.TriggerType, &r.State, &r.Attempt,
+		&r.Node, &fired, &finished, &retry, &r.Error, &r.Output)
+	if err != nil {
+		return nil, err
+	}
+	r.Slot, r.FiredAt, r.FinishedAt, r.NextAttempt = fromMS(slot), fromMS(fired), fromMS(finished), fromMS(retry)
+	return &r, nil
+}

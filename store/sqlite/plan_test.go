@@ -1,0 +1,148 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"cronsheet/task"
+)
+
+// TestQueryPlans runs EXPLAIN QUERY PLAN on every query the store issues and
+// fails when one scans a whole table or sorts in a temporary B-tree. A scan
+// of a partial index is allowed: it holds only the rows the query wants.
+func TestQueryPlans(t *testing.T) {
+	queries := []struct {
+		name, sql string
+	}{
+		// The patrol queries.
+		{"Claim", qClaim},
+		{"UnfetchedRows", qListUnfetchedRows},
+		{"RenewLeases", qRenewLeases},
+		{"ListClaimed", qListClaimed},
+		{"AnyExpired", qAnyExpired},
+		{"ReleaseExpired", qReleaseExpired},
+		{"PurgeDeleted", qPurgeDeleted},
+		{"LastSlot", qLastSlot},
+		{"UnfinishedRuns", qUnfinishedRuns},
+		{"ListRuns", qListRuns},
+		// Everything else.
+		{"InsertRow", qInsertRow},
+		{"GetRow", qGetRow},
+		{"RowVersion", qRowVersion},
+		{"UpdateRowFields", qUpdateRowFields},
+		{"DeleteRow", qDeleteRow},
+		{"RetireRowTasks", qRetireRowTasks},
+		{"ListRows", qListRows},
+		{"GetTask", qGetTask},
+		{"ReleaseTask", qReleaseTask},
+		{"TaskExists", qTaskExists},
+		{"SetTaskStatus", qSetTaskStatus},
+		{"MirrorStatus", qMirrorStatus},
+		{"TaskForUpsert", qTaskForUpsert},
+		{"InsertTask", qInsertTask},
+		{"RescheduleTask", qRescheduleTask},
+		{"UpdateTask", qUpdateTask},
+		{"DisableRowTask", qDisableRowTask},
+		{"MarkRowFetched", qMarkRowFetched},
+		{"InsertRun", qInsertRun},
+		{"UpdateRun", qUpdateRun},
+		{"GetRun", qGetRun},
+		{"AddOutbox", qAddOutbox},
+		{"ListOutbox", qListOutbox},
+	}
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+
+	partial := partialIndexes(t, s)
+	fullScan := regexp.MustCompile(`^SCAN (rows|time_task|runs|outbox)\b(?: USING (?:COVERING )?INDEX (\w+))?`)
+	for _, q := range queries {
+		t.Run(q.name, func(t *testing.T) {
+			rs, err := s.w.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.sql, make([]any, countParams(q.sql))...)
+			if err != nil {
+				t.Fatalf("explain: %v", err)
+			}
+			defer rs.Close()
+			var plan []string
+			for rs.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rs.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			if err := rs.Err(); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range plan {
+				if m := fullScan.FindStringSubmatch(d); m != nil && !partial[m[2]] {
+					t.Errorf("full table scan %q in plan:\n%s", d, strings.Join(plan, "\n"))
+				}
+				if strings.Contains(d, "TEMP B-TREE") {
+					t.Errorf("sort in a temporary B-tree %q in plan:\n%s", d, strings.Join(plan, "\n"))
+				}
+			}
+			t.Logf("%s", strings.Join(plan, " | "))
+		})
+	}
+}
+
+// partialIndexes returns the names of the schema's partial indexes.
+func partialIndexes(t *testing.T, s *Store) map[string]bool {
+	t.Helper()
+	rs, err := s.r.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql LIKE '% WHERE %'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	out := map[string]bool{}
+	for rs.Next() {
+		var name string
+		if err := rs.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = true
+	}
+	if len(out) == 0 {
+		t.Fatal("no partial indexes found")
+	}
+	return out
+}
+
+// countParams returns how many arguments query takes: its "?" count, or
+// the highest "?N".
+func countParams(query string) int {
+	n, highest := 0, 0
+	for _, m := range regexp.MustCompile(`\?(\d*)`).FindAllStringSubmatch(query, -1) {
+		if m[1] == "" {
+			n++
+			continue
+		}
+		var k int
+		for _, c := range m[1] {
+			k = k*10 + int(c-'0')
+		}
+		highest = max(highest, k)
+	}
+	return max(n, highest)
+}
+
+// TestUnfinishedStates checks that the partial index's state list is exactly
+// the states that are not final.
+func TestUnfinishedStates(t *testing.T) {
+	all := []task.RunState{task.RunPending, task.RunRunning, task.RunDone, task.RunFailed, task.RunDead,
+		task.RunRejected, task.RunTimeout, task.RunCancelled, task.RunSkipped}
+	for _, st := range all {
+		listed := strings.Contains(unfinishedStates, "'"+string(st)+"'")
+		if listed == st.Final() {
+			t.Errorf("state %q: listed in unfinishedStates = %v, Final() = %v", st, listed, st.Final())
+		}
+	}
+}

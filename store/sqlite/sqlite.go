@@ -1,0 +1,181 @@
+// Package sqlite is the embedded store.Store driver: one SQLite file in WAL
+// mode through modernc.org/sqlite (pure Go) behind database/sql.
+//
+// It follows the measured patterns of docs/SQLITE-PROBE.md §7: one writer
+// connection per process (every read-modify-write runs in BEGIN IMMEDIATE on
+// it) plus a read pool; a claim is one UPDATE … RETURNING; the ledger gate is
+// an insert that ignores a duplicate (task_id, slot, target); every patrol
+// query is served by an index, and columns that claims or lease renewals
+// rewrite are not indexed beyond what those queries need (see schema.go).
+//
+// Times are stored as unix milliseconds (0 = unset) and come back in UTC, so
+// they keep millisecond precision. Row fields and the task document are JSON:
+// numbers in Row.Fields come back as float64.
+//
+// The package imports only task, store and the SQLite driver.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// dsnParams are applied by the driver to every new connection.
+const dsnParams = "_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000&_foreign_keys=0&_txlock=immediate"
+
+// Store is a store.Store backed by one SQLite file. It is safe for
+// concurrent use, also by several processes on the same file.
+type Store struct {
+	w   *sql.DB // the writer: one connection, every write goes here
+	r   *sql.DB // the read pool
+	now func() time.Time
+}
+
+// Open opens (creating when needed) the database file at path and its parent
+// directory, checks that it runs in WAL mode and applies the schema; applying
+// it again to an existing file changes nothing. Close the Store when done.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("open sqlite store: %w", task.Invalid("path", "must be a file path, got %q", path))
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	dsn := "file:" + escapeURIPath(filepath.ToSlash(abs)) + "?" + dsnParams
+
+	w, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	s := &Store{w: w, now: time.Now}
+	if err := s.init(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	// The readers are opened after the writer has switched the file to WAL.
+	r, err := sql.Open("sqlite", dsn+"&_query_only=1")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	s.r = r
+	return s, nil
+}
+
+// escapeURIPath escapes the characters that end or escape the path of an
+// SQLite URI filename.
+func escapeURIPath(p string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(p)
+}
+
+// init checks the journal mode and applies the schema on the writer.
+func (s *Store) init(ctx context.Context) error {
+	var mode string
+	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("read journal_mode: %w", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal_mode is %q, want wal", mode)
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
+			return fmt.Errorf("apply schema: %w", err)
+		}
+		return nil
+	})
+}
+
+// Close closes the writer and the read pool.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// inTx runs fn in a write transaction (BEGIN IMMEDIATE, via _txlock) on the
+// writer connection, committing when fn returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return translate(err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return translate(tx.Commit())
+}
+
+// translate maps driver errors onto the task sentinels: no rows is
+// task.ErrNotFound and a unique or primary key clash is task.ErrConflict;
+// the driver's message stays in the chain.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: %w", task.ErrNotFound, err)
+	}
+	var se *msqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w: %w", task.ErrConflict, err)
+		}
+	}
+	return err
+}
+
+// checkLimit rejects a page size that is not positive.
+func checkLimit(limit int) error {
+	if limit <= 0 {
+		return task.Invalid("limit", "must be positive, got %d", limit)
+	}
+	return nil
+}
+
+// ms converts t to unix milliseconds; the zero time is 0.
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// fromMS converts unix milliseconds back to a UTC time; 0 is the zero time.
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+// nowMS is the store clock in unix milliseconds.
+func (s *Store) nowMS() int64 { return s.now().UnixMilli() }
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }

@@ -1,0 +1,203 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+const (
+	qGetTask = `SELECT ` + taskCols + ` FROM time_task WHERE task_id = ?`
+	// qClaim takes due tasks in id (insertion) order straight from
+	// ix_task_due: is_enable, is_claimed and is_done are equalities and the
+	// index's entries are ordered by id after them, so there is no sort.
+	qClaim = `UPDATE time_task SET is_claimed = 1, claimed_by = ?, lease_until = ?
+		WHERE id IN (SELECT id FROM time_task
+			WHERE is_enable = 1 AND is_claimed = 0 AND is_done = 0 ORDER BY id LIMIT ?)
+		RETURNING ` + taskCols
+	qRenewLeases = `UPDATE time_task SET lease_until = ? WHERE is_claimed = 1 AND claimed_by = ?`
+	qListClaimed = `SELECT task_id, is_enable, is_done, version FROM time_task
+		WHERE is_claimed = 1 AND claimed_by = ?`
+	qReleaseTask = `UPDATE time_task SET is_claimed = 0, claimed_by = '', lease_until = 0
+		WHERE task_id = ? AND is_claimed = 1 AND claimed_by = ?`
+	qTaskExists = `SELECT 1 FROM time_task WHERE task_id = ?`
+	// qAnyExpired runs on a reader so that the common case, no lease has
+	// ended, never takes the write lock. It walks the claimed tasks only
+	// (ix_task_owner is partial on is_claimed=1); see schema.go for why
+	// lease_until has no index.
+	qAnyExpired = `SELECT 1 FROM time_task INDEXED BY ix_task_owner
+		WHERE is_claimed = 1 AND lease_until < ? LIMIT 1`
+	qReleaseExpired = `UPDATE time_task INDEXED BY ix_task_owner
+		SET is_claimed = 0, claimed_by = '', lease_until = 0
+		WHERE is_claimed = 1 AND lease_until < ?`
+	qPurgeDeleted  = `DELETE FROM time_task WHERE deleted = 1 AND is_claimed = 0`
+	qSetTaskStatus = `UPDATE time_task SET
+			next_fire   = CASE WHEN ?1 THEN ?2 ELSE next_fire END,
+			last_fire   = CASE WHEN ?3 <> 0 THEN ?3 ELSE last_fire END,
+			last_status = CASE WHEN ?4 <> '' THEN ?4 ELSE last_status END,
+			is_done     = CASE WHEN ?5 THEN 1 ELSE is_done END
+		WHERE task_id = ?6
+		RETURNING scenario, row_id, next_fire, last_fire, last_status`
+	qMirrorStatus = `UPDATE rows SET next_fire = ?, last_fire = ?, last_status = ?
+		WHERE scenario = ? AND id = ?`
+)
+
+// GetTask returns a task or task.ErrNotFound.
+func (s *Store) GetTask(ctx context.Context, taskID string) (*task.Task, error) {
+	t, err := scanTask(s.r.QueryRowContext(ctx, qGetTask, taskID))
+	if err != nil {
+		return nil, fmt.Errorf("get task %s: %w", taskID, translate(err))
+	}
+	return t, nil
+}
+
+// ClaimTasks claims up to p.Limit due tasks for p.Owner with one
+// UPDATE … RETURNING in a write transaction, so no task is returned twice.
+// Claims do not change a task's version.
+func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Task, error) {
+	if p.Owner == "" {
+		return nil, fmt.Errorf("claim tasks: %w", task.Invalid("owner", "required"))
+	}
+	if err := checkLimit(p.Limit); err != nil {
+		return nil, fmt.Errorf("claim tasks: %w", err)
+	}
+	var out []*task.Task
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		rs, err := tx.QueryContext(ctx, qClaim, p.Owner, ms(p.LeaseUntil), p.Limit)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			t, err := scanTask(rs)
+			if err != nil {
+				return err
+			}
+			out = append(out, t)
+		}
+		return rs.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim tasks for %s: %w", p.Owner, err)
+	}
+	return out, nil
+}
+
+// RenewLeases sets lease_until of every task claimed by owner to until.
+func (s *Store) RenewLeases(ctx context.Context, owner string, until time.Time) (int, error) {
+	n, err := s.execCount(ctx, qRenewLeases, ms(until), owner)
+	if err != nil {
+		return 0, fmt.Errorf("renew leases of %s: %w", owner, err)
+	}
+	return n, nil
+}
+
+// ListClaimed returns the tasks claimed by owner, in no particular order.
+func (s *Store) ListClaimed(ctx context.Context, owner string) ([]store.ClaimedTask, error) {
+	rs, err := s.r.QueryContext(ctx, qListClaimed, owner)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks claimed by %s: %w", owner, err)
+	}
+	defer rs.Close()
+	var out []store.ClaimedTask
+	for rs.Next() {
+		var c store.ClaimedTask
+		if err := rs.Scan(&c.TaskID, &c.IsEnable, &c.IsDone, &c.Version); err != nil {
+			return nil, fmt.Errorf("list tasks claimed by %s: %w", owner, err)
+		}
+		out = append(out, c)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("list tasks claimed by %s: %w", owner, err)
+	}
+	return out, nil
+}
+
+// ReleaseTask gives up owner's claim on a task. A task owner does not hold
+// is left alone; a missing one is task.ErrNotFound.
+func (s *Store) ReleaseTask(ctx context.Context, taskID, owner string) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, qReleaseTask, taskID, owner)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		var one int
+		return translate(tx.QueryRowContext(ctx, qTaskExists, taskID).Scan(&one))
+	})
+	if err != nil {
+		return fmt.Errorf("release task %s: %w", taskID, err)
+	}
+	return nil
+}
+
+// ReleaseExpired releases every claim whose lease ended before now.
+func (s *Store) ReleaseExpired(ctx context.Context, now time.Time) (int, error) {
+	var one int
+	err := s.r.QueryRowContext(ctx, qAnyExpired, ms(now)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("release expired claims: %w", err)
+	}
+	n, err := s.execCount(ctx, qReleaseExpired, ms(now))
+	if err != nil {
+		return 0, fmt.Errorf("release expired claims: %w", err)
+	}
+	return n, nil
+}
+
+// PurgeDeleted removes deleted tasks that no node holds.
+func (s *Store) PurgeDeleted(ctx context.Context) (int, error) {
+	n, err := s.execCount(ctx, qPurgeDeleted)
+	if err != nil {
+		return 0, fmt.Errorf("purge deleted tasks: %w", err)
+	}
+	return n, nil
+}
+
+// SetTaskStatus records fire feedback on the task and mirrors next_fire,
+// last_fire and last_status onto its row in one transaction. It changes
+// neither version.
+func (s *Store) SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error {
+	setNext := p.SetNextFire || !p.NextFire.IsZero()
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var (
+			scenario, rowID, status string
+			next, last              int64
+		)
+		err := tx.QueryRowContext(ctx, qSetTaskStatus, setNext, ms(p.NextFire), ms(p.LastFire),
+			p.LastStatus, p.Done, p.TaskID).Scan(&scenario, &rowID, &next, &last, &status)
+		if err != nil {
+			return translate(err)
+		}
+		if rowID == "" {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, qMirrorStatus, next, last, status, scenario, rowID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set status of task %s: %w", p.TaskID, err)
+	}
+	return nil
+}
+
+// execCount runs one statement on the writer and returns the rows it
+// changed.
+func (s *Store) execCount(ctx context.Context, query string, args ...any) (int, error) {
+	res, err := s.w.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}

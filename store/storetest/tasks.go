@@ -1,0 +1,268 @@
+package storetest
+
+import (
+	"slices"
+	"time"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+func taskCases() []testCase {
+	return []testCase{
+		{name: "GetMissing", fn: testGetTaskMissing},
+		{name: "Claim", fn: testClaim},
+		{name: "ClaimSkipsDoneAndDisabled", fn: testClaimSkipsDoneAndDisabled},
+		{name: "Release", fn: testReleaseTask},
+		{name: "ReleaseNotHeld", fn: testReleaseTaskNotHeld},
+		{name: "RenewAndListClaimed", fn: testRenewAndListClaimed},
+		{name: "ReleaseExpired", fn: testReleaseExpired},
+		{name: "SetStatusMirrorsRow", fn: testSetTaskStatus},
+		{name: "SetStatusMissing", fn: testSetTaskStatusMissing},
+		{name: "PurgeDeleted", fn: testPurgeDeleted},
+	}
+}
+
+func testGetTaskMissing(b *bundle) {
+	_, err := b.s.GetTask(b.ctx, "nope")
+	b.wantErr("GetTask missing", err, task.ErrNotFound)
+}
+
+func testClaim(b *bundle) {
+	ids := b.addTasks("t", 5)
+	before := b.getTask(ids[0])
+	lease := at(time.Hour)
+
+	first := b.claim("node-a", 3, lease)
+	if len(first) != 3 {
+		b.t.Fatalf("claimed %d tasks, want 3 (the limit)", len(first))
+	}
+	for _, tk := range first {
+		checkClaim(b.t, tk, 1, "node-a")
+		if !tk.LeaseUntil.Equal(lease) {
+			b.t.Errorf("task %s: lease_until %v, want %v", tk.TaskID, tk.LeaseUntil, lease)
+		}
+		stored := b.getTask(tk.TaskID)
+		checkClaim(b.t, stored, 1, "node-a")
+		checkContent(b.t, tk, stored)
+	}
+	rest := b.claim("node-b", 10, lease)
+	if len(rest) != 2 {
+		b.t.Errorf("second claim got %d tasks, want the 2 left", len(rest))
+	}
+	var got []string
+	for _, tk := range slices.Concat(first, rest) {
+		got = append(got, tk.TaskID)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, ids) {
+		b.t.Errorf("claimed %v, want each of %v once", got, ids)
+	}
+	if none := b.claim("node-c", 10, lease); len(none) != 0 {
+		b.t.Errorf("claimed %d tasks with none due", len(none))
+	}
+	// A claim is not an edit: the version stays.
+	if after := b.getTask(ids[0]); after.Version != before.Version {
+		b.t.Errorf("version after claim = %d, want %d", after.Version, before.Version)
+	}
+}
+
+func testClaimSkipsDoneAndDisabled(b *bundle) {
+	b.addTask(newTask("due", "r1"))
+	off := newTask("off", "r2")
+	off.IsEnable = 0
+	b.addTask(off)
+	b.addTask(newTask("done", "r3"))
+	b.noErr("SetTaskStatus", b.s.SetTaskStatus(b.ctx, store.TaskStatusParams{TaskID: "done", Done: true}))
+	if d := b.getTask("done"); d.IsDone != 1 {
+		b.t.Fatalf("is_done = %d after Done, want 1", d.IsDone)
+	}
+	got := b.claim("node-a", 10, at(time.Hour))
+	if len(got) != 1 || got[0].TaskID != "due" {
+		var ids []string
+		for _, tk := range got {
+			ids = append(ids, tk.TaskID)
+		}
+		b.t.Errorf("claimed %v, want only [due]", ids)
+	}
+	if _, err := b.s.ClaimTasks(b.ctx, store.ClaimParams{Limit: 1, LeaseUntil: at(time.Hour)}); err == nil {
+		b.t.Errorf("ClaimTasks without an owner: no error")
+	}
+}
+
+func testReleaseTask(b *bundle) {
+	b.addTasks("t", 2)
+	b.claim("node-a", 10, at(time.Hour))
+	b.noErr("ReleaseTask", b.s.ReleaseTask(b.ctx, "t-000", "node-a"))
+	checkClaim(b.t, b.getTask("t-000"), 0, "")
+	checkClaim(b.t, b.getTask("t-001"), 1, "node-a")
+	got := b.claim("node-b", 10, at(time.Hour))
+	if len(got) != 1 || got[0].TaskID != "t-000" {
+		b.t.Errorf("reclaim after release got %d tasks, want t-000", len(got))
+	}
+}
+
+func testReleaseTaskNotHeld(b *bundle) {
+	ids := b.addTasks("t", 2)
+	held := b.claim("node-a", 1, at(time.Hour))[0].TaskID
+	free := ids[0]
+	if free == held {
+		free = ids[1]
+	}
+	// Releasing what one does not hold changes nothing and is no error, so
+	// a node can release after losing a race with a schedule change.
+	b.noErr("ReleaseTask by another owner", b.s.ReleaseTask(b.ctx, held, "node-b"))
+	checkClaim(b.t, b.getTask(held), 1, "node-a")
+	b.noErr("ReleaseTask unclaimed", b.s.ReleaseTask(b.ctx, free, "node-a"))
+	checkClaim(b.t, b.getTask(free), 0, "")
+	b.wantErr("ReleaseTask missing", b.s.ReleaseTask(b.ctx, "nope", "node-a"), task.ErrNotFound)
+}
+
+func testRenewAndListClaimed(b *bundle) {
+	b.addTasks("t", 5)
+	b.claim("node-a", 3, at(time.Minute))
+	b.claim("node-b", 10, at(time.Minute))
+
+	n, err := b.s.RenewLeases(b.ctx, "node-a", at(time.Hour))
+	b.noErr("RenewLeases", err)
+	if n != 3 {
+		b.t.Errorf("RenewLeases = %d, want 3", n)
+	}
+	claimed, err := b.s.ListClaimed(b.ctx, "node-a")
+	b.noErr("ListClaimed", err)
+	if len(claimed) != 3 {
+		b.t.Fatalf("ListClaimed(node-a) = %d tasks, want 3", len(claimed))
+	}
+	for _, c := range claimed {
+		tk := b.getTask(c.TaskID)
+		checkClaim(b.t, tk, 1, "node-a")
+		if !tk.LeaseUntil.Equal(at(time.Hour)) {
+			b.t.Errorf("task %s: lease_until %v, want %v", tk.TaskID, tk.LeaseUntil, at(time.Hour))
+		}
+		if c.IsEnable != 1 || c.IsDone != 0 || c.Version != tk.Version {
+			b.t.Errorf("ListClaimed entry %+v, want is_enable 1, is_done 0, version %d", c, tk.Version)
+		}
+	}
+	// node-b's leases were not touched.
+	other, err := b.s.ListClaimed(b.ctx, "node-b")
+	b.noErr("ListClaimed node-b", err)
+	for _, c := range other {
+		if tk := b.getTask(c.TaskID); !tk.LeaseUntil.Equal(at(time.Minute)) {
+			b.t.Errorf("node-b's task %s: lease_until %v, want %v", tk.TaskID, tk.LeaseUntil, at(time.Minute))
+		}
+	}
+	if n, err := b.s.RenewLeases(b.ctx, "node-z", at(time.Hour)); err != nil || n != 0 {
+		b.t.Errorf("RenewLeases(unknown owner) = %d, %v; want 0, nil", n, err)
+	}
+	if c, err := b.s.ListClaimed(b.ctx, "node-z"); err != nil || len(c) != 0 {
+		b.t.Errorf("ListClaimed(unknown owner) = %v, %v; want none", c, err)
+	}
+}
+
+func testReleaseExpired(b *bundle) {
+	b.addTasks("t", 4)
+	b.claim("node-a", 2, at(time.Minute))
+	b.claim("node-b", 2, at(time.Hour))
+
+	n, err := b.s.ReleaseExpired(b.ctx, at(0))
+	b.noErr("ReleaseExpired", err)
+	if n != 0 {
+		b.t.Errorf("ReleaseExpired before any lease ended = %d, want 0", n)
+	}
+	n, err = b.s.ReleaseExpired(b.ctx, at(2*time.Minute))
+	b.noErr("ReleaseExpired", err)
+	if n != 2 {
+		b.t.Errorf("ReleaseExpired = %d, want node-a's 2", n)
+	}
+	if c, _ := b.s.ListClaimed(b.ctx, "node-a"); len(c) != 0 {
+		b.t.Errorf("node-a still holds %d tasks", len(c))
+	}
+	if c, _ := b.s.ListClaimed(b.ctx, "node-b"); len(c) != 2 {
+		b.t.Errorf("node-b holds %d tasks, want 2", len(c))
+	}
+	if got := b.claim("node-c", 10, at(time.Hour)); len(got) != 2 {
+		b.t.Errorf("reclaimed %d released tasks, want 2", len(got))
+	}
+	// A renewed lease is not expired.
+	_, err = b.s.RenewLeases(b.ctx, "node-b", at(3*time.Hour))
+	b.noErr("RenewLeases", err)
+	if n, _ := b.s.ReleaseExpired(b.ctx, at(2*time.Hour)); n != 2 {
+		b.t.Errorf("ReleaseExpired at +2h = %d, want node-c's 2 (node-b renewed)", n)
+	}
+}
+
+func testSetTaskStatus(b *bundle) {
+	before := b.addTask(newTask("t1", "r1"))
+	rowBefore := b.getRow(scenario, "r1")
+	fire, next := at(time.Hour), at(25*time.Hour)
+	b.noErr("SetTaskStatus", b.s.SetTaskStatus(b.ctx, store.TaskStatusParams{
+		TaskID: "t1", NextFire: next, SetNextFire: true, LastFire: fire, LastStatus: "running"}))
+	check := func(stage string, next, fire time.Time, status string, done int) {
+		b.t.Helper()
+		tk := b.getTask("t1")
+		if !tk.NextFire.Equal(next) || !tk.LastFire.Equal(fire) || tk.LastStatus != status || tk.IsDone != done {
+			b.t.Errorf("%s: task next=%v last=%v status=%q done=%d, want %v %v %q %d",
+				stage, tk.NextFire, tk.LastFire, tk.LastStatus, tk.IsDone, next, fire, status, done)
+		}
+		if tk.Version != before.Version {
+			b.t.Errorf("%s: task version %d, want %d (feedback is not an edit)", stage, tk.Version, before.Version)
+		}
+		utc(b.t, "NextFire", tk.NextFire)
+		r := b.getRow(scenario, "r1")
+		if !r.NextFire.Equal(next) || !r.LastFire.Equal(fire) || r.LastStatus != status {
+			b.t.Errorf("%s: row next=%v last=%v status=%q, want %v %v %q", stage, r.NextFire, r.LastFire, r.LastStatus, next, fire, status)
+		}
+		if r.Version != rowBefore.Version || r.IsFetched != rowBefore.IsFetched {
+			b.t.Errorf("%s: row version=%d is_fetched=%d, want %d %d", stage, r.Version, r.IsFetched, rowBefore.Version, rowBefore.IsFetched)
+		}
+	}
+	check("fired", next, fire, "running", 0)
+	// Zero values leave what is stored.
+	b.noErr("SetTaskStatus empty", b.s.SetTaskStatus(b.ctx, store.TaskStatusParams{TaskID: "t1"}))
+	check("empty", next, fire, "running", 0)
+	// Without SetNextFire a non-zero NextFire still sets it.
+	next = at(49 * time.Hour)
+	b.noErr("SetTaskStatus next", b.s.SetTaskStatus(b.ctx, store.TaskStatusParams{TaskID: "t1", NextFire: next}))
+	check("next", next, fire, "running", 0)
+	// Done with SetNextFire and a zero NextFire clears it.
+	b.noErr("SetTaskStatus done", b.s.SetTaskStatus(b.ctx, store.TaskStatusParams{
+		TaskID: "t1", LastStatus: "done", Done: true, SetNextFire: true}))
+	check("done", time.Time{}, fire, "done", 1)
+}
+
+func testSetTaskStatusMissing(b *bundle) {
+	err := b.s.SetTaskStatus(b.ctx, store.TaskStatusParams{TaskID: "nope", LastStatus: "done"})
+	b.wantErr("SetTaskStatus missing", err, task.ErrNotFound)
+}
+
+func testPurgeDeleted(b *bundle) {
+	b.addTask(newTask("held", "r1"))
+	b.claim("node-a", 1, at(time.Hour))
+	b.addTask(newTask("free", "r2"))
+	b.addTask(newTask("kept", "r3"))
+	off := newTask("off", "r4")
+	off.IsEnable = 0
+	b.addTask(off) // disabled but not deleted: kept
+	for _, id := range []string{"r1", "r2"} {
+		b.noErr("DeleteRow", b.s.DeleteRow(b.ctx, scenario, id))
+	}
+	n, err := b.s.PurgeDeleted(b.ctx)
+	b.noErr("PurgeDeleted", err)
+	if n != 1 {
+		b.t.Errorf("PurgeDeleted = %d, want 1 (free; held is still claimed)", n)
+	}
+	_, err = b.s.GetTask(b.ctx, "free")
+	b.wantErr("GetTask purged", err, task.ErrNotFound)
+	b.getTask("held")
+	b.getTask("kept")
+	b.getTask("off")
+
+	b.noErr("ReleaseTask", b.s.ReleaseTask(b.ctx, "held", "node-a"))
+	n, err = b.s.PurgeDeleted(b.ctx)
+	b.noErr("PurgeDeleted", err)
+	if n != 1 {
+		b.t.Errorf("PurgeDeleted after release = %d, want 1", n)
+	}
+	_, err = b.s.GetTask(b.ctx, "held")
+	b.wantErr("GetTask purged", err, task.ErrNotFound)
+}

@@ -1,0 +1,116 @@
+package webtable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/task"
+)
+
+// internalMsg is all a client learns about a 500; the log has the cause.
+const internalMsg = "internal error"
+
+// errorBody is the JSON body of every 4xx and 5xx answer.
+type errorBody struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"`
+}
+
+// apiError carries the message a client sees. Status 0 means "derive it from
+// err" (task.ErrNotFound → 404 and so on); err keeps errors.Is working.
+type apiError struct {
+	status int
+	field  string
+	msg    string
+	err    error
+}
+
+func (e *apiError) Error() string {
+	if e.err == nil {
+		return e.msg
+	}
+	return e.msg + ": " + e.err.Error()
+}
+
+func (e *apiError) Unwrap() error { return e.err }
+
+// describe gives err the message the client sees when it matches sentinel
+// (a task sentinel); the status still comes from the sentinel. Other errors
+// are returned as they are.
+func describe(err, sentinel error, format string, args ...any) error {
+	if !errors.Is(err, sentinel) {
+		return err
+	}
+	return &apiError{msg: fmt.Sprintf(format, args...), err: err}
+}
+
+// httpErr is an error with a fixed status and message.
+func httpErr(status int, field, format string, args ...any) error {
+	return &apiError{status: status, field: field, msg: fmt.Sprintf(format, args...)}
+}
+
+// unknownScenario is the 404 for a scenario name nobody configured.
+func unknownScenario(name string) error {
+	return httpErr(http.StatusNotFound, "", "unknown scenario %q", task.Truncate(name, 100))
+}
+
+// writeError answers with err mapped to a status: *task.ValidationError and
+// task.ErrInvalid → 400, task.ErrNotFound → 404, task.ErrConflict → 409, the
+// statuses of apiError, and 500 with a generic message for anything else.
+// Only the 500s are logged.
+func (a *API) writeError(c *gin.Context, err error) {
+	status, body := classify(err)
+	ctx := c.Request.Context()
+	switch {
+	case status < http.StatusInternalServerError:
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		// The client went away; nobody reads the answer.
+		a.logger.InfoContext(ctx, "request cancelled", "method", c.Request.Method,
+			"path", c.Request.URL.Path)
+	default:
+		a.logger.ErrorContext(ctx, "request failed", "method", c.Request.Method,
+			"path", c.Request.URL.Path, "status", status, "error", err)
+	}
+	c.AbortWithStatusJSON(status, body)
+}
+
+// classify returns the status and body for err.
+func classify(err error) (int, errorBody) {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		status := ae.status
+		if status == 0 {
+			status = sentinelStatus(ae.err)
+		}
+		if status >= http.StatusInternalServerError {
+			return status, errorBody{Error: internalMsg}
+		}
+		return status, errorBody{Error: ae.msg, Field: ae.field}
+	}
+	var ve *task.ValidationError
+	if errors.As(err, &ve) {
+		return http.StatusBadRequest, errorBody{Error: ve.Error(), Field: ve.Field}
+	}
+	status := sentinelStatus(err)
+	if status >= http.StatusInternalServerError {
+		return status, errorBody{Error: internalMsg}
+	}
+	return status, errorBody{Error: err.Error()}
+}
+
+// sentinelStatus maps the task sentinels to a status, 500 for the rest.
+func sentinelStatus(err error) int {
+	switch {
+	case errors.Is(err, task.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, task.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, task.ErrConflict):
+		return http.StatusConflict
+	}
+	return http.StatusInternalServerError
+}

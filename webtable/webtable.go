@@ -1,0 +1,175 @@
+// Package webtable serves cronsheet's JSON REST API with Gin: scenario row
+// edits (the table's source of truth), tasks, the fire ledger, the outbox,
+// the schedule preview and /healthz. The web table UI will live here too.
+//
+// Handlers hold only the small consumer interface Store, the scenarios and a
+// few callbacks; they pass the request's context down, validate every input
+// with bounds, and map errors to HTTP statuses in one place (errors.go).
+//
+// It imports task, mapping and the store package (for the parameter types of
+// the Store methods it calls), never a store driver, patrol, executors or
+// server.
+package webtable
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/mapping"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// Store is the part of store.Store that the API calls.
+type Store interface {
+	// InsertRow stores a new row; an existing (scenario, id) is task.ErrConflict.
+	InsertRow(ctx context.Context, row *task.Row) error
+	// GetRow returns one row or task.ErrNotFound.
+	GetRow(ctx context.Context, scenario, id string) (*task.Row, error)
+	// UpdateRowFields replaces a row's fields, checking p.IfVersion.
+	UpdateRowFields(ctx context.Context, p store.UpdateRowParams) (*task.Row, error)
+	// DeleteRow removes a row and disables its task.
+	DeleteRow(ctx context.Context, scenario, id string) error
+	// ListRows pages a scenario's rows in id order after afterID.
+	ListRows(ctx context.Context, scenario, afterID string, limit int) ([]*task.Row, error)
+	// GetTask returns a task or task.ErrNotFound.
+	GetTask(ctx context.Context, taskID string) (*task.Task, error)
+	// ListRuns returns a task's runs, newest slot first, before beforeSlot.
+	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
+	// ListOutbox returns outbox messages newest first, with ID < beforeID.
+	ListOutbox(ctx context.Context, beforeID int64, limit int) ([]*task.OutboxMessage, error)
+}
+
+// Every store driver satisfies Store.
+var _ Store = store.Store(nil)
+
+// Deps are the dependencies of the API.
+type Deps struct {
+	// Logger receives the 500s; nil discards them.
+	Logger *slog.Logger
+	// Store holds rows, tasks, runs and the outbox. Required.
+	Store Store
+	// Scenarios maps a scenario name to its field mapping.
+	Scenarios map[string]*mapping.Scenario
+	// Wake wakes the patrol loops after an edit; nil = no-op.
+	Wake func()
+	// Now is the clock; nil = time.Now.
+	Now func() time.Time
+	// Health reports whether the service can serve; nil = always healthy.
+	Health func(ctx context.Context) error
+}
+
+// API is the REST API's handler set; build it with New and mount it with
+// Register.
+type API struct {
+	logger    *slog.Logger
+	store     Store
+	scenarios map[string]*mapping.Scenario
+	wake      func()
+	now       func() time.Time
+	health    func(ctx context.Context) error
+}
+
+// New returns an API over d. It panics when d.Store is nil, a wiring bug.
+func New(d Deps) *API {
+	if d.Store == nil {
+		panic("webtable: Deps.Store is nil")
+	}
+	logger := d.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	a := &API{
+		logger:    logger.With("component", "webtable"),
+		store:     d.Store,
+		scenarios: maps.Clone(d.Scenarios),
+		wake:      d.Wake,
+		now:       d.Now,
+		health:    d.Health,
+	}
+	if a.wake == nil {
+		a.wake = func() {}
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.health == nil {
+		a.health = func(context.Context) error { return nil }
+	}
+	return a
+}
+
+// Register mounts the routes on r: /api/v1/... and /healthz.
+func (a *API) Register(r gin.IRouter) {
+	v1 := r.Group("/api/v1")
+
+	rows := v1.Group("/scenarios/:scenario/rows")
+	rows.POST("", a.createRow)
+	rows.GET("", a.listRows)
+	rows.GET("/:id", a.getRow)
+	rows.PATCH("/:id", a.patchRow)
+	rows.DELETE("/:id", a.deleteRow)
+
+	v1.GET("/tasks/:task_id", a.getTask)
+	v1.GET("/runs", a.listRuns)
+	v1.GET("/outbox", a.listOutbox)
+	v1.GET("/schedule/preview", a.preview)
+
+	r.GET("/healthz", a.healthz)
+}
+
+// Bounds on query parameters.
+const (
+	defaultLimit = 50
+	maxLimit     = 500
+	maxQueryLen  = 512 // bytes of an id-like query parameter
+)
+
+// scenario returns the path's scenario, or an error for writeError.
+func (a *API) scenario(name string) (*mapping.Scenario, error) {
+	sc, ok := a.scenarios[name]
+	if !ok || sc == nil {
+		return nil, unknownScenario(name)
+	}
+	return sc, nil
+}
+
+// intQuery reads an optional integer query parameter in [lo, hi].
+func intQuery(c *gin.Context, name string, def, lo, hi int) (int, error) {
+	s, ok := c.GetQuery(name)
+	if !ok || s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, task.Invalid(name, "must be an integer from %d to %d", lo, hi)
+	}
+	return n, nil
+}
+
+// stringQuery reads an optional query parameter of at most maxQueryLen bytes.
+func stringQuery(c *gin.Context, name string) (string, error) {
+	s := c.Query(name)
+	if len(s) > maxQueryLen {
+		return "", task.Invalid(name, "longer than %d bytes", maxQueryLen)
+	}
+	return s, nil
+}
+
+// timeQuery reads an optional RFC 3339 query parameter; zero when absent.
+func timeQuery(c *gin.Context, name string) (time.Time, error) {
+	s := c.Query(name)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, task.Invalid(name, "must be an RFC 3339 time such as 2026-03-08T01:30:00-05:00")
+	}
+	return t, nil
+}
