@@ -9,13 +9,24 @@ import (
 	"cronsheet/task"
 )
 
+// Anchor returns the anchor of a schedule activated at now: now rounded up
+// to a whole second, so slots are whole seconds and an interval's first
+// fire is never less than one interval after the edit.
+func Anchor(now time.Time) time.Time {
+	a := now.Truncate(time.Second)
+	if a.Before(now) {
+		a = a.Add(time.Second)
+	}
+	return a.UTC()
+}
+
 // ToTask maps a stored row to its task and validates it. It reads only the
 // scenario's mapped fields, never changes row.Fields, and fills what a row
 // leaves empty from the scenario's Defaults and then the built-in defaults.
 //
 // The task gets Scenario, RowID, TaskID, State running, CronPara (the
 // canonical schedule text, aliases resolved), TZ (the schedule's zone),
-// IsEnable (1 when active is 1), Anchor (now truncated to the second; callers
+// IsEnable (1 when active is 1), Anchor (Anchor(now); callers
 // keep the old anchor when the schedule did not change) and the mapped
 // fields. Claim and fire bookkeeping stay zero.
 //
@@ -32,7 +43,7 @@ func (s *Scenario) ToTask(row *task.Row, now time.Time) (*task.Task, error) {
 		Scenario: s.cfg.Name,
 		RowID:    row.ID,
 		State:    task.StateRunning,
-		Anchor:   now.Truncate(time.Second).UTC(),
+		Anchor:   Anchor(now),
 	}}
 	steps := []func() error{
 		func() error { return m.id(row.ID) },

@@ -114,8 +114,8 @@ func goldenResult(t *testing.T, s *Scenario, row *task.Row) []byte {
 // checkTask asserts what holds for every mapped task.
 func checkTask(t *testing.T, s *Scenario, tk *task.Task) {
 	t.Helper()
-	if !tk.Anchor.Equal(goldenNow.Truncate(time.Second)) {
-		t.Errorf("Anchor = %v, want now truncated to the second", tk.Anchor)
+	if want := goldenNow.Truncate(time.Second).Add(time.Second); !tk.Anchor.Equal(want) {
+		t.Errorf("Anchor = %v, want now (%v) rounded up to the second", tk.Anchor, goldenNow)
 	}
 	if tk.State != task.StateRunning || !tk.ExecuteType.Valid() || !tk.TaskType.Valid() || !tk.Misfire.Valid() {
 		t.Errorf("state/enums invalid: %+v", tk)
@@ -259,5 +259,28 @@ func TestScheduleError(t *testing.T) {
 	_, err := Schedule(&task.Task{TaskID: "x", CronPara: "dayly 8:00"})
 	if err == nil || !strings.HasPrefix(err.Error(), `task "x": cron_para: `) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestAnchorRoundsUp(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2026, 6, 15, 9, 30, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		now  time.Time
+		want time.Time
+	}{
+		{"WholeSecondStays", base, base},
+		{"FractionRoundsUp", base.Add(500 * time.Millisecond), base.Add(time.Second)},
+		{"NanosecondRoundsUp", base.Add(time.Nanosecond), base.Add(time.Second)},
+		{"OtherZoneBecomesUTC", base.In(time.FixedZone("X", 3600)), base},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Anchor(tt.now); !got.Equal(tt.want) || got.Location() != time.UTC {
+				t.Errorf("Anchor(%v) = %v, want %v in UTC", tt.now, got, tt.want)
+			}
+		})
 	}
 }

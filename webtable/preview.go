@@ -111,9 +111,9 @@ func (a *API) previewQuery(c *gin.Context) (previewQuery, error) {
 	if q.from.IsZero() {
 		q.from = a.now()
 	}
-	// Whole seconds, like the anchor ToTask gives a task, so the RFC 3339
-	// fires shown are the exact instants.
-	q.from = q.from.Truncate(time.Second)
+	// The anchor ToTask would give a task edited at from, so the fires
+	// shown are the exact instants.
+	q.from = mapping.Anchor(q.from)
 	if name := c.Query("scenario"); name != "" {
 		if q.sc, err = a.scenario(name); err != nil {
 			return q, err

@@ -36,9 +36,9 @@ func TestPreview(t *testing.T) {
 				"2026-05-05T09:30:07Z", "2026-05-05T11:00:07Z"}},
 		},
 		{
-			name:  "FractionalFromIsTruncated",
+			name:  "FractionalFromRoundsUp",
 			query: url.Values{"when": {"every 30s"}, "n": {"1"}, "from": {"2026-01-01T00:00:00.9Z"}},
-			want:  previewAnswer{Canonical: "every 30s", Fires: []string{"2026-01-01T00:00:30Z"}},
+			want:  previewAnswer{Canonical: "every 30s", Fires: []string{"2026-01-01T00:00:31Z"}},
 		},
 		{
 			name:  "DailyDefaultFive",

@@ -108,7 +108,8 @@ type node struct {
 	srv    *server.Server
 	base   string
 	dbPath string
-	stop   func() error
+	dir    string
+	stop   func() error // idempotent
 }
 
 func startNode(opts ...server.Option) (*node, error) {
@@ -130,12 +131,11 @@ func startNode(opts ...server.Option) (*node, error) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
-	return &node{srv: srv, base: "http://" + srv.Addr(), dbPath: cfg.Store.Path, stop: func() error {
+	stop := sync.OnceValue(func() error {
 		cancel()
-		err := <-done
-		_ = os.RemoveAll(dir)
-		return err
-	}}, nil
+		return <-done
+	})
+	return &node{srv: srv, base: "http://" + srv.Addr(), dbPath: cfg.Store.Path, stop: stop, dir: dir}, nil
 }
 
 type lagResult struct {
@@ -156,6 +156,7 @@ func lagCase(n, spread int) (lagResult, error) {
 	if err != nil {
 		return lagResult{}, err
 	}
+	defer os.RemoveAll(nd.dir)
 	defer nd.stop()
 	heapBefore := heap()
 	// Rows are created through the API; the first slot leaves time to arm all.
@@ -239,6 +240,7 @@ func editCase(n int) (dist, error) {
 	if err != nil {
 		return dist{}, err
 	}
+	defer os.RemoveAll(nd.dir)
 	defer nd.stop()
 	var ds []time.Duration
 	for i := range n {

@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 
@@ -10,13 +12,16 @@ import (
 
 const (
 	qAddOutbox = `INSERT INTO outbox (id, task_id, trigger_id, channel, recipient, subject, body, created_at)
-		VALUES (NULLIF(?, 0), ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+		VALUES (NULLIF(?, 0), ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (trigger_id) WHERE trigger_id <> '' DO NOTHING RETURNING id`
+	qOutboxByTrigger = `SELECT id, created_at FROM outbox WHERE trigger_id = ? AND trigger_id <> ''`
 	qListOutbox = `SELECT id, task_id, trigger_id, channel, recipient, subject, body, created_at
 		FROM outbox WHERE id < ? ORDER BY id DESC LIMIT ?`
 )
 
 // AddOutbox stores m and sets its ID and CreatedAt when zero. A given ID
-// that is taken is task.ErrConflict.
+// that is taken is task.ErrConflict; a TriggerID already stored is not
+// stored twice (see store.Outbox).
 func (s *Store) AddOutbox(ctx context.Context, m *task.OutboxMessage) error {
 	created := ms(m.CreatedAt)
 	if created == 0 {
@@ -25,6 +30,9 @@ func (s *Store) AddOutbox(ctx context.Context, m *task.OutboxMessage) error {
 	var id int64
 	err := s.w.QueryRowContext(ctx, qAddOutbox, m.ID, m.TaskID, m.TriggerID, string(m.Channel), m.To,
 		m.Subject, m.Body, created).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = s.w.QueryRowContext(ctx, qOutboxByTrigger, m.TriggerID).Scan(&id, &created)
+	}
 	if err != nil {
 		return fmt.Errorf("add outbox message for task %s: %w", m.TaskID, translate(err))
 	}

@@ -51,6 +51,7 @@ func TestQueryPlans(t *testing.T) {
 		{"UpdateRun", qUpdateRun},
 		{"GetRun", qGetRun},
 		{"AddOutbox", qAddOutbox},
+		{"OutboxByTrigger", qOutboxByTrigger},
 		{"ListOutbox", qListOutbox},
 	}
 	ctx := context.Background()

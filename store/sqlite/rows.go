@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"cronsheet/store"
 	"cronsheet/task"
@@ -173,7 +174,9 @@ func scanRow(sc scanner) (*task.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(fields), &r.Fields); err != nil {
+	dec := json.NewDecoder(strings.NewReader(fields))
+	dec.UseNumber() // numbers come back exactly as written
+	if err := dec.Decode(&r.Fields); err != nil {
 		return nil, fmt.Errorf("decode fields of row %s/%s: %w", r.Scenario, r.ID, err)
 	}
 	r.NextFire, r.LastFire = fromMS(nextFire), fromMS(lastFire)

@@ -123,6 +123,8 @@ CREATE TABLE IF NOT EXISTS outbox (
 	body       TEXT    NOT NULL DEFAULT '',
 	created_at INTEGER NOT NULL DEFAULT 0
 );
+-- One message per run: a resumed delivery does not add a second one.
+CREATE UNIQUE INDEX IF NOT EXISTS ux_outbox_trigger ON outbox (trigger_id) WHERE trigger_id <> '';
 
 PRAGMA user_version = 1;
 `

@@ -10,7 +10,7 @@
 //
 // Times are stored as unix milliseconds (0 = unset) and come back in UTC, so
 // they keep millisecond precision. Row fields and the task document are JSON:
-// numbers in Row.Fields come back as float64.
+// numbers in Row.Fields come back as json.Number, exactly as written.
 //
 // The package imports only task, store and the SQLite driver.
 package sqlite

@@ -218,6 +218,17 @@ func testOutbox(b *bundle) {
 	if len(rest) != 2 || rest[0].ID != ids[1] || rest[1].ID != ids[0] {
 		b.t.Errorf("second page = %v, want ids %v newest first", rest, ids[:2])
 	}
+	// The same run reaching the outbox again (a resumed delivery) is stored once.
+	again := &task.OutboxMessage{TaskID: "t1", TriggerID: "tr-2", Channel: task.ChannelOutbox, Body: "again"}
+	b.noErr("AddOutbox again", b.s.AddOutbox(b.ctx, again))
+	if again.ID != ids[2] {
+		b.t.Errorf("AddOutbox of a stored trigger id gave ID %d, want the stored %d", again.ID, ids[2])
+	}
+	all, err := b.s.ListOutbox(b.ctx, 0, 100)
+	b.noErr("ListOutbox", err)
+	if len(all) != 5 {
+		b.t.Errorf("outbox holds %d messages after a repeated trigger id, want 5", len(all))
+	}
 	// A given CreatedAt is kept.
 	m := &task.OutboxMessage{TaskID: "t1", Channel: task.ChannelOutbox, CreatedAt: at(time.Hour)}
 	b.noErr("AddOutbox", b.s.AddOutbox(b.ctx, m))
