@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +17,21 @@ import (
 	"cronsheet/store/sqlite"
 	"cronsheet/task"
 )
+
+// The binary is built once for all tests of this package (see TestMain).
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
 
 // TestCrashSafety runs the real binary, arms tasks firing every second,
 // kills it with SIGKILL mid-run, restarts it, stops it with SIGTERM, and
@@ -29,11 +43,7 @@ func TestCrashSafety(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "cronsheet")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	addr := freeAddr(t)
 	dbPath := filepath.Join(dir, "data", "cronsheet.db")
 	cfg := fmt.Sprintf(`listen: %s
@@ -66,17 +76,7 @@ shutdown_timeout: 5s
 	first := start()
 	var ids []string
 	for i := range 3 {
-		body := fmt.Sprintf(`{"title":"t%d","content":"tick %d","when":"every 1s","channel":"outbox","misfire":"once"}`, i, i)
-		resp, err := http.Post("http://"+addr+"/api/v1/scenarios/memos/rows", "application/json", bytes.NewBufferString(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var row task.Row
-		err = json.NewDecoder(resp.Body).Decode(&row)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusCreated {
-			t.Fatalf("create row: status %d, err %v", resp.StatusCode, err)
-		}
+		row := postRow(t, "http://"+addr, fmt.Sprintf(`{"title":"t%d","content":"tick %d","when":"every 1s","channel":"outbox","misfire":"once"}`, i, i))
 		ids = append(ids, row.ID)
 	}
 	time.Sleep(3500 * time.Millisecond)
@@ -102,6 +102,12 @@ shutdown_timeout: 5s
 	}
 	defer st.Close()
 	ctx := context.Background()
+	for _, id := range ids {
+		// SIGTERM released the claims, so another node can take over at once.
+		if tk, err := st.GetTask(ctx, id); err != nil || tk.IsClaimed != 0 {
+			t.Errorf("task %s after graceful stop: claimed=%v err=%v, want released", id, tk != nil && tk.IsClaimed == 1, err)
+		}
+	}
 	outbox, err := st.ListOutbox(ctx, 0, 10000)
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +167,26 @@ func checkLedger(t *testing.T, id string, runs []*task.Run, delivered map[string
 	if misfires != 1 {
 		t.Errorf("task %s: %d misfire runs, want 1 for one downtime", id, misfires)
 	}
+}
+
+// buildBinary builds cronsheet once per test binary run.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cronsheet-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "cronsheet")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
 }
 
 func freeAddr(t *testing.T) string {

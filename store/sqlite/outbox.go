@@ -15,7 +15,7 @@ const (
 		VALUES (NULLIF(?, 0), ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (trigger_id) WHERE trigger_id <> '' DO NOTHING RETURNING id`
 	qOutboxByTrigger = `SELECT id, created_at FROM outbox WHERE trigger_id = ? AND trigger_id <> ''`
-	qListOutbox = `SELECT id, task_id, trigger_id, channel, recipient, subject, body, created_at
+	qListOutbox      = `SELECT id, task_id, trigger_id, channel, recipient, subject, body, created_at
 		FROM outbox WHERE id < ? ORDER BY id DESC LIMIT ?`
 )
 
