@@ -2,11 +2,13 @@ package patrol
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"cronsheet/store"
+	"cronsheet/task"
 )
 
 // ReconcileStore is what the reconcile patrol needs from storage.
@@ -67,7 +69,8 @@ func (r *Reconcile) RunOnce(ctx context.Context) (ReconcileResult, error) {
 		default:
 			continue
 		}
-		if err := r.store.ReleaseTask(ctx, c.TaskID, r.node); err != nil {
+		// A task purged meanwhile by another node needs no release.
+		if err := r.store.ReleaseTask(ctx, c.TaskID, r.node); err != nil && !errors.Is(err, task.ErrNotFound) {
 			return res, fmt.Errorf("release task %s: %w", c.TaskID, err)
 		}
 	}

@@ -21,6 +21,9 @@ type SyncStore interface {
 // Mapper maps a scenario's row to its task (mapping.Scenario).
 type Mapper interface {
 	ToTask(row *task.Row, now time.Time) (*task.Task, error)
+	// IDField is the row field holding the task id, named when that id is
+	// already another row's.
+	IDField() string
 }
 
 // SyncResult counts what one sync pass did.
@@ -85,7 +88,8 @@ func (s *Sync) syncRow(ctx context.Context, row *task.Row, res *SyncResult) erro
 		// Either the row changed again (the retry fails the same way and the
 		// row is synced next pass) or its task id belongs to another row.
 		p.Task, p.DisableTask, p.IsActive = nil, true, task.RowError
-		p.Error = fmt.Sprintf("%s: task id %q is already used by another row", "id", t.TaskID)
+		p.Error = fmt.Sprintf("%s: task id %q is already used by another row",
+			s.scenarios[row.Scenario].IDField(), t.TaskID)
 		err = s.store.ApplySync(ctx, p)
 	}
 	switch {

@@ -71,11 +71,14 @@ type ApplySyncParams struct {
 	// has no valid mapping. When not nil it is upserted by TaskID:
 	//   - a new task is inserted with version 1;
 	//   - an existing task whose schedule-relevant fields (CronPara, TZ,
-	//     ExecuteType, StartTime, EndTime, Misfire) changed gets Anchor =
+	//     ExecuteType, StartTime, EndTime, Misfire) changed, or that comes
+	//     back (it was deleted, or disabled and is now enabled), gets Anchor =
 	//     Task.Anchor, is_claimed=0, is_done=0, version+1;
 	//   - any other change updates the fields and bumps version, keeping the
 	//     claim (the armed job re-reads the task at each fire);
-	//   - a task_id owned by another (scenario,row) is task.ErrConflict;
+	//   - a task_id owned by another (scenario,row) is task.ErrConflict, unless
+	//     that row was deleted (its task awaits purge): then the task moves to
+	//     this row, rescheduled.
 	//   - the row's task under another task_id (the id field was edited) is
 	//     retired as by DeleteRow (is_enable=0, deleted, version+1).
 	// IsEnable follows Task.IsEnable.

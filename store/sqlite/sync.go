@@ -21,7 +21,8 @@ const (
 	// the claim and is_done are reset so that the publish patrol arms the new
 	// schedule.
 	qRescheduleTask = `UPDATE time_task SET doc = ?, is_enable = ?, is_claimed = 0, claimed_by = '',
-			lease_until = 0, is_done = 0, deleted = 0, version = version + 1, updated_at = ?
+			lease_until = 0, is_done = 0, deleted = 0, version = version + 1, updated_at = ?,
+			scenario = ?, row_id = ?
 		WHERE id = ?`
 	qUpdateTask = `UPDATE time_task SET doc = ?, is_enable = ?, version = version + 1, updated_at = ?
 		WHERE id = ?`
@@ -97,11 +98,11 @@ func upsertTask(ctx context.Context, tx *sql.Tx, p store.ApplySyncParams, now in
 		err = insertTask(ctx, tx, p, docOf(t, anchor), enable, now)
 	case err != nil:
 		return err
-	case scenario != p.Scenario || rowID != p.RowID:
+	case (scenario != p.Scenario || rowID != p.RowID) && deleted == 0:
 		return fmt.Errorf("%w: task %s belongs to row %s/%s", task.ErrConflict, t.TaskID, scenario, rowID)
 	default:
 		revived := deleted == 1 || (wasEnabled == 0 && enable == 1)
-		err = updateTask(ctx, tx, id, text, revived, t, anchor, enable, now)
+		err = updateTask(ctx, tx, id, text, revived, p, t, anchor, enable, now)
 	}
 	if err != nil {
 		return err
@@ -126,7 +127,7 @@ func insertTask(ctx context.Context, tx *sql.Tx, p store.ApplySyncParams, d task
 // its claim and its is_done; any other change keeps the stored anchor and
 // the claim.
 func updateTask(ctx context.Context, tx *sql.Tx, id int64, oldText string, revived bool,
-	t *task.Task, anchor int64, enable int, now int64) error {
+	p store.ApplySyncParams, t *task.Task, anchor int64, enable int, now int64) error {
 	var old taskDoc
 	if err := json.Unmarshal([]byte(oldText), &old); err != nil {
 		return fmt.Errorf("decode task %s: %w", t.TaskID, err)
@@ -140,10 +141,11 @@ func updateTask(ctx context.Context, tx *sql.Tx, id int64, oldText string, reviv
 	if err != nil {
 		return err
 	}
-	query := qUpdateTask
 	if reschedule {
-		query = qRescheduleTask
+		// A deleted task's id may be taken by another row: it moves there.
+		_, err = tx.ExecContext(ctx, qRescheduleTask, doc, enable, now, p.Scenario, p.RowID, id)
+		return err
 	}
-	_, err = tx.ExecContext(ctx, query, doc, enable, now, id)
+	_, err = tx.ExecContext(ctx, qUpdateTask, doc, enable, now, id)
 	return err
 }

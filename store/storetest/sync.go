@@ -18,6 +18,7 @@ func syncCases() []testCase {
 		{name: "InvalidRowDisablesTask", fn: testSyncInvalidRowDisablesTask},
 		{name: "NewTaskIDRetiresOldTask", fn: testSyncNewTaskID},
 		{name: "RecreatedRowRevivesTask", fn: testSyncRecreatedRow},
+		{name: "DeletedTaskIDMovesToNewRow", fn: testSyncDeletedTaskIDMoves},
 		{name: "MissingRow", fn: testSyncMissingRow},
 	}
 }
@@ -230,6 +231,27 @@ func testSyncRecreatedRow(b *bundle) {
 	}
 	if c := b.claim("node-a", 10, at(time.Hour)); len(c) != 1 {
 		b.t.Errorf("claimed %d tasks, want the revived t1", len(c))
+	}
+}
+
+// A deleted row's task id, not yet purged, may be taken by another row: the
+// task moves to that row with the new schedule and no claim.
+func testSyncDeletedTaskIDMoves(b *bundle) {
+	first := b.addTask(newTask("t1", "r1"))
+	b.claim("node-a", 10, at(time.Hour))
+	b.noErr("DeleteRow", b.s.DeleteRow(b.ctx, scenario, "r1"))
+	b.insertRow(scenario, "r2")
+	moved := newTask("t1", "r2")
+	moved.Anchor = at(9 * time.Hour)
+	b.noErr("ApplySync to the new row", b.syncRow("r2", moved))
+	got := b.getTask("t1")
+	checkContent(b.t, got, moved)
+	checkClaim(b.t, got, 0, "")
+	if got.RowID != "r2" || got.IsEnable != 1 || got.Version <= first.Version {
+		b.t.Errorf("moved task: row=%q is_enable=%d version=%d, want r2 1 >%d", got.RowID, got.IsEnable, got.Version, first.Version)
+	}
+	if n, err := b.s.PurgeDeleted(b.ctx); err != nil || n != 0 {
+		b.t.Errorf("PurgeDeleted = %d, %v; want 0: t1 is live on r2", n, err)
 	}
 }
 
