@@ -12,6 +12,10 @@ import (
 // deliver runs the attempts of one run until it is done, dead, or ctx ends.
 func (f *Firer) deliver(ctx context.Context, t *task.Task, run *task.Run) {
 	log := f.logger.With("task_id", t.TaskID, "trigger_id", run.TriggerID)
+	// A resumed run waits for the retry time its failed attempt recorded.
+	if !sleep(ctx, run.NextAttempt.Sub(f.now())) {
+		return
+	}
 	for {
 		if run.Attempt > 1+t.MaxRetries {
 			f.finish(ctx, t, run, task.RunDead, "retries exhausted")
@@ -22,9 +26,11 @@ func (f *Firer) deliver(ctx context.Context, t *task.Task, run *task.Run) {
 		f.updateRun(ctx, run)
 
 		out, err := f.attempt(ctx, t, run)
-		if ctx.Err() != nil {
+		if err != nil && ctx.Err() != nil {
 			// Shutting down: leave the run unfinished for whoever arms the
-			// task next; this attempt is counted when it resumes.
+			// task next; this attempt is counted when it resumes. (An
+			// attempt that succeeded is recorded below: resuming it would
+			// send it again.)
 			log.InfoContext(ctx, "delivery interrupted by shutdown", "attempt", run.Attempt)
 			return
 		}
@@ -47,14 +53,26 @@ func (f *Firer) deliver(ctx context.Context, t *task.Task, run *task.Run) {
 		run.NextAttempt = f.now().Add(wait)
 		f.updateRun(ctx, run)
 		log.InfoContext(ctx, "delivery failed, will retry", "attempt", run.Attempt, "retry_in", wait, "error", err)
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		if !sleep(ctx, wait) {
 			return
-		case <-timer.C:
 		}
 		run.Attempt++
+	}
+}
+
+// sleep waits for d (not at all when d <= 0) and reports whether ctx was
+// still alive then.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
 	}
 }
 

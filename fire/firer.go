@@ -114,7 +114,16 @@ type Params struct {
 
 // Fire fires one slot: ownership check, ledger insert, then delivery in the
 // background. It returns the task as read, for the caller's bookkeeping.
+// After Shutdown it fires nothing and returns an error wrapping
+// context.Canceled.
 func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error) {
+	f.mu.Lock()
+	closed := f.closed
+	f.mu.Unlock()
+	if closed {
+		return 0, nil, fmt.Errorf("fire %s at %s: firer is shut down: %w",
+			p.Armed.TaskID, p.Slot.Format(time.RFC3339Nano), context.Canceled)
+	}
 	t, err := f.getTask(ctx, p.Armed.TaskID)
 	if errors.Is(err, task.ErrNotFound) {
 		return Stale, nil, nil
@@ -166,10 +175,10 @@ func (f *Firer) Resume(ctx context.Context, t *task.Task) (int, error) {
 	}
 	n := 0
 	for _, r := range runs {
-		if r.State == task.RunRunning || r.State == task.RunPending {
-			// The previous attempt was cut short; it counts.
-			r.Attempt++
-		}
+		// The stored attempt was cut short (running, pending) or failed and
+		// awaits its retry (failed): either way it counts, and the next one
+		// is attempt+1. deliver honours the stored next_attempt.
+		r.Attempt++
 		r.State = task.RunRunning
 		r.Node = f.cfg.Node
 		if f.deliverAsync(t, r) {

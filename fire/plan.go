@@ -13,23 +13,32 @@ const maxMisfireScan = 100_000
 
 // Slots computes a task's fire instants, honouring start and end times.
 type Slots struct {
-	sched  *schedule.Schedule
+	sched *schedule.Schedule
+	// anchor is where intervals count from: the start time when given,
+	// else the instant the schedule became active.
 	anchor time.Time
-	start  time.Time
-	end    time.Time
-	once   bool
+	// floor: every slot lies strictly after it. It is the instant the
+	// schedule became active (no slot from before the task existed counts
+	// as missed) or just before the start time, whichever is later.
+	floor time.Time
+	end   time.Time
+	once  bool
 }
 
 // NewSlots returns the slot calculator for t with its parsed schedule.
 func NewSlots(t *task.Task, s *schedule.Schedule) Slots {
-	anchor := t.Anchor
+	anchor, floor := t.Anchor, t.Anchor
 	if !t.StartTime.IsZero() {
 		anchor = t.StartTime
+		// A wall-clock slot exactly at the start time fires.
+		if f := t.StartTime.Add(-time.Nanosecond); f.After(floor) {
+			floor = f
+		}
 	}
 	return Slots{
 		sched:  s,
 		anchor: anchor,
-		start:  t.StartTime,
+		floor:  floor,
 		end:    t.EndTime,
 		once:   t.ExecuteType == task.Once || s.IsOnce(),
 	}
@@ -46,13 +55,9 @@ func (s Slots) First() time.Time {
 // Next returns the first slot strictly after `after` that lies inside the
 // task's start/end window, or zero when there is none.
 func (s Slots) Next(after time.Time) time.Time {
-	if !s.start.IsZero() && after.Before(s.start) {
-		after = s.start.Add(-time.Nanosecond)
-	}
-	if after.IsZero() || after.Before(s.anchor) {
-		// Wall-clock forms fire strictly after the anchor; never before the
-		// schedule became active.
-		after = s.anchor
+	if after.Before(s.floor) {
+		// Never before the schedule became active, nor before the start.
+		after = s.floor
 	}
 	next := s.sched.Next(after, s.anchor)
 	if next.IsZero() || (!s.end.IsZero() && next.After(s.end)) {
