@@ -118,7 +118,16 @@ type Tasks interface {
 	// SetTaskStatus records a task's fire feedback and mirrors it onto its
 	// source row (next_fire, last_fire, last_status; is_done when Done).
 	SetTaskStatus(ctx context.Context, p TaskStatusParams) error
+	// SetTaskStatuses applies each of ps, in order, like SetTaskStatus, in
+	// one transaction (used when arming a batch): all of them or, when one
+	// fails (a missing task is task.ErrNotFound), none. More than
+	// MaxStatusBatch statuses is task.ErrInvalid; none is a no-op.
+	SetTaskStatuses(ctx context.Context, ps []TaskStatusParams) error
 }
+
+// MaxStatusBatch is the most statuses Tasks.SetTaskStatuses takes in one
+// call.
+const MaxStatusBatch = 10000
 
 // ClaimParams are the arguments of Tasks.ClaimTasks.
 type ClaimParams struct {
@@ -135,7 +144,8 @@ type ClaimedTask struct {
 	Version  int64
 }
 
-// TaskStatusParams are the arguments of Tasks.SetTaskStatus. Zero times leave
+// TaskStatusParams are the arguments of Tasks.SetTaskStatus (and of the
+// status that Ledger.RecordFire and Ledger.FinishRun apply). Zero times leave
 // the stored value; SetNextFire with a zero NextFire clears it.
 type TaskStatusParams struct {
 	TaskID      string
@@ -152,9 +162,18 @@ type Ledger interface {
 	// exists. It reports whether this call inserted it: false means the slot
 	// was already fired and the caller must not deliver.
 	InsertRun(ctx context.Context, r *task.Run) (bool, error)
+	// RecordFire inserts r like InsertRun and, only when it inserted, applies
+	// status (like SetTaskStatus) in the same transaction. It reports whether
+	// it inserted: false leaves the task's status untouched. When applying
+	// status fails (a missing task is task.ErrNotFound) nothing is stored.
+	RecordFire(ctx context.Context, r *task.Run, status TaskStatusParams) (bool, error)
 	// UpdateRun stores r's state, attempt, times, error and output, found by
 	// TriggerID; task.ErrNotFound when absent.
 	UpdateRun(ctx context.Context, r *task.Run) error
+	// FinishRun stores r like UpdateRun and applies status (like
+	// SetTaskStatus) in the same transaction: all of it or, when either
+	// fails (a missing run or task is task.ErrNotFound), nothing.
+	FinishRun(ctx context.Context, r *task.Run, status TaskStatusParams) error
 	// GetRun returns the run with triggerID or task.ErrNotFound.
 	GetRun(ctx context.Context, triggerID string) (*task.Run, error)
 	// ListRuns returns a task's runs, newest slot first, at most limit, with

@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"cronsheet/store"
 	"cronsheet/task"
 )
 
@@ -39,47 +40,113 @@ const (
 // task.MaxOutput. A TriggerID already used by another key is
 // task.ErrConflict.
 func (s *Store) InsertRun(ctx context.Context, r *task.Run) (bool, error) {
+	args, err := insertRunArgs(r)
+	if err != nil {
+		return false, err
+	}
+	ok, err := insertRun(ctx, s.st.insertRun, args)
+	if err != nil {
+		return false, fmt.Errorf("insert run %s: %w", r.TriggerID, err)
+	}
+	return ok, nil
+}
+
+// RecordFire inserts r as InsertRun does and, only when it inserted,
+// applies status as SetTaskStatus does, in one transaction: when status
+// fails (a missing task is task.ErrNotFound) the run is not stored either.
+// It reports whether it inserted.
+func (s *Store) RecordFire(ctx context.Context, r *task.Run, status store.TaskStatusParams) (bool, error) {
+	args, err := insertRunArgs(r)
+	if err != nil {
+		return false, fmt.Errorf("record fire: %w", err)
+	}
+	var inserted bool
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		ok, err := insertRun(ctx, in(ctx, tx, s.st.insertRun), args)
+		if err != nil || !ok {
+			return err
+		}
+		if err := s.statusIn(ctx, tx).apply(ctx, status); err != nil {
+			return fmt.Errorf("set status of task %s: %w", status.TaskID, err)
+		}
+		inserted = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("record fire %s: %w", r.TriggerID, err)
+	}
+	return inserted, nil
+}
+
+// insertRunArgs checks r and returns the arguments of qInsertRun.
+func insertRunArgs(r *task.Run) ([]any, error) {
 	if r.TriggerID == "" {
-		return false, fmt.Errorf("insert run: %w", task.Invalid("trigger_id", "required"))
+		return nil, fmt.Errorf("insert run: %w", task.Invalid("trigger_id", "required"))
 	}
 	if r.TaskID == "" {
-		return false, fmt.Errorf("insert run %s: %w", r.TriggerID, task.Invalid("task_id", "required"))
+		return nil, fmt.Errorf("insert run %s: %w", r.TriggerID, task.Invalid("task_id", "required"))
 	}
 	state := r.State
 	if state == "" {
 		state = task.RunPending
 	}
-	res, err := s.w.ExecContext(ctx, qInsertRun, r.TriggerID, r.TaskID, ms(r.Slot), r.Target,
-		string(r.TriggerType), string(state), r.Attempt, r.Node, ms(r.FiredAt), ms(r.FinishedAt),
-		ms(r.NextAttempt), task.Truncate(r.Error, task.MaxOutput), task.Truncate(r.Output, task.MaxOutput))
+	return []any{r.TriggerID, r.TaskID, ms(r.Slot), r.Target, string(r.TriggerType), string(state),
+		r.Attempt, r.Node, ms(r.FiredAt), ms(r.FinishedAt), ms(r.NextAttempt),
+		task.Truncate(r.Error, task.MaxOutput), task.Truncate(r.Output, task.MaxOutput)}, nil
+}
+
+// insertRun runs the ledger gate and reports whether it inserted.
+func insertRun(ctx context.Context, st *sql.Stmt, args []any) (bool, error) {
+	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
-		return false, fmt.Errorf("insert run %s: %w", r.TriggerID, translate(err))
+		return false, translate(err)
 	}
 	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("insert run %s: %w", r.TriggerID, err)
-	}
-	return n == 1, nil
+	return n == 1, err
 }
 
 // UpdateRun stores r's state, attempt, node (when set), times, error and
 // output, found by TriggerID; task.ErrNotFound when absent.
 func (s *Store) UpdateRun(ctx context.Context, r *task.Run) error {
-	n, err := s.execCount(ctx, qUpdateRun, string(r.State), r.Attempt, r.Node, ms(r.FiredAt),
-		ms(r.FinishedAt), ms(r.NextAttempt), task.Truncate(r.Error, task.MaxOutput),
-		task.Truncate(r.Output, task.MaxOutput), r.TriggerID)
-	if err == nil && n == 0 {
-		err = task.ErrNotFound
-	}
-	if err != nil {
+	if err := updateRun(ctx, s.st.updateRun, r); err != nil {
 		return fmt.Errorf("update run %s: %w", r.TriggerID, err)
 	}
 	return nil
 }
 
+// FinishRun stores r as UpdateRun does and applies status as SetTaskStatus
+// does, in one transaction: all of it or, when either fails (a missing run
+// or task is task.ErrNotFound), nothing.
+func (s *Store) FinishRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := updateRun(ctx, in(ctx, tx, s.st.updateRun), r); err != nil {
+			return err
+		}
+		if err := s.statusIn(ctx, tx).apply(ctx, status); err != nil {
+			return fmt.Errorf("set status of task %s: %w", status.TaskID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("finish run %s: %w", r.TriggerID, err)
+	}
+	return nil
+}
+
+// updateRun runs qUpdateRun for r; task.ErrNotFound when r is absent.
+func updateRun(ctx context.Context, st *sql.Stmt, r *task.Run) error {
+	n, err := execCount(ctx, st, string(r.State), r.Attempt, r.Node, ms(r.FiredAt),
+		ms(r.FinishedAt), ms(r.NextAttempt), task.Truncate(r.Error, task.MaxOutput),
+		task.Truncate(r.Output, task.MaxOutput), r.TriggerID)
+	if err == nil && n == 0 {
+		err = task.ErrNotFound
+	}
+	return err
+}
+
 // GetRun returns the run with triggerID or task.ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, triggerID string) (*task.Run, error) {
-	r, err := scanRun(s.r.QueryRowContext(ctx, qGetRun, triggerID))
+	r, err := scanRun(s.st.getRun.QueryRowContext(ctx, triggerID))
 	if err != nil {
 		return nil, fmt.Errorf("get run %s: %w", triggerID, translate(err))
 	}
@@ -96,7 +163,7 @@ func (s *Store) ListRuns(ctx context.Context, taskID string, beforeSlot time.Tim
 	if !beforeSlot.IsZero() {
 		before = ms(beforeSlot)
 	}
-	runs, err := s.queryRuns(ctx, qListRuns, taskID, before, limit)
+	runs, err := queryRuns(ctx, s.st.listRuns, taskID, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list runs of %s: %w", taskID, err)
 	}
@@ -107,7 +174,7 @@ func (s *Store) ListRuns(ctx context.Context, taskID string, beforeSlot time.Tim
 // zero time.
 func (s *Store) LastSlot(ctx context.Context, taskID string) (time.Time, error) {
 	var slot int64
-	err := s.r.QueryRowContext(ctx, qLastSlot, taskID).Scan(&slot)
+	err := s.st.lastSlot.QueryRowContext(ctx, taskID).Scan(&slot)
 	if errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, nil
 	}
@@ -120,15 +187,15 @@ func (s *Store) LastSlot(ctx context.Context, taskID string) (time.Time, error) 
 // UnfinishedRuns returns a task's runs that are not final, oldest slot
 // first.
 func (s *Store) UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error) {
-	runs, err := s.queryRuns(ctx, qUnfinishedRuns, taskID)
+	runs, err := queryRuns(ctx, s.st.unfinishedRuns, taskID)
 	if err != nil {
 		return nil, fmt.Errorf("unfinished runs of %s: %w", taskID, err)
 	}
 	return runs, nil
 }
 
-func (s *Store) queryRuns(ctx context.Context, query string, args ...any) ([]*task.Run, error) {
-	rs, err := s.r.QueryContext(ctx, query, args...)
+func queryRuns(ctx context.Context, st *sql.Stmt, args ...any) ([]*task.Run, error) {
+	rs, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -28,10 +28,10 @@ func (s *Store) AddOutbox(ctx context.Context, m *task.OutboxMessage) error {
 		created = s.nowMS()
 	}
 	var id int64
-	err := s.w.QueryRowContext(ctx, qAddOutbox, m.ID, m.TaskID, m.TriggerID, string(m.Channel), m.To,
+	err := s.st.addOutbox.QueryRowContext(ctx, m.ID, m.TaskID, m.TriggerID, string(m.Channel), m.To,
 		m.Subject, m.Body, created).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		err = s.w.QueryRowContext(ctx, qOutboxByTrigger, m.TriggerID).Scan(&id, &created)
+		err = s.st.outboxByTrigger.QueryRowContext(ctx, m.TriggerID).Scan(&id, &created)
 	}
 	if err != nil {
 		return fmt.Errorf("add outbox message for task %s: %w", m.TaskID, translate(err))
@@ -49,7 +49,7 @@ func (s *Store) ListOutbox(ctx context.Context, beforeID int64, limit int) ([]*t
 	if beforeID <= 0 {
 		beforeID = math.MaxInt64
 	}
-	rs, err := s.r.QueryContext(ctx, qListOutbox, beforeID, limit)
+	rs, err := s.st.listOutbox.QueryContext(ctx, beforeID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list outbox: %w", err)
 	}

@@ -10,13 +10,12 @@ import (
 	"cronsheet/task"
 )
 
-// TestQueryPlans runs EXPLAIN QUERY PLAN on every query the store issues and
-// fails when one scans a whole table or sorts in a temporary B-tree. A scan
-// of a partial index is allowed: it holds only the rows the query wants.
-func TestQueryPlans(t *testing.T) {
-	queries := []struct {
-		name, sql string
-	}{
+// planQuery is a query TestQueryPlans explains.
+type planQuery struct{ name, sql string }
+
+// planQueries lists every query the store issues.
+func planQueries() []planQuery {
+	return []planQuery{
 		// The patrol queries.
 		{"Claim", qClaim},
 		{"UnfetchedRows", qListUnfetchedRows},
@@ -54,6 +53,28 @@ func TestQueryPlans(t *testing.T) {
 		{"OutboxByTrigger", qOutboxByTrigger},
 		{"ListOutbox", qListOutbox},
 	}
+}
+
+// TestQueryPlansCoverPrepared checks that TestQueryPlans explains every
+// prepared statement.
+func TestQueryPlansCoverPrepared(t *testing.T) {
+	explained := map[string]bool{}
+	for _, q := range planQueries() {
+		explained[q.sql] = true
+	}
+	var st stmts
+	for _, sp := range st.specs() {
+		if !explained[sp.query] {
+			t.Errorf("prepared query not in planQueries: %s", firstLine(sp.query))
+		}
+	}
+}
+
+// TestQueryPlans runs EXPLAIN QUERY PLAN on every query the store issues and
+// fails when one scans a whole table or sorts in a temporary B-tree. A scan
+// of a partial index is allowed: it holds only the rows the query wants.
+func TestQueryPlans(t *testing.T) {
+	queries := planQueries()
 	ctx := context.Background()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"))
 	if err != nil {

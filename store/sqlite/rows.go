@@ -48,7 +48,7 @@ func (s *Store) InsertRow(ctx context.Context, row *task.Row) error {
 		created = s.nowMS()
 	}
 	updated := max(ms(row.UpdatedAt), created)
-	_, err = s.w.ExecContext(ctx, qInsertRow, row.Scenario, row.ID, string(fields), row.IsActive,
+	_, err = s.st.insertRow.ExecContext(ctx, row.Scenario, row.ID, string(fields), row.IsActive,
 		row.Error, ms(row.NextFire), ms(row.LastFire), row.LastStatus, created, updated)
 	if err != nil {
 		return fmt.Errorf("insert row %s/%s: %w", row.Scenario, row.ID, translate(err))
@@ -60,7 +60,7 @@ func (s *Store) InsertRow(ctx context.Context, row *task.Row) error {
 
 // GetRow returns one row or task.ErrNotFound.
 func (s *Store) GetRow(ctx context.Context, scenario, id string) (*task.Row, error) {
-	row, err := scanRow(s.r.QueryRowContext(ctx, qGetRow, scenario, id))
+	row, err := scanRow(s.st.getRow.QueryRowContext(ctx, scenario, id))
 	if err != nil {
 		return nil, fmt.Errorf("get row %s/%s: %w", scenario, id, translate(err))
 	}
@@ -76,10 +76,10 @@ func (s *Store) UpdateRowFields(ctx context.Context, p store.UpdateRowParams) (*
 	}
 	var row *task.Row
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := checkRowVersion(ctx, tx, p.Scenario, p.ID, p.IfVersion); err != nil {
+		if err := s.checkRowVersion(ctx, tx, p.Scenario, p.ID, p.IfVersion); err != nil {
 			return err
 		}
-		row, err = scanRow(tx.QueryRowContext(ctx, qUpdateRowFields, string(fields), s.nowMS(), p.Scenario, p.ID))
+		row, err = scanRow(in(ctx, tx, s.st.updateRowFields).QueryRowContext(ctx, string(fields), s.nowMS(), p.Scenario, p.ID))
 		return translate(err)
 	})
 	if err != nil {
@@ -90,9 +90,9 @@ func (s *Store) UpdateRowFields(ctx context.Context, p store.UpdateRowParams) (*
 
 // checkRowVersion fails with task.ErrNotFound when the row is missing and
 // with task.ErrConflict when want > 0 and the row has another version.
-func checkRowVersion(ctx context.Context, tx *sql.Tx, scenario, id string, want int64) error {
+func (s *Store) checkRowVersion(ctx context.Context, tx *sql.Tx, scenario, id string, want int64) error {
 	var have int64
-	if err := tx.QueryRowContext(ctx, qRowVersion, scenario, id).Scan(&have); err != nil {
+	if err := in(ctx, tx, s.st.rowVersion).QueryRowContext(ctx, scenario, id).Scan(&have); err != nil {
 		return translate(err)
 	}
 	if want > 0 && have != want {
@@ -105,14 +105,14 @@ func checkRowVersion(ctx context.Context, tx *sql.Tx, scenario, id string, want 
 // transaction; a missing row is task.ErrNotFound.
 func (s *Store) DeleteRow(ctx context.Context, scenario, id string) error {
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, qDeleteRow, scenario, id)
+		res, err := in(ctx, tx, s.st.deleteRow).ExecContext(ctx, scenario, id)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return cmp.Or(err, task.ErrNotFound)
 		}
-		_, err = tx.ExecContext(ctx, qRetireRowTasks, s.nowMS(), scenario, id, "")
+		_, err = in(ctx, tx, s.st.retireRowTasks).ExecContext(ctx, s.nowMS(), scenario, id, "")
 		return err
 	})
 	if err != nil {
@@ -126,7 +126,7 @@ func (s *Store) ListRows(ctx context.Context, scenario, afterID string, limit in
 	if err := checkLimit(limit); err != nil {
 		return nil, fmt.Errorf("list rows of %s: %w", scenario, err)
 	}
-	rows, err := s.queryRows(ctx, qListRows, scenario, afterID, limit)
+	rows, err := queryRows(ctx, s.st.listRows, scenario, afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list rows of %s: %w", scenario, err)
 	}
@@ -139,15 +139,15 @@ func (s *Store) ListUnfetchedRows(ctx context.Context, limit int) ([]*task.Row, 
 	if err := checkLimit(limit); err != nil {
 		return nil, fmt.Errorf("list unfetched rows: %w", err)
 	}
-	rows, err := s.queryRows(ctx, qListUnfetchedRows, limit)
+	rows, err := queryRows(ctx, s.st.listUnfetched, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list unfetched rows: %w", err)
 	}
 	return rows, nil
 }
 
-func (s *Store) queryRows(ctx context.Context, query string, args ...any) ([]*task.Row, error) {
-	rs, err := s.r.QueryContext(ctx, query, args...)
+func queryRows(ctx context.Context, st *sql.Stmt, args ...any) ([]*task.Row, error) {
+	rs, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}

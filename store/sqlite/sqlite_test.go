@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,10 +96,31 @@ func TestCloseReleasesFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Use prepared statements on the writer (also in a transaction) and on
+	// several readers at once, so that each connection holds some.
+	addBenchTasks(t, s, 2)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := s.GetTask(t.Context(), "t-000001"); err != nil {
+				t.Error(err)
+			}
+			if _, err := s.ListUnfetchedRows(t.Context(), 10); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// The last connection to close checkpoints and removes the WAL.
+	// A call after Close names the cause.
+	if _, err := s.GetTask(t.Context(), "t-000001"); err == nil || !strings.Contains(err.Error(), "database is closed") {
+		t.Errorf("GetTask after Close = %v, want sql: database is closed", err)
+	}
+	// The last connection to close checkpoints and removes the WAL; a
+	// statement left unfinalized would keep its connection (and the WAL)
+	// open.
 	if _, err := os.Stat(filepath.Join(dir, "x.db-wal")); !os.IsNotExist(err) {
 		t.Errorf("x.db-wal still there after Close: %v", err)
 	}

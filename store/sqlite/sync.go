@@ -47,7 +47,7 @@ func (s *Store) ApplySync(ctx context.Context, p store.ApplySyncParams) error {
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var have int64
-		if err := tx.QueryRowContext(ctx, qRowVersion, p.Scenario, p.RowID).Scan(&have); err != nil {
+		if err := in(ctx, tx, s.st.rowVersion).QueryRowContext(ctx, p.Scenario, p.RowID).Scan(&have); err != nil {
 			return translate(err)
 		}
 		if have != p.RowVersion {
@@ -55,15 +55,15 @@ func (s *Store) ApplySync(ctx context.Context, p store.ApplySyncParams) error {
 		}
 		switch {
 		case p.Task != nil:
-			if err := upsertTask(ctx, tx, p, now); err != nil {
+			if err := s.upsertTask(ctx, tx, p, now); err != nil {
 				return err
 			}
 		case p.DisableTask:
-			if _, err := tx.ExecContext(ctx, qDisableRowTask, now, p.Scenario, p.RowID); err != nil {
+			if _, err := in(ctx, tx, s.st.disableRowTask).ExecContext(ctx, now, p.Scenario, p.RowID); err != nil {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, qMarkRowFetched, p.IsActive, p.Error, p.Scenario, p.RowID)
+		_, err := in(ctx, tx, s.st.markRowFetched).ExecContext(ctx, p.IsActive, p.Error, p.Scenario, p.RowID)
 		return err
 	})
 	if err != nil {
@@ -74,7 +74,7 @@ func (s *Store) ApplySync(ctx context.Context, p store.ApplySyncParams) error {
 
 // upsertTask inserts or updates p.Task for the row p names, per
 // store.ApplySyncParams, and retires the row's tasks under other ids.
-func upsertTask(ctx context.Context, tx *sql.Tx, p store.ApplySyncParams, now int64) error {
+func (s *Store) upsertTask(ctx context.Context, tx *sql.Tx, p store.ApplySyncParams, now int64) error {
 	t := p.Task
 	if t.TaskID == "" {
 		return task.Invalid("task_id", "required")
@@ -92,32 +92,32 @@ func upsertTask(ctx context.Context, tx *sql.Tx, p store.ApplySyncParams, now in
 		scenario, rowID, text string
 		deleted, wasEnabled   int
 	)
-	err := tx.QueryRowContext(ctx, qTaskForUpsert, t.TaskID).Scan(&id, &scenario, &rowID, &text, &deleted, &wasEnabled)
+	err := in(ctx, tx, s.st.taskForUpsert).QueryRowContext(ctx, t.TaskID).Scan(&id, &scenario, &rowID, &text, &deleted, &wasEnabled)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		err = insertTask(ctx, tx, p, docOf(t, anchor), enable, now)
+		err = s.insertTask(ctx, tx, p, docOf(t, anchor), enable, now)
 	case err != nil:
 		return err
 	case (scenario != p.Scenario || rowID != p.RowID) && deleted == 0:
 		return fmt.Errorf("%w: task %s belongs to row %s/%s", task.ErrConflict, t.TaskID, scenario, rowID)
 	default:
 		revived := deleted == 1 || (wasEnabled == 0 && enable == 1)
-		err = updateTask(ctx, tx, id, text, revived, p, t, anchor, enable, now)
+		err = s.updateTask(ctx, tx, id, text, revived, p, t, anchor, enable, now)
 	}
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, qRetireRowTasks, now, p.Scenario, p.RowID, t.TaskID)
+	_, err = in(ctx, tx, s.st.retireRowTasks).ExecContext(ctx, now, p.Scenario, p.RowID, t.TaskID)
 	return err
 }
 
-func insertTask(ctx context.Context, tx *sql.Tx, p store.ApplySyncParams, d taskDoc, enable int, now int64) error {
+func (s *Store) insertTask(ctx context.Context, tx *sql.Tx, p store.ApplySyncParams, d taskDoc, enable int, now int64) error {
 	doc, err := d.marshal()
 	if err != nil {
 		return err
 	}
 	t := p.Task
-	_, err = tx.ExecContext(ctx, qInsertTask, t.TaskID, p.Scenario, p.RowID, doc, enable,
+	_, err = in(ctx, tx, s.st.insertTask).ExecContext(ctx, t.TaskID, p.Scenario, p.RowID, doc, enable,
 		ms(t.NextFire), ms(t.LastFire), t.LastStatus, now, now)
 	return translate(err)
 }
@@ -126,7 +126,7 @@ func insertTask(ctx context.Context, tx *sql.Tx, p store.ApplySyncParams, d task
 // task coming back (deleted or disabled before), takes the new anchor, loses
 // its claim and its is_done; any other change keeps the stored anchor and
 // the claim.
-func updateTask(ctx context.Context, tx *sql.Tx, id int64, oldText string, revived bool,
+func (s *Store) updateTask(ctx context.Context, tx *sql.Tx, id int64, oldText string, revived bool,
 	p store.ApplySyncParams, t *task.Task, anchor int64, enable int, now int64) error {
 	var old taskDoc
 	if err := json.Unmarshal([]byte(oldText), &old); err != nil {
@@ -143,9 +143,9 @@ func updateTask(ctx context.Context, tx *sql.Tx, id int64, oldText string, reviv
 	}
 	if reschedule {
 		// A deleted task's id may be taken by another row: it moves there.
-		_, err = tx.ExecContext(ctx, qRescheduleTask, doc, enable, now, p.Scenario, p.RowID, id)
+		_, err = in(ctx, tx, s.st.rescheduleTask).ExecContext(ctx, doc, enable, now, p.Scenario, p.RowID, id)
 		return err
 	}
-	_, err = tx.ExecContext(ctx, qUpdateTask, doc, enable, now, id)
+	_, err = in(ctx, tx, s.st.updateTask).ExecContext(ctx, doc, enable, now, id)
 	return err
 }

@@ -49,7 +49,7 @@ const (
 
 // GetTask returns a task or task.ErrNotFound.
 func (s *Store) GetTask(ctx context.Context, taskID string) (*task.Task, error) {
-	t, err := scanTask(s.r.QueryRowContext(ctx, qGetTask, taskID))
+	t, err := scanTask(s.st.getTask.QueryRowContext(ctx, taskID))
 	if err != nil {
 		return nil, fmt.Errorf("get task %s: %w", taskID, translate(err))
 	}
@@ -68,7 +68,7 @@ func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Ta
 	}
 	var out []*task.Task
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		rs, err := tx.QueryContext(ctx, qClaim, p.Owner, ms(p.LeaseUntil), p.Limit)
+		rs, err := in(ctx, tx, s.st.claim).QueryContext(ctx, p.Owner, ms(p.LeaseUntil), p.Limit)
 		if err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Ta
 
 // RenewLeases sets lease_until of every task claimed by owner to until.
 func (s *Store) RenewLeases(ctx context.Context, owner string, until time.Time) (int, error) {
-	n, err := s.execCount(ctx, qRenewLeases, ms(until), owner)
+	n, err := execCount(ctx, s.st.renewLeases, ms(until), owner)
 	if err != nil {
 		return 0, fmt.Errorf("renew leases of %s: %w", owner, err)
 	}
@@ -99,7 +99,7 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, until time.Time) 
 
 // ListClaimed returns the tasks claimed by owner, in no particular order.
 func (s *Store) ListClaimed(ctx context.Context, owner string) ([]store.ClaimedTask, error) {
-	rs, err := s.r.QueryContext(ctx, qListClaimed, owner)
+	rs, err := s.st.listClaimed.QueryContext(ctx, owner)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks claimed by %s: %w", owner, err)
 	}
@@ -122,7 +122,7 @@ func (s *Store) ListClaimed(ctx context.Context, owner string) ([]store.ClaimedT
 // is left alone; a missing one is task.ErrNotFound.
 func (s *Store) ReleaseTask(ctx context.Context, taskID, owner string) error {
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, qReleaseTask, taskID, owner)
+		res, err := in(ctx, tx, s.st.releaseTask).ExecContext(ctx, taskID, owner)
 		if err != nil {
 			return err
 		}
@@ -130,7 +130,7 @@ func (s *Store) ReleaseTask(ctx context.Context, taskID, owner string) error {
 			return err
 		}
 		var one int
-		return translate(tx.QueryRowContext(ctx, qTaskExists, taskID).Scan(&one))
+		return translate(in(ctx, tx, s.st.taskExists).QueryRowContext(ctx, taskID).Scan(&one))
 	})
 	if err != nil {
 		return fmt.Errorf("release task %s: %w", taskID, err)
@@ -141,14 +141,14 @@ func (s *Store) ReleaseTask(ctx context.Context, taskID, owner string) error {
 // ReleaseExpired releases every claim whose lease ended before now.
 func (s *Store) ReleaseExpired(ctx context.Context, now time.Time) (int, error) {
 	var one int
-	err := s.r.QueryRowContext(ctx, qAnyExpired, ms(now)).Scan(&one)
+	err := s.st.anyExpired.QueryRowContext(ctx, ms(now)).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, fmt.Errorf("release expired claims: %w", err)
 	}
-	n, err := s.execCount(ctx, qReleaseExpired, ms(now))
+	n, err := execCount(ctx, s.st.releaseExpired, ms(now))
 	if err != nil {
 		return 0, fmt.Errorf("release expired claims: %w", err)
 	}
@@ -157,7 +157,7 @@ func (s *Store) ReleaseExpired(ctx context.Context, now time.Time) (int, error) 
 
 // PurgeDeleted removes deleted tasks that no node holds.
 func (s *Store) PurgeDeleted(ctx context.Context) (int, error) {
-	n, err := s.execCount(ctx, qPurgeDeleted)
+	n, err := execCount(ctx, s.st.purgeDeleted)
 	if err != nil {
 		return 0, fmt.Errorf("purge deleted tasks: %w", err)
 	}
@@ -168,22 +168,8 @@ func (s *Store) PurgeDeleted(ctx context.Context) (int, error) {
 // last_fire and last_status onto its row in one transaction. It changes
 // neither version.
 func (s *Store) SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error {
-	setNext := p.SetNextFire || !p.NextFire.IsZero()
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var (
-			scenario, rowID, status string
-			next, last              int64
-		)
-		err := tx.QueryRowContext(ctx, qSetTaskStatus, setNext, ms(p.NextFire), ms(p.LastFire),
-			p.LastStatus, p.Done, p.TaskID).Scan(&scenario, &rowID, &next, &last, &status)
-		if err != nil {
-			return translate(err)
-		}
-		if rowID == "" {
-			return nil
-		}
-		_, err = tx.ExecContext(ctx, qMirrorStatus, next, last, status, scenario, rowID)
-		return err
+		return s.statusIn(ctx, tx).apply(ctx, p)
 	})
 	if err != nil {
 		return fmt.Errorf("set status of task %s: %w", p.TaskID, err)
@@ -191,10 +177,63 @@ func (s *Store) SetTaskStatus(ctx context.Context, p store.TaskStatusParams) err
 	return nil
 }
 
-// execCount runs one statement on the writer and returns the rows it
-// changed.
-func (s *Store) execCount(ctx context.Context, query string, args ...any) (int, error) {
-	res, err := s.w.ExecContext(ctx, query, args...)
+// SetTaskStatuses applies each of ps as SetTaskStatus does, in order, in one
+// transaction: all of them or, on the first error (a missing task is
+// task.ErrNotFound), none. More than store.MaxStatusBatch is task.ErrInvalid.
+func (s *Store) SetTaskStatuses(ctx context.Context, ps []store.TaskStatusParams) error {
+	if len(ps) > store.MaxStatusBatch {
+		return fmt.Errorf("set task statuses: %w",
+			task.Invalid("statuses", "at most %d per call, got %d", store.MaxStatusBatch, len(ps)))
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		sw := s.statusIn(ctx, tx)
+		for _, p := range ps {
+			if err := sw.apply(ctx, p); err != nil {
+				return fmt.Errorf("task %s: %w", p.TaskID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("set statuses of %d tasks: %w", len(ps), err)
+	}
+	return nil
+}
+
+// statusWriter applies task statuses inside one write transaction.
+type statusWriter struct{ set, mirror *sql.Stmt }
+
+// statusIn binds the status statements to tx.
+func (s *Store) statusIn(ctx context.Context, tx *sql.Tx) statusWriter {
+	return statusWriter{set: in(ctx, tx, s.st.setTaskStatus), mirror: in(ctx, tx, s.st.mirrorStatus)}
+}
+
+// apply records p on its task and mirrors it onto the task's row.
+func (sw statusWriter) apply(ctx context.Context, p store.TaskStatusParams) error {
+	setNext := p.SetNextFire || !p.NextFire.IsZero()
+	var (
+		scenario, rowID, status string
+		next, last              int64
+	)
+	err := sw.set.QueryRowContext(ctx, setNext, ms(p.NextFire), ms(p.LastFire), p.LastStatus, p.Done,
+		p.TaskID).Scan(&scenario, &rowID, &next, &last, &status)
+	if err != nil {
+		return translate(err)
+	}
+	if rowID == "" {
+		return nil
+	}
+	_, err = sw.mirror.ExecContext(ctx, next, last, status, scenario, rowID)
+	return err
+}
+
+// execCount runs a prepared write statement (on the writer, or bound to a
+// transaction) and returns the rows it changed.
+func execCount(ctx context.Context, st *sql.Stmt, args ...any) (int, error) {
+	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
 		return 0, translate(err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 func ledgerCases() []testCase {
-	return []testCase{
+	cases := []testCase{
 		{name: "InsertOnce", fn: testInsertRunOnce},
 		{name: "InsertCapsOutput", fn: testInsertRunCapsOutput},
 		{name: "UpdateAndGet", fn: testUpdateRun},
@@ -19,6 +19,7 @@ func ledgerCases() []testCase {
 		{name: "LastSlotIgnoresManual", fn: testLastSlot},
 		{name: "UnfinishedRuns", fn: testUnfinishedRuns},
 	}
+	return append(cases, fireLedgerCases()...)
 }
 
 func outboxCases() []testCase {

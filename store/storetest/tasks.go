@@ -19,6 +19,7 @@ func taskCases() []testCase {
 		{name: "ReleaseExpired", fn: testReleaseExpired},
 		{name: "SetStatusMirrorsRow", fn: testSetTaskStatus},
 		{name: "SetStatusMissing", fn: testSetTaskStatusMissing},
+		{name: "SetStatusesBatch", fn: testSetTaskStatuses},
 		{name: "PurgeDeleted", fn: testPurgeDeleted},
 	}
 }

@@ -1,0 +1,137 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"cronsheet/store"
+	"cronsheet/store/sqlite"
+	"cronsheet/task"
+)
+
+// The fire path's benchmarks. Each write benchmark has a OneTx case, the
+// method that folds the writes into one transaction, and a Separate case,
+// the calls it replaces, one transaction each.
+
+// BenchmarkGetTask reads one task of 100 (the firer re-reads its task at
+// every fire).
+func BenchmarkGetTask(b *testing.B) {
+	s := openTemp(b)
+	defer s.Close()
+	addBenchTasks(b, s, 100)
+	ctx := b.Context()
+	for b.Loop() {
+		if _, err := s.GetTask(ctx, "t-000042"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRecordFire records a fire of a new slot: the ledger gate plus
+// the task's and row's status.
+func BenchmarkRecordFire(b *testing.B) {
+	separate := func(s *sqlite.Store) func(context.Context, *task.Run, store.TaskStatusParams) (bool, error) {
+		return func(ctx context.Context, r *task.Run, st store.TaskStatusParams) (bool, error) {
+			ok, err := s.InsertRun(ctx, r)
+			if err != nil || !ok {
+				return ok, err
+			}
+			return true, s.SetTaskStatus(ctx, st)
+		}
+	}
+	for _, mode := range []string{"OneTx", "Separate"} {
+		b.Run(mode, func(b *testing.B) {
+			s := openTemp(b)
+			defer s.Close()
+			addBenchTasks(b, s, 100)
+			record := s.RecordFire
+			if mode == "Separate" {
+				record = separate(s)
+			}
+			ctx := b.Context()
+			slot := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			i := 0
+			for b.Loop() {
+				i++
+				r := &task.Run{TriggerID: fmt.Sprintf("tr-%d", i), TaskID: "t-000042",
+					Slot: slot.Add(time.Duration(i) * time.Second), Target: "email",
+					TriggerType: task.TriggerSchedule, State: task.RunRunning, Attempt: 1, FiredAt: time.Now()}
+				ok, err := record(ctx, r, store.TaskStatusParams{TaskID: "t-000042", NextFire: r.Slot.Add(time.Second),
+					SetNextFire: true, LastFire: r.Slot, LastStatus: string(task.RunRunning)})
+				if err != nil || !ok {
+					b.Fatalf("record fire = %v, %v", ok, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFinishRun stores a run's outcome plus the task's and row's
+// status.
+func BenchmarkFinishRun(b *testing.B) {
+	for _, mode := range []string{"OneTx", "Separate"} {
+		b.Run(mode, func(b *testing.B) {
+			s := openTemp(b)
+			defer s.Close()
+			addBenchTasks(b, s, 100)
+			finish := s.FinishRun
+			if mode == "Separate" {
+				finish = func(ctx context.Context, r *task.Run, st store.TaskStatusParams) error {
+					if err := s.UpdateRun(ctx, r); err != nil {
+						return err
+					}
+					return s.SetTaskStatus(ctx, st)
+				}
+			}
+			ctx := b.Context()
+			slot := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			r := &task.Run{TriggerID: "tr-0", TaskID: "t-000042", Slot: slot, Target: "email",
+				TriggerType: task.TriggerSchedule, State: task.RunRunning, Attempt: 1, FiredAt: slot}
+			if _, err := s.InsertRun(ctx, r); err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			for b.Loop() {
+				i++
+				r.State, r.Attempt, r.FinishedAt, r.Output = task.RunDone, i, time.Now(), "250 OK"
+				if err := finish(ctx, r, store.TaskStatusParams{TaskID: "t-000042", LastStatus: string(task.RunDone)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSetTaskStatuses arms a batch of 500 tasks (their next fire).
+func BenchmarkSetTaskStatuses(b *testing.B) {
+	const n = 500
+	for _, mode := range []string{"OneTx", "Separate"} {
+		b.Run(mode, func(b *testing.B) {
+			s := openTemp(b)
+			defer s.Close()
+			addBenchTasks(b, s, n)
+			ctx := b.Context()
+			ps := make([]store.TaskStatusParams, n)
+			for b.Loop() {
+				next := time.Now().Add(time.Hour)
+				for i := range ps {
+					ps[i] = store.TaskStatusParams{TaskID: fmt.Sprintf("t-%06d", i), NextFire: next, SetNextFire: true}
+				}
+				if mode == "OneTx" {
+					if err := s.SetTaskStatuses(ctx, ps); err != nil {
+						b.Fatal(err)
+					}
+					continue
+				}
+				for _, p := range ps {
+					if err := s.SetTaskStatus(ctx, p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tasks/s")
+		})
+	}
+}
