@@ -10,7 +10,9 @@ import (
 )
 
 // deliver runs the attempts of one run until it is done, dead, or ctx ends.
-func (f *Firer) deliver(ctx context.Context, t *task.Task, run *task.Run) {
+// stored says the ledger already holds the run as it is (a fresh fire), so
+// the first attempt needs no write before it starts.
+func (f *Firer) deliver(ctx context.Context, t *task.Task, run *task.Run, stored bool) {
 	log := f.logger.With("task_id", t.TaskID, "trigger_id", run.TriggerID)
 	// A resumed run waits for the retry time its failed attempt recorded.
 	if !sleep(ctx, run.NextAttempt.Sub(f.now())) {
@@ -21,9 +23,12 @@ func (f *Firer) deliver(ctx context.Context, t *task.Task, run *task.Run) {
 			f.finish(ctx, t, run, task.RunDead, "retries exhausted")
 			return
 		}
-		run.State = task.RunRunning
-		run.NextAttempt = time.Time{}
-		f.updateRun(ctx, run)
+		if !stored {
+			run.State = task.RunRunning
+			run.NextAttempt = time.Time{}
+			f.updateRun(ctx, run)
+		}
+		stored = false
 
 		out, err := f.attempt(ctx, t, run)
 		if err != nil && ctx.Err() != nil {
@@ -114,12 +119,16 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, run *task.Run, state t
 	if msg != "" {
 		run.Error = task.Truncate(msg, task.MaxOutput)
 	}
-	f.updateRun(ctx, run)
 	done := t.ExecuteType == task.Once ||
 		(t.ExecuteType == task.UntilSuccess && state == task.RunDone)
-	f.setStatus(ctx, store.TaskStatusParams{
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.StoreTimeout)
+	defer cancel()
+	err := f.store.FinishRun(sctx, run, store.TaskStatusParams{
 		TaskID: t.TaskID, LastStatus: string(state), Done: done, SetNextFire: done,
 	})
+	if err != nil {
+		f.logger.ErrorContext(ctx, "finish run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
+	}
 }
 
 func (f *Firer) updateRun(ctx context.Context, run *task.Run) {

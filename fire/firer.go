@@ -17,10 +17,10 @@ import (
 // Store is what a Firer needs from storage.
 type Store interface {
 	GetTask(ctx context.Context, taskID string) (*task.Task, error)
-	InsertRun(ctx context.Context, r *task.Run) (bool, error)
+	RecordFire(ctx context.Context, r *task.Run, status store.TaskStatusParams) (bool, error)
+	FinishRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) error
 	UpdateRun(ctx context.Context, r *task.Run) error
 	UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error)
-	SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error
 }
 
 // Executors finds the executor of a channel.
@@ -148,7 +148,11 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 		FiredAt:     now,
 	}
 	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
-	inserted, err := f.store.InsertRun(sctx, run)
+	// The ledger record and the row's feedback are written together.
+	inserted, err := f.store.RecordFire(sctx, run, store.TaskStatusParams{
+		TaskID: t.TaskID, LastFire: p.Slot, LastStatus: string(task.RunRunning),
+		NextFire: p.NextFire, SetNextFire: true,
+	})
 	cancel()
 	if err != nil {
 		return 0, t, fmt.Errorf("record fire of %s at %s: %w", t.TaskID, p.Slot.Format(time.RFC3339Nano), err)
@@ -156,11 +160,7 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 	if !inserted {
 		return Duplicate, t, nil
 	}
-	f.setStatus(ctx, store.TaskStatusParams{
-		TaskID: t.TaskID, LastFire: p.Slot, LastStatus: string(task.RunRunning),
-		NextFire: p.NextFire, SetNextFire: true,
-	})
-	f.deliverAsync(t, run)
+	f.deliverAsync(t, run, true)
 	return Fired, t, nil
 }
 
@@ -181,7 +181,7 @@ func (f *Firer) Resume(ctx context.Context, t *task.Task) (int, error) {
 		r.Attempt++
 		r.State = task.RunRunning
 		r.Node = f.cfg.Node
-		if f.deliverAsync(t, r) {
+		if f.deliverAsync(t, r, false) {
 			n++
 		}
 	}
@@ -189,7 +189,8 @@ func (f *Firer) Resume(ctx context.Context, t *task.Task) (int, error) {
 }
 
 // deliverAsync starts delivering run unless this process already is.
-func (f *Firer) deliverAsync(t *task.Task, run *task.Run) bool {
+// stored says the run is in the ledger as it is (a fresh fire).
+func (f *Firer) deliverAsync(t *task.Task, run *task.Run, stored bool) bool {
 	f.mu.Lock()
 	if f.closed || f.inflight[run.TriggerID] {
 		f.mu.Unlock()
@@ -205,7 +206,7 @@ func (f *Firer) deliverAsync(t *task.Task, run *task.Run) bool {
 			delete(f.inflight, run.TriggerID)
 			f.mu.Unlock()
 		}()
-		f.deliver(f.workCtx, t, run)
+		f.deliver(f.workCtx, t, run, stored)
 	}()
 	return true
 }
@@ -234,14 +235,6 @@ func (f *Firer) getTask(ctx context.Context, id string) (*task.Task, error) {
 	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
 	defer cancel()
 	return f.store.GetTask(sctx, id)
-}
-
-func (f *Firer) setStatus(ctx context.Context, st store.TaskStatusParams) {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.StoreTimeout)
-	defer cancel()
-	if err := f.store.SetTaskStatus(sctx, st); err != nil {
-		f.logger.ErrorContext(ctx, "set task status", "task_id", st.TaskID, "error", err)
-	}
 }
 
 // backoff returns the delay before retry number attempt (1-based).
