@@ -17,7 +17,7 @@ import (
 // Store is what a Firer needs from storage.
 type Store interface {
 	GetTask(ctx context.Context, taskID string) (*task.Task, error)
-	RecordFire(ctx context.Context, r *task.Run, status store.TaskStatusParams) (bool, error)
+	RecordFires(ctx context.Context, recs []store.FireRecord) ([]store.FireResult, error)
 	FinishRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) error
 	UpdateRun(ctx context.Context, r *task.Run) error
 	UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error)
@@ -63,6 +63,7 @@ type Firer struct {
 	store  Store
 	execs  Executors
 	now    func() time.Time
+	rec    *recorder
 
 	workCtx    context.Context
 	cancelWork context.CancelFunc
@@ -88,6 +89,7 @@ func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() 
 		store:      st,
 		execs:      execs,
 		now:        now,
+		rec:        &recorder{store: st, timeout: cfg.StoreTimeout},
 		workCtx:    workCtx,
 		cancelWork: cancel,
 		inflight:   map[string]bool{},
@@ -147,17 +149,19 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 		Node:        f.cfg.Node,
 		FiredAt:     now,
 	}
-	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
-	// The ledger record and the row's feedback are written together.
-	inserted, err := f.store.RecordFire(sctx, run, store.TaskStatusParams{
+	// The ledger record and the row's feedback are written together, in a
+	// transaction shared with the fires that are due at the same time.
+	res := f.rec.record(store.FireRecord{Run: run, Status: store.TaskStatusParams{
 		TaskID: t.TaskID, LastFire: p.Slot, LastStatus: string(task.RunRunning),
 		NextFire: p.NextFire, SetNextFire: true,
-	})
-	cancel()
-	if err != nil {
-		return 0, t, fmt.Errorf("record fire of %s at %s: %w", t.TaskID, p.Slot.Format(time.RFC3339Nano), err)
+	}})
+	if errors.Is(res.Err, task.ErrNotFound) {
+		return Stale, t, nil // deleted meanwhile
 	}
-	if !inserted {
+	if res.Err != nil {
+		return 0, t, fmt.Errorf("record fire of %s at %s: %w", t.TaskID, p.Slot.Format(time.RFC3339Nano), res.Err)
+	}
+	if !res.Inserted {
 		return Duplicate, t, nil
 	}
 	f.deliverAsync(t, run, true)

@@ -156,6 +156,18 @@ type TaskStatusParams struct {
 	Done        bool
 }
 
+// FireRecord is one fire for Ledger.RecordFires.
+type FireRecord struct {
+	Run    *task.Run
+	Status TaskStatusParams
+}
+
+// FireResult is what Ledger.RecordFires did with one FireRecord.
+type FireResult struct {
+	Inserted bool  // false with a nil Err: the slot was already fired
+	Err      error // why nothing was stored for this record
+}
+
 // Ledger is the fire ledger: one Run per (task_id, slot, target).
 type Ledger interface {
 	// InsertRun inserts r unless a run with the same (TaskID, Slot, Target)
@@ -167,6 +179,12 @@ type Ledger interface {
 	// it inserted: false leaves the task's status untouched. When applying
 	// status fails (a missing task is task.ErrNotFound) nothing is stored.
 	RecordFire(ctx context.Context, r *task.Run, status TaskStatusParams) (bool, error)
+	// RecordFires is RecordFire for many fires in one transaction (a group
+	// commit, so a burst of fires costs one commit). Each item stands on its
+	// own: results[i] says whether recs[i] inserted, or why it stored
+	// nothing. A returned error means the transaction failed and nothing
+	// was stored. At most MaxStatusBatch items.
+	RecordFires(ctx context.Context, recs []FireRecord) ([]FireResult, error)
 	// UpdateRun stores r's state, attempt, times, error and output, found by
 	// TriggerID; task.ErrNotFound when absent.
 	UpdateRun(ctx context.Context, r *task.Run) error

@@ -78,6 +78,55 @@ func (s *Store) RecordFire(ctx context.Context, r *task.Run, status store.TaskSt
 	return inserted, nil
 }
 
+// RecordFires records many fires in one transaction; each record is
+// wrapped in a savepoint, so one that fails (a missing task) stores nothing
+// while the others commit.
+func (s *Store) RecordFires(ctx context.Context, recs []store.FireRecord) ([]store.FireResult, error) {
+	if len(recs) > store.MaxStatusBatch {
+		return nil, fmt.Errorf("record fires: %w", task.Invalid("records", "%d is more than %d", len(recs), store.MaxStatusBatch))
+	}
+	results := make([]store.FireResult, len(recs))
+	args := make([][]any, len(recs))
+	for i, rec := range recs {
+		if args[i], results[i].Err = insertRunArgs(rec.Run); results[i].Err != nil {
+			results[i].Err = fmt.Errorf("record fire: %w", results[i].Err)
+		}
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		insert, status := in(ctx, tx, s.st.insertRun), s.statusIn(ctx, tx)
+		for i, rec := range recs {
+			if args[i] == nil {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT fire"); err != nil {
+				return err
+			}
+			ok, err := insertRun(ctx, insert, args[i])
+			if err == nil && ok {
+				if err = status.apply(ctx, rec.Status); err != nil {
+					err = fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
+				}
+			}
+			if err != nil {
+				if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO fire"); rerr != nil {
+					return rerr
+				}
+				results[i].Err = fmt.Errorf("record fire %s: %w", rec.Run.TriggerID, err)
+			} else {
+				results[i].Inserted = ok
+			}
+			if _, err := tx.ExecContext(ctx, "RELEASE fire"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record %d fires: %w", len(recs), err)
+	}
+	return results, nil
+}
+
 // insertRunArgs checks r and returns the arguments of qInsertRun.
 func insertRunArgs(r *task.Run) ([]any, error) {
 	if r.TriggerID == "" {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 func fireLedgerCases() []testCase {
 	return []testCase{
 		{name: "RecordFire", fn: testRecordFire},
+		{name: "RecordFires", fn: testRecordFires},
 		{name: "RecordFireDuplicateKeepsStatus", fn: testRecordFireDuplicate},
 		{name: "RecordFireMissingTaskStoresNothing", fn: testRecordFireMissingTask},
 		{name: "FinishRunMirrorsRow", fn: testFinishRun},
@@ -58,6 +60,51 @@ func (b *bundle) recordFire(r *task.Run, st store.TaskStatusParams) bool {
 func firedStatus(id string, slot, next time.Time) store.TaskStatusParams {
 	return store.TaskStatusParams{TaskID: id, NextFire: next, SetNextFire: true, LastFire: slot,
 		LastStatus: string(task.RunRunning)}
+}
+
+func testRecordFires(b *bundle) {
+	tk := b.addTask(newTask("t1", "r1"))
+	b.addTask(newTask("t2", "r2"))
+	s1, s2, next := at(time.Hour), at(2*time.Hour), at(25*time.Hour)
+	if !b.recordFire(newRun("tr-0", "t2", s1, "email"), firedStatus("t2", s1, next)) {
+		b.t.Fatal("RecordFire of a new slot = false")
+	}
+	recs := []store.FireRecord{
+		{Run: newRun("tr-1", "t1", s1, "email"), Status: firedStatus("t1", s1, next)},
+		{Run: newRun("tr-2", "t2", s1, "email"), Status: firedStatus("t2", s1, next)},     // duplicate slot
+		{Run: newRun("tr-3", "gone", s1, "email"), Status: firedStatus("gone", s1, next)}, // missing task
+		{Run: newRun("", "t1", s2, "email"), Status: firedStatus("t1", s2, next)},         // invalid
+		{Run: newRun("tr-5", "t1", s2, "email"), Status: firedStatus("t1", s2, next)},
+	}
+	res, err := b.s.RecordFires(b.ctx, recs)
+	b.noErr("RecordFires", err)
+	if len(res) != len(recs) {
+		b.t.Fatalf("RecordFires gave %d results for %d records", len(res), len(recs))
+	}
+	if !res[0].Inserted || res[0].Err != nil || !res[4].Inserted || res[4].Err != nil {
+		b.t.Errorf("new slots: %+v %+v, want inserted", res[0], res[4])
+	}
+	if res[1].Inserted || res[1].Err != nil {
+		b.t.Errorf("duplicate slot: %+v, want not inserted and no error", res[1])
+	}
+	if res[2].Inserted || !errors.Is(res[2].Err, task.ErrNotFound) {
+		b.t.Errorf("missing task: %+v, want ErrNotFound", res[2])
+	}
+	if res[3].Inserted || !errors.Is(res[3].Err, task.ErrInvalid) {
+		b.t.Errorf("invalid run: %+v, want ErrInvalid", res[3])
+	}
+	if _, err := b.s.GetRun(b.ctx, "tr-3"); !errors.Is(err, task.ErrNotFound) {
+		b.t.Errorf("the missing task's run was stored: %v", err)
+	}
+	b.checkStatus("batch", "t1", "r1", tk.Version, fireStatus{next, s2, "running", 0})
+	runs, err := b.s.ListRuns(b.ctx, "t1", time.Time{}, 10)
+	b.noErr("ListRuns", err)
+	if len(runs) != 2 {
+		b.t.Errorf("t1 has %d runs, want 2", len(runs))
+	}
+	if _, err := b.s.RecordFires(b.ctx, make([]store.FireRecord, store.MaxStatusBatch+1)); !errors.Is(err, task.ErrInvalid) {
+		b.t.Errorf("RecordFires over the bound: %v, want ErrInvalid", err)
+	}
 }
 
 func testRecordFire(b *bundle) {
