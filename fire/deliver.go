@@ -13,56 +13,69 @@ import (
 // stored says the ledger already holds the run as it is (a fresh fire), so
 // the first attempt needs no write before it starts.
 func (f *Firer) deliver(ctx context.Context, t *task.Task, run *task.Run, stored bool) {
-	log := f.logger.With("task_id", t.TaskID, "trigger_id", run.TriggerID)
 	// A resumed run waits for the retry time its failed attempt recorded.
 	if !sleep(ctx, run.NextAttempt.Sub(f.now())) {
 		return
 	}
 	for {
-		if run.Attempt > 1+t.MaxRetries {
-			f.finish(ctx, t, run, task.RunDead, "retries exhausted")
-			return
-		}
-		if !stored {
-			run.State = task.RunRunning
-			run.NextAttempt = time.Time{}
-			f.updateRun(ctx, run)
-		}
+		wait, again := f.step(ctx, t, run, stored)
 		stored = false
-
-		out, err := f.attempt(ctx, t, run)
-		if err != nil && ctx.Err() != nil {
-			// Shutting down: leave the run unfinished for whoever arms the
-			// task next; this attempt is counted when it resumes. (An
-			// attempt that succeeded is recorded below: resuming it would
-			// send it again.)
-			log.InfoContext(ctx, "delivery interrupted by shutdown", "attempt", run.Attempt)
-			return
-		}
-		run.Output = task.Truncate(out, task.MaxOutput)
-		if err == nil {
-			f.finish(ctx, t, run, task.RunDone, "")
-			return
-		}
-		run.Error = task.Truncate(err.Error(), task.MaxOutput)
-		if task.IsPermanent(err) || run.Attempt >= 1+t.MaxRetries {
-			log.WarnContext(ctx, "delivery failed for good", "attempt", run.Attempt, "error", err)
-			f.finish(ctx, t, run, task.RunDead, run.Error)
-			return
-		}
-		wait := f.backoff(run.Attempt)
-		if d, ok := task.RetryDelay(err); ok && d > wait {
-			wait = d
-		}
-		run.State = task.RunFailed
-		run.NextAttempt = f.now().Add(wait)
-		f.updateRun(ctx, run)
-		log.InfoContext(ctx, "delivery failed, will retry", "attempt", run.Attempt, "retry_in", wait, "error", err)
-		if !sleep(ctx, wait) {
+		if !again || !sleep(ctx, wait) {
 			return
 		}
 		run.Attempt++
 	}
+}
+
+// step makes one attempt of run and records its outcome, holding one of the
+// Firer's delivery slots meanwhile (never while waiting to retry). It
+// returns how long to wait before the next attempt, or again=false when
+// the run is finished or ctx ended.
+func (f *Firer) step(ctx context.Context, t *task.Task, run *task.Run, stored bool) (wait time.Duration, again bool) {
+	select {
+	case f.slots <- struct{}{}:
+		defer func() { <-f.slots }()
+	case <-ctx.Done():
+		return 0, false
+	}
+	log := f.logger.With("task_id", t.TaskID, "trigger_id", run.TriggerID)
+	if run.Attempt > 1+t.MaxRetries {
+		f.finish(ctx, t, run, task.RunDead, "retries exhausted")
+		return 0, false
+	}
+	if !stored {
+		run.State = task.RunRunning
+		run.NextAttempt = time.Time{}
+		f.updateRun(ctx, run)
+	}
+	out, err := f.attempt(ctx, t, run)
+	if err != nil && ctx.Err() != nil {
+		// Shutting down: leave the run unfinished for whoever arms the task
+		// next; this attempt is counted when it resumes. (An attempt that
+		// succeeded is recorded below: resuming it would send it again.)
+		log.InfoContext(ctx, "delivery interrupted by shutdown", "attempt", run.Attempt)
+		return 0, false
+	}
+	run.Output = task.Truncate(out, task.MaxOutput)
+	if err == nil {
+		f.finish(ctx, t, run, task.RunDone, "")
+		return 0, false
+	}
+	run.Error = task.Truncate(err.Error(), task.MaxOutput)
+	if task.IsPermanent(err) || run.Attempt >= 1+t.MaxRetries {
+		log.WarnContext(ctx, "delivery failed for good", "attempt", run.Attempt, "error", err)
+		f.finish(ctx, t, run, task.RunDead, run.Error)
+		return 0, false
+	}
+	wait = f.backoff(run.Attempt)
+	if d, ok := task.RetryDelay(err); ok && d > wait {
+		wait = d
+	}
+	run.State = task.RunFailed
+	run.NextAttempt = f.now().Add(wait)
+	f.updateRun(ctx, run)
+	log.InfoContext(ctx, "delivery failed, will retry", "attempt", run.Attempt, "retry_in", wait, "error", err)
+	return wait, true
 }
 
 // sleep waits for d (not at all when d <= 0) and reports whether ctx was

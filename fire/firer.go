@@ -39,6 +39,10 @@ type Config struct {
 	BackoffMax time.Duration
 	// StoreTimeout bounds each store call (default 5s).
 	StoreTimeout time.Duration
+	// MaxDeliveries bounds the attempts in progress at once (default 64);
+	// more runs wait for a slot. A burst of fires then spends the CPU on
+	// firing on time rather than on thousands of deliveries at once.
+	MaxDeliveries int
 }
 
 // Outcome says what Fire did with a slot.
@@ -64,6 +68,7 @@ type Firer struct {
 	execs  Executors
 	now    func() time.Time
 	rec    *recorder
+	slots  chan struct{} // delivery slots (Config.MaxDeliveries)
 
 	workCtx    context.Context
 	cancelWork context.CancelFunc
@@ -79,6 +84,9 @@ func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() 
 	cfg.BackoffBase = cmpOr(cfg.BackoffBase, time.Second)
 	cfg.BackoffMax = cmpOr(cfg.BackoffMax, 5*time.Minute)
 	cfg.StoreTimeout = cmpOr(cfg.StoreTimeout, 5*time.Second)
+	if cfg.MaxDeliveries <= 0 {
+		cfg.MaxDeliveries = 64
+	}
 	if now == nil {
 		now = time.Now
 	}
@@ -90,6 +98,7 @@ func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() 
 		execs:      execs,
 		now:        now,
 		rec:        &recorder{store: st, timeout: cfg.StoreTimeout},
+		slots:      make(chan struct{}, cfg.MaxDeliveries),
 		workCtx:    workCtx,
 		cancelWork: cancel,
 		inflight:   map[string]bool{},
