@@ -135,3 +135,37 @@ func BenchmarkSetTaskStatuses(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRecordFires records 500 fires of 500 tasks in one group commit,
+// as a burst of fires due in the same second does.
+func BenchmarkRecordFires(b *testing.B) {
+	const n = 500
+	s := openTemp(b)
+	defer s.Close()
+	addBenchTasks(b, s, n)
+	ctx := b.Context()
+	slot := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	round := 0
+	for b.Loop() {
+		round++
+		recs := make([]store.FireRecord, n)
+		for i := range recs {
+			id := fmt.Sprintf("t-%06d", i)
+			r := &task.Run{TriggerID: fmt.Sprintf("tr-%d-%d", round, i), TaskID: id,
+				Slot: slot.Add(time.Duration(round) * time.Second), Target: "email",
+				TriggerType: task.TriggerSchedule, State: task.RunRunning, Attempt: 1, FiredAt: time.Now()}
+			recs[i] = store.FireRecord{Run: r, Status: store.TaskStatusParams{TaskID: id, LastFire: r.Slot,
+				LastStatus: string(task.RunRunning)}}
+		}
+		res, err := s.RecordFires(ctx, recs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res {
+			if !r.Inserted || r.Err != nil {
+				b.Fatalf("record = %+v", r)
+			}
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "fires/s")
+}

@@ -24,7 +24,9 @@ const (
 	qUpdateRun = `UPDATE runs SET state = ?1, attempt = ?2, node = CASE WHEN ?3 <> '' THEN ?3 ELSE node END,
 			fired_at = ?4, finished_at = ?5, next_attempt = ?6, error = ?7, output = ?8
 		WHERE trigger_id = ?9`
-	qGetRun = `SELECT ` + runCols + ` FROM runs WHERE trigger_id = ?`
+	// qDeleteRun undoes a fire whose task vanished (RecordFires).
+	qDeleteRun = `DELETE FROM runs WHERE trigger_id = ?`
+	qGetRun    = `SELECT ` + runCols + ` FROM runs WHERE trigger_id = ?`
 	// qListRuns walks UNIQUE(task_id, slot, target) backwards.
 	qListRuns = `SELECT ` + runCols + ` FROM runs WHERE task_id = ? AND slot < ?
 		ORDER BY slot DESC, target DESC LIMIT ?`
@@ -78,9 +80,9 @@ func (s *Store) RecordFire(ctx context.Context, r *task.Run, status store.TaskSt
 	return inserted, nil
 }
 
-// RecordFires records many fires in one transaction; each record is
-// wrapped in a savepoint, so one that fails (a missing task) stores nothing
-// while the others commit.
+// RecordFires records many fires in one transaction. A record whose task
+// is missing has its just-inserted run deleted again, so it stores nothing
+// while the others commit; any other failure fails the whole transaction.
 func (s *Store) RecordFires(ctx context.Context, recs []store.FireRecord) ([]store.FireResult, error) {
 	if len(recs) > store.MaxStatusBatch {
 		return nil, fmt.Errorf("record fires: %w", task.Invalid("records", "%d is more than %d", len(recs), store.MaxStatusBatch))
@@ -93,31 +95,30 @@ func (s *Store) RecordFires(ctx context.Context, recs []store.FireRecord) ([]sto
 		}
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		insert, status := in(ctx, tx, s.st.insertRun), s.statusIn(ctx, tx)
+		insert, undo, status := in(ctx, tx, s.st.insertRun), in(ctx, tx, s.st.deleteRun), s.statusIn(ctx, tx)
 		for i, rec := range recs {
 			if args[i] == nil {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT fire"); err != nil {
+			ok, err := insertRun(ctx, insert, args[i])
+			if err != nil {
 				return err
 			}
-			ok, err := insertRun(ctx, insert, args[i])
-			if err == nil && ok {
-				if err = status.apply(ctx, rec.Status); err != nil {
-					err = fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
+			if !ok {
+				continue // already fired
+			}
+			err = status.apply(ctx, rec.Status)
+			if errors.Is(err, task.ErrNotFound) {
+				if _, err := undo.ExecContext(ctx, rec.Run.TriggerID); err != nil {
+					return err
 				}
+				results[i].Err = fmt.Errorf("record fire %s: task %s: %w", rec.Run.TriggerID, rec.Status.TaskID, err)
+				continue
 			}
 			if err != nil {
-				if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO fire"); rerr != nil {
-					return rerr
-				}
-				results[i].Err = fmt.Errorf("record fire %s: %w", rec.Run.TriggerID, err)
-			} else {
-				results[i].Inserted = ok
+				return fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
 			}
-			if _, err := tx.ExecContext(ctx, "RELEASE fire"); err != nil {
-				return err
-			}
+			results[i].Inserted = true
 		}
 		return nil
 	})

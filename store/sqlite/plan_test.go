@@ -48,6 +48,7 @@ func planQueries() []planQuery {
 		{"MarkRowFetched", qMarkRowFetched},
 		{"InsertRun", qInsertRun},
 		{"UpdateRun", qUpdateRun},
+		{"DeleteRun", qDeleteRun},
 		{"GetRun", qGetRun},
 		{"AddOutbox", qAddOutbox},
 		{"OutboxByTrigger", qOutboxByTrigger},

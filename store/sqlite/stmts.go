@@ -24,7 +24,7 @@ type stmts struct {
 	claim, renewLeases, releaseTask, taskExists *sql.Stmt
 	releaseExpired, purgeDeleted                *sql.Stmt
 	setTaskStatus, mirrorStatus                 *sql.Stmt
-	insertRun, updateRun                        *sql.Stmt
+	insertRun, updateRun, deleteRun             *sql.Stmt
 	addOutbox, outboxByTrigger                  *sql.Stmt
 	insertRow, rowVersion, updateRowFields      *sql.Stmt
 	deleteRow, retireRowTasks                   *sql.Stmt
@@ -68,6 +68,7 @@ func (st *stmts) specs() []stmtSpec {
 		w(&st.mirrorStatus, qMirrorStatus),
 		w(&st.insertRun, qInsertRun),
 		w(&st.updateRun, qUpdateRun),
+		w(&st.deleteRun, qDeleteRun),
 		w(&st.addOutbox, qAddOutbox),
 		w(&st.outboxByTrigger, qOutboxByTrigger),
 		w(&st.insertRow, qInsertRow),
