@@ -110,6 +110,8 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 		return err
 	}
 	if err := a.schedule(e, plan.Next); err != nil {
+		// Not armed after all: reconcile releases the claim, publish retries.
+		a.disarmGen(t.TaskID, e.gen)
 		return err
 	}
 	if a.armHook != nil {
@@ -166,7 +168,10 @@ func (a *armer) onFire(taskID string, gen uint64, slot time.Time) {
 	a.mu.Unlock()
 	if !next.IsZero() {
 		if err := a.schedule(e, next); err != nil {
+			// Not armed any more: reconcile releases the claim and publish
+			// arms it again (the slot, if missed, is a misfire then).
 			a.logger.Error("schedule next slot", "task_id", taskID, "error", err)
+			a.disarmGen(taskID, gen)
 		}
 	}
 	a.fire(e, slot, task.TriggerSchedule, next)
