@@ -215,7 +215,13 @@ func (s *Server) Run(ctx context.Context) error {
 	s.sched.Start()
 	runCtx, stopPatrols := context.WithCancel(context.WithoutCancel(ctx))
 	patrolsDone := make(chan struct{})
-	go func() { defer close(patrolsDone); s.runner.Run(runCtx) }()
+	go func() {
+		defer close(patrolsDone)
+		var wg sync.WaitGroup
+		wg.Go(func() { s.sweepJobs(runCtx) })
+		s.runner.Run(runCtx)
+		wg.Wait()
+	}()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- s.http.Serve(s.ln) }()
 	s.logger.InfoContext(ctx, "cronsheet started", "addr", s.Addr(), "node_id", s.cfg.NodeID,
@@ -237,6 +243,20 @@ func (s *Server) Run(ctx context.Context) error {
 	<-patrolsDone
 	s.shutdown(sctx)
 	return err
+}
+
+// sweepJobs removes gocron's spent one-time jobs every second until ctx ends.
+func (s *Server) sweepJobs(ctx context.Context) {
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			s.armer.Sweep()
+		}
+	}
 }
 
 // shutdown stops the scheduler and the firer, releases claims and closes the

@@ -184,6 +184,13 @@ func TestMemosLoopEmail(t *testing.T) {
 		}
 	}
 
+	// Spent one-time jobs are swept: gocron holds the pending slot's job,
+	// plus at most one that has just run.
+	b.srv.armer.Sweep()
+	if n := len(b.srv.sched.Jobs()); n < 1 || n > 2 {
+		t.Errorf("gocron holds %d jobs for one armed task, want 1 (2 while a slot is firing)", n)
+	}
+
 	// active: 0 stops it.
 	if code := b.call(t, "PATCH", "/api/v1/scenarios/memos/rows/"+row.ID, map[string]any{"active": 0}, nil); code != 200 {
 		t.Fatalf("patch: status %d", code)
