@@ -5,6 +5,8 @@
 // Usage:
 //
 //	cronsheet [-config config.yaml]
+//	cronsheet export [-config config.yaml] [-o file]   (JSON lines; default stdout)
+//	cronsheet import [-config config.yaml] [-i file]   (idempotent; default stdin)
 package main
 
 import (
@@ -22,6 +24,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && (os.Args[1] == "export" || os.Args[1] == "import") {
+		os.Exit(dump(os.Args[1], os.Args[2:]))
+	}
 	os.Exit(run())
 }
 

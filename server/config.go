@@ -38,13 +38,57 @@ type Config struct {
 
 // StoreConfig selects the storage driver.
 type StoreConfig struct {
-	// Driver is sqlite (default); mongo is planned.
+	// Driver is sqlite (default) or mongo.
 	Driver string `yaml:"driver"`
 	// Path is the SQLite file (default ./data/cronsheet.db).
 	Path string `yaml:"path"`
-	// URI and Database are for the mongo driver.
+	// URI and Database are for the mongo driver; CRONSHEET_MONGO_URI, when
+	// set, replaces URI (so credentials need not be in the file).
 	URI      string `yaml:"uri"`
 	Database string `yaml:"database"`
+	// ConnectTimeout bounds the mongo driver's wait for a server at start
+	// (default 10s); an unreachable server then stops start-up.
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	// Timeout bounds each mongo call (default 10s).
+	Timeout time.Duration `yaml:"timeout"`
+	// WriteConcern is majority (default) or 1 (primary only: faster, but a
+	// failover may roll a write back).
+	WriteConcern string `yaml:"write_concern"`
+	// ReadPreference is primary (default) or nearest (possibly stale reads).
+	ReadPreference string `yaml:"read_preference"`
+}
+
+// defaultStoreConfig is the embedded SQLite store, with the mongo driver's
+// defaults for when driver is mongo.
+func defaultStoreConfig() StoreConfig {
+	return StoreConfig{Driver: "sqlite", Path: "./data/cronsheet.db", ConnectTimeout: 10 * time.Second,
+		Timeout: 10 * time.Second, WriteConcern: "majority", ReadPreference: "primary"}
+}
+
+// validateMongo checks the mongo driver's keys.
+func (c *StoreConfig) validateMongo() error {
+	if c.URI == "" {
+		return errors.New("store.uri: required for driver mongo (or set CRONSHEET_MONGO_URI)")
+	}
+	if !strings.HasPrefix(c.URI, "mongodb://") && !strings.HasPrefix(c.URI, "mongodb+srv://") {
+		return errors.New("store.uri: must start with mongodb:// or mongodb+srv://")
+	}
+	if c.Database == "" || len(c.Database) > 63 || strings.ContainsAny(c.Database, "/\\. \"$") {
+		return fmt.Errorf("store.database: %q must be 1..63 characters without / \\ . space \" $", c.Database)
+	}
+	if c.ConnectTimeout < time.Second || c.ConnectTimeout > 5*time.Minute {
+		return fmt.Errorf("store.connect_timeout: %s is outside 1s..5m", c.ConnectTimeout)
+	}
+	if c.Timeout < 100*time.Millisecond || c.Timeout > 5*time.Minute {
+		return fmt.Errorf("store.timeout: %s is outside 100ms..5m", c.Timeout)
+	}
+	if c.WriteConcern != "majority" && c.WriteConcern != "1" {
+		return fmt.Errorf("store.write_concern: %q is not one of majority, 1", c.WriteConcern)
+	}
+	if c.ReadPreference != "primary" && c.ReadPreference != "nearest" {
+		return fmt.Errorf("store.read_preference: %q is not one of primary, nearest", c.ReadPreference)
+	}
+	return nil
 }
 
 // PatrolConfig tunes the patrol loops.
@@ -105,7 +149,7 @@ func DefaultConfig() Config {
 	return Config{
 		Listen:          "127.0.0.1:8080",
 		NodeID:          fmt.Sprintf("%s-%d", cmpString(host, "node"), os.Getpid()),
-		Store:           StoreConfig{Driver: "sqlite", Path: "./data/cronsheet.db"},
+		Store:           defaultStoreConfig(),
 		Patrol:          PatrolConfig{Interval: time.Second, Lease: 15 * time.Second, Batch: 500},
 		Email:           EmailConfig{Mode: ModeOutbox, Port: 587, TLS: "starttls", Timeout: 30 * time.Second},
 		SMS:             SMSConfig{Mode: ModeOutbox, Timeout: 30 * time.Second},
@@ -137,6 +181,9 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	}
 	cfg.Email.Password = getenv("CRONSHEET_SMTP_PASSWORD")
 	cfg.SMS.AuthToken = getenv("TWILIO_AUTH_TOKEN")
+	if uri := getenv("CRONSHEET_MONGO_URI"); uri != "" {
+		cfg.Store.URI = uri
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -157,7 +204,9 @@ func (c *Config) Validate() error {
 			return errors.New("store.path: required for driver sqlite")
 		}
 	case "mongo":
-		return errors.New("store.driver: mongo is not available in this build yet; use sqlite")
+		if err := c.Store.validateMongo(); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("store.driver: %q is not one of sqlite, mongo", c.Store.Driver)
 	}

@@ -1,0 +1,74 @@
+# shellcheck shell=bash
+# Sourced by .ci/run: starts PostgreSQL (from Debian, throwaway data
+# directory, 127.0.0.1 on a free port) and FerretDB v1.24.2 on it
+# (tools/ferretdb, 127.0.0.1 on a free port), then exports
+# CRONSHEET_TEST_MONGO_URI for store/mongo's and server's tests.
+# Both stop through cleanup_hooks. See docs/CI-NOTES.md.
+#
+# Needs: apt_install, cleanup_hooks (from .ci/run), go, root (initdb runs
+# as the postgres user).
+
+ferretdb_setup() {
+  local pgbin dir pgport fport bin key cache fpid i stop
+
+  apt_install postgresql
+  pgbin="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
+  [ -x "$pgbin/initdb" ] || { echo "20-ferretdb: no initdb under /usr/lib/postgresql" >&2; return 1; }
+
+  # ferretdb_free_port: a loopback TCP port nobody listens on right now.
+  ferretdb_free_port() {
+    local p
+    while :; do
+      p=$((20000 + RANDOM % 30000))
+      if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
+    done
+  }
+  # as_postgres CMD: runs CMD as the postgres user (initdb refuses root).
+  as_postgres() {
+    if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$1"; else sh -c "$1"; fi
+  }
+
+  dir="$(mktemp -d /tmp/cronsheet-pg.XXXXXX)"
+  if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$dir"; fi
+  pgport="$(ferretdb_free_port)"
+  as_postgres "'$pgbin/initdb' -D '$dir/data' -U postgres --auth=trust -E UTF8 >'$dir/initdb.log' 2>&1" ||
+    { cat "$dir/initdb.log" >&2; return 1; }
+  as_postgres "'$pgbin/pg_ctl' -D '$dir/data' -w -l '$dir/postgres.log' \
+    -o \"-p $pgport -k '$dir' -c listen_addresses=127.0.0.1 -c fsync=off\" start" >/dev/null ||
+    { cat "$dir/postgres.log" >&2; return 1; }
+  stop="'$pgbin/pg_ctl' -D '$dir/data' stop -m fast >/dev/null"
+  if [ "$(id -u)" = 0 ]; then stop="su postgres -s /bin/sh -c \"$stop\""; fi
+  cleanup_hooks+=("$stop; rm -rf '$dir'")
+  as_postgres "'$pgbin/createdb' -h 127.0.0.1 -p $pgport -U postgres ferretdb"
+
+  # Build tools/ferretdb once per source version (about 2 minutes cold).
+  key="$(cat tools/ferretdb/go.mod tools/ferretdb/go.sum tools/ferretdb/*.go | sha256sum | cut -c1-16)"
+  cache="${XDG_CACHE_HOME:-$HOME/.cache}/cronsheet"
+  bin="$cache/ferretdb-$key"
+  if [ ! -x "$bin" ]; then
+    mkdir -p "$cache"
+    echo "20-ferretdb: building tools/ferretdb"
+    (cd tools/ferretdb && go build -trimpath -o "$bin.tmp" .) && mv "$bin.tmp" "$bin"
+  fi
+
+  fport="$(ferretdb_free_port)"
+  "$bin" -listen "127.0.0.1:$fport" -postgresql-url "postgres://postgres@127.0.0.1:$pgport/ferretdb" \
+    >"$dir/ferretdb.log" 2>&1 &
+  fpid=$!
+  cleanup_hooks+=("kill $fpid 2>/dev/null; wait $fpid 2>/dev/null || true")
+  for ((i = 0; i < 150; i++)); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$fport") 2>/dev/null; then break; fi
+    if ! kill -0 "$fpid" 2>/dev/null; then i=150; break; fi
+    sleep 0.2
+  done
+  if [ "$i" -ge 150 ]; then
+    echo "20-ferretdb: FerretDB did not start on 127.0.0.1:$fport" >&2
+    cat "$dir/ferretdb.log" >&2
+    return 1
+  fi
+  export CRONSHEET_TEST_MONGO_URI="mongodb://127.0.0.1:$fport/"
+  echo "20-ferretdb: PostgreSQL on 127.0.0.1:$pgport, FerretDB on $CRONSHEET_TEST_MONGO_URI"
+}
+
+ferretdb_setup
+unset -f ferretdb_setup ferretdb_free_port as_postgres

@@ -1,0 +1,172 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// DumpRecord is one line of `cronsheet export`: exactly one of Row, Task,
+// Run and Message is set, as Kind says.
+type DumpRecord struct {
+	Kind    string              `json:"kind"` // row, task, run or outbox
+	Row     *task.Row           `json:"row,omitempty"`
+	Task    *store.TaskDump     `json:"task,omitempty"`
+	Run     *task.Run           `json:"run,omitempty"`
+	Message *task.OutboxMessage `json:"message,omitempty"`
+}
+
+// Dump record kinds, in the order Export writes them.
+const (
+	KindRow    = "row"
+	KindTask   = "task"
+	KindRun    = "run"
+	KindOutbox = "outbox"
+)
+
+// DumpCounts counts records per kind.
+type DumpCounts struct {
+	Rows, Tasks, Runs, Outbox int
+}
+
+// ImportCounts says what Import read and what it stored; the rest was
+// already in the store. Outbox messages already stored under their trigger
+// id are not told apart, so only Read counts them.
+type ImportCounts struct {
+	Read   DumpCounts
+	Stored DumpCounts
+}
+
+// Export opens the configured store and writes everything it holds to w as
+// JSON lines (see ExportStore).
+func Export(ctx context.Context, cfg StoreConfig, w io.Writer) (DumpCounts, error) {
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return DumpCounts{}, err
+	}
+	n, err := ExportStore(ctx, st, w)
+	return n, errors.Join(err, st.Close())
+}
+
+// Import opens the configured store and loads the JSON lines of r into it
+// (see ImportStore).
+func Import(ctx context.Context, cfg StoreConfig, r io.Reader) (ImportCounts, error) {
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return ImportCounts{}, err
+	}
+	n, err := ImportStore(ctx, st, r)
+	return n, errors.Join(err, st.Close())
+}
+
+// dumper returns st's store.Dumper.
+func dumper(st store.Store) (store.Dumper, error) {
+	d, ok := st.(store.Dumper)
+	if !ok {
+		return nil, fmt.Errorf("store %T cannot export or import", st)
+	}
+	return d, nil
+}
+
+// ExportStore writes every row, task (claims left out), run and outbox
+// message of st to w, one DumpRecord per line, in that order.
+func ExportStore(ctx context.Context, st store.Store, w io.Writer) (DumpCounts, error) {
+	var n DumpCounts
+	d, err := dumper(st)
+	if err != nil {
+		return n, err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := d.DumpRows(ctx, func(r *task.Row) error {
+		n.Rows++
+		return enc.Encode(DumpRecord{Kind: KindRow, Row: r})
+	}); err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
+	if err := d.DumpTasks(ctx, func(t store.TaskDump) error {
+		n.Tasks++
+		return enc.Encode(DumpRecord{Kind: KindTask, Task: &t})
+	}); err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
+	if err := d.DumpRuns(ctx, func(r *task.Run) error {
+		n.Runs++
+		return enc.Encode(DumpRecord{Kind: KindRun, Run: r})
+	}); err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
+	if err := d.DumpOutbox(ctx, func(m *task.OutboxMessage) error {
+		n.Outbox++
+		return enc.Encode(DumpRecord{Kind: KindOutbox, Message: m})
+	}); err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
+	return n, nil
+}
+
+// ImportStore loads the DumpRecords of r into st. What st already holds
+// (same row key, task id, ledger key or outbox trigger id / id) is left as
+// it is, so importing the same file twice changes nothing. Row field
+// numbers keep their written form (json.Number).
+func ImportStore(ctx context.Context, st store.Store, r io.Reader) (ImportCounts, error) {
+	var n ImportCounts
+	d, err := dumper(st)
+	if err != nil {
+		return n, err
+	}
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	for line := 1; ; line++ {
+		var rec DumpRecord
+		err := dec.Decode(&rec)
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err == nil {
+			err = importRecord(ctx, st, d, &rec, &n)
+		}
+		if err != nil {
+			return n, fmt.Errorf("import record %d: %w", line, err)
+		}
+	}
+}
+
+// importRecord stores one record and counts it.
+func importRecord(ctx context.Context, st store.Store, d store.Dumper, rec *DumpRecord, n *ImportCounts) error {
+	var (
+		ok  bool
+		err error
+	)
+	switch {
+	case rec.Kind == KindRow && rec.Row != nil:
+		n.Read.Rows++
+		if ok, err = d.RestoreRow(ctx, rec.Row); ok {
+			n.Stored.Rows++
+		}
+	case rec.Kind == KindTask && rec.Task != nil:
+		n.Read.Tasks++
+		if ok, err = d.RestoreTask(ctx, *rec.Task); ok {
+			n.Stored.Tasks++
+		}
+	case rec.Kind == KindRun && rec.Run != nil:
+		n.Read.Runs++
+		if ok, err = st.InsertRun(ctx, rec.Run); ok {
+			n.Stored.Runs++
+		}
+	case rec.Kind == KindOutbox && rec.Message != nil:
+		n.Read.Outbox++
+		err = st.AddOutbox(ctx, rec.Message)
+		if errors.Is(err, task.ErrConflict) {
+			err = nil // its id is taken: imported before
+		}
+	default:
+		return fmt.Errorf("kind %q without its record", rec.Kind)
+	}
+	return err
+}

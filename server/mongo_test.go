@@ -1,0 +1,185 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"cronsheet/store/mongo"
+	"cronsheet/task"
+)
+
+// mongoURI returns CRONSHEET_TEST_MONGO_URI or skips t without it (fails it
+// under CI=true, where the Mongo run is required).
+func mongoURI(t *testing.T) string {
+	t.Helper()
+	uri := os.Getenv("CRONSHEET_TEST_MONGO_URI")
+	if uri != "" {
+		return uri
+	}
+	const how = "CRONSHEET_TEST_MONGO_URI is not set: set it to a MongoDB or FerretDB URI " +
+		"(e.g. mongodb://127.0.0.1:27017/) to run the server on the mongo driver; " +
+		"`bash .ci/run` starts FerretDB on PostgreSQL and sets it"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(how + " (required under CI=true)")
+	}
+	t.Skip(how)
+	return ""
+}
+
+// useMongo points cfg at a database of its own on uri, dropped when t ends
+// (after the node has stopped).
+func useMongo(t *testing.T, uri string) func(*Config) {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	db := "cronsheet_server_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, err := mongo.Open(ctx, mongo.Config{URI: uri, Database: db})
+		if err != nil {
+			t.Errorf("open to drop %s: %v", db, err)
+			return
+		}
+		defer s.Close()
+		if err := s.Drop(ctx); err != nil {
+			t.Errorf("drop %s: %v", db, err)
+		}
+	})
+	return func(c *Config) {
+		c.Store.Driver, c.Store.URI, c.Store.Database = "mongo", uri, db
+	}
+}
+
+// TestMemosLoopOnMongo runs the memos loop on the mongo driver: a row due
+// every second delivers to the outbox again and again, read through the API.
+func TestMemosLoopOnMongo(t *testing.T) {
+	b := setup(t, useMongo(t, mongoURI(t)))
+	var row task.Row
+	code := b.call(t, "POST", "/api/v1/scenarios/memos/rows", map[string]any{
+		"title": "stand-up", "content": "Stand up, please.", "when": "every 1s", "channel": "outbox",
+	}, &row)
+	if code != http.StatusCreated || row.ID == "" {
+		t.Fatalf("create row: status %d, row %+v", code, row)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	type outboxPage struct {
+		Messages []*task.OutboxMessage `json:"messages"`
+	}
+	var page outboxPage
+	for {
+		page = outboxPage{}
+		if code := b.call(t, "GET", "/api/v1/outbox?limit=100", nil, &page); code != http.StatusOK {
+			t.Fatalf("list outbox: status %d", code)
+		}
+		if len(page.Messages) >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(page.Messages) < 2 {
+		t.Fatalf("outbox holds %d messages after 20s, want at least 2", len(page.Messages))
+	}
+	seen := map[string]bool{}
+	for _, m := range page.Messages {
+		if m.TaskID != row.ID || !strings.Contains(m.Body, "Stand up, please.") || m.TriggerID == "" {
+			t.Errorf("message = %+v", m)
+		}
+		if seen[m.TriggerID] {
+			t.Errorf("run %s delivered twice", m.TriggerID)
+		}
+		seen[m.TriggerID] = true
+	}
+	runs := b.runs(t, row.ID)
+	for i := 1; i < len(runs); i++ {
+		if d := runs[i-1].Slot.Sub(runs[i].Slot); d != time.Second {
+			t.Errorf("slots %s and %s are %s apart, want 1s", runs[i].Slot, runs[i-1].Slot, d)
+		}
+	}
+	got := b.waitRow(t, row.ID, 10*time.Second, func(r *task.Row) bool { return r.LastStatus == "done" })
+	if got.IsActive != 1 || got.IsFetched != 1 || got.LastFire.IsZero() || got.NextFire.IsZero() {
+		t.Errorf("row feedback = %+v", got)
+	}
+}
+
+// TestMongoUnreachableStopsStartup needs no server: nothing listens on
+// port 1, so New must fail after the connect timeout, naming the driver.
+func TestMongoUnreachableStopsStartup(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Store = defaultStoreConfig()
+	cfg.Store.Driver, cfg.Store.URI, cfg.Store.Database = "mongo", "mongodb://127.0.0.1:1/", "cronsheet"
+	cfg.Store.ConnectTimeout = time.Second
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := New(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil {
+		t.Fatal("New with an unreachable mongo server: no error")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("New took %s, want about the 1s connect timeout", d)
+	}
+	for _, want := range []string{"store.driver mongo", "127.0.0.1:1", "no server answered within 1s"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+func TestLoadConfigMongo(t *testing.T) {
+	t.Parallel()
+	body := "store: {driver: mongo, uri: 'mongodb://file-host/', database: cronsheet}\n"
+	cfg, err := LoadConfig(writeConfig(t, body), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Store.URI != "mongodb://file-host/" || cfg.Store.ConnectTimeout != 10*time.Second ||
+		cfg.Store.WriteConcern != "majority" || cfg.Store.ReadPreference != "primary" {
+		t.Errorf("store = %+v", cfg.Store)
+	}
+	env := func(k string) string {
+		if k == "CRONSHEET_MONGO_URI" {
+			return "mongodb://user:secret@env-host/"
+		}
+		return ""
+	}
+	if cfg, err = LoadConfig(writeConfig(t, body), env); err != nil || cfg.Store.URI != "mongodb://user:secret@env-host/" {
+		t.Errorf("CRONSHEET_MONGO_URI did not replace store.uri: %q, %v", cfg.Store.URI, err)
+	}
+	// The URI may come from the environment alone.
+	if _, err := LoadConfig(writeConfig(t, "store: {driver: mongo, database: cronsheet}\n"), env); err != nil {
+		t.Errorf("uri from the environment only: %v", err)
+	}
+}
+
+func TestLoadConfigMongoErrorsNameTheKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, body, want string }{
+		{"NoURI", "store: {driver: mongo, database: x}\n", "store.uri"},
+		{"BadURI", "store: {driver: mongo, uri: 'http://h/', database: x}\n", "store.uri"},
+		{"NoDatabase", "store: {driver: mongo, uri: 'mongodb://h/'}\n", "store.database"},
+		{"BadDatabase", "store: {driver: mongo, uri: 'mongodb://h/', database: 'a.b'}\n", "store.database"},
+		{"ShortConnect", "store: {driver: mongo, uri: 'mongodb://h/', database: x, connect_timeout: 1ms}\n", "store.connect_timeout"},
+		{"BadWriteConcern", "store: {driver: mongo, uri: 'mongodb://h/', database: x, write_concern: all}\n", "store.write_concern"},
+		{"BadReadPref", "store: {driver: mongo, uri: 'mongodb://h/', database: x, read_preference: any}\n", "store.read_preference"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := LoadConfig(writeConfig(t, tt.body), noEnv)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("LoadConfig(%q) error = %v, want it to name %q", tt.body, err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,40 @@
+package store
+
+import (
+	"context"
+
+	"cronsheet/task"
+)
+
+// Dumper reads everything a store holds and writes it back into another
+// one, for moving between drivers (cronsheet export / import). It is
+// separate from Store so that Store stays what patrols and the API need;
+// both drivers implement it.
+//
+// Runs go back with Ledger.InsertRun and outbox messages with
+// Outbox.AddOutbox (their ID kept); both already skip what is stored.
+type Dumper interface {
+	// DumpRows calls fn with every row, in (scenario, id) order.
+	DumpRows(ctx context.Context, fn func(*task.Row) error) error
+	// DumpTasks calls fn with every task, oldest first, claims left out
+	// (a claim means nothing in another store).
+	DumpTasks(ctx context.Context, fn func(TaskDump) error) error
+	// DumpRuns calls fn with every run, in (task_id, slot, target) order.
+	DumpRuns(ctx context.Context, fn func(*task.Run) error) error
+	// DumpOutbox calls fn with every outbox message, oldest id first.
+	DumpOutbox(ctx context.Context, fn func(*task.OutboxMessage) error) error
+	// RestoreRow stores row exactly as dumped (flags, version, feedback,
+	// times) unless its (scenario, id) is stored; it reports whether it
+	// inserted.
+	RestoreRow(ctx context.Context, row *task.Row) (bool, error)
+	// RestoreTask stores a task exactly as dumped, unclaimed, unless its
+	// task_id is stored; it reports whether it inserted.
+	RestoreTask(ctx context.Context, d TaskDump) (bool, error)
+}
+
+// TaskDump is a task as Dumper moves it.
+type TaskDump struct {
+	Task *task.Task `json:"task"`
+	// Deleted marks a task whose row was deleted, awaiting purge.
+	Deleted bool `json:"deleted,omitempty"`
+}

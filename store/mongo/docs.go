@@ -1,0 +1,168 @@
+package mongo
+
+import (
+	"time"
+
+	"cronsheet/task"
+)
+
+// rowDoc is a document of the rows collection.
+type rowDoc struct {
+	Scenario   string         `bson:"scenario"`
+	ID         string         `bson:"id"`
+	Fields     map[string]any `bson:"fields"`
+	IsFetched  int            `bson:"is_fetched"`
+	IsActive   int            `bson:"is_active"`
+	Error      string         `bson:"error"`
+	NextFire   int64          `bson:"next_fire"`
+	LastFire   int64          `bson:"last_fire"`
+	LastStatus string         `bson:"last_status"`
+	Version    int64          `bson:"version"`
+	CreatedAt  int64          `bson:"created_at"`
+	UpdatedAt  int64          `bson:"updated_at"`
+}
+
+func (d *rowDoc) row() *task.Row {
+	return &task.Row{
+		Scenario: d.Scenario, ID: d.ID, Fields: d.Fields, IsFetched: d.IsFetched, IsActive: d.IsActive,
+		Error: d.Error, NextFire: fromMS(d.NextFire), LastFire: fromMS(d.LastFire), LastStatus: d.LastStatus,
+		Version: d.Version, CreatedAt: fromMS(d.CreatedAt), UpdatedAt: fromMS(d.UpdatedAt),
+	}
+}
+
+// content is what a user's edit defines of a task (ApplySync writes it);
+// claims, leases and fires never rewrite it. TTL is in nanoseconds.
+type content struct {
+	TaskType    task.Channel      `bson:"task_type"`
+	TaskPara    string            `bson:"task_para"`
+	Params      map[string]string `bson:"params"`
+	ExecuteType task.ExecuteType  `bson:"execute_type"`
+	CronPara    string            `bson:"cron_para"`
+	TZ          string            `bson:"tz"`
+	StartTime   int64             `bson:"start_time"`
+	EndTime     int64             `bson:"end_time"`
+	TTL         int64             `bson:"ttl"`
+	MaxRetries  int               `bson:"max_retries"`
+	Misfire     task.Misfire      `bson:"misfire"`
+	Targets     []string          `bson:"targets"`
+	State       task.State        `bson:"state"`
+	Anchor      int64             `bson:"anchor"`
+}
+
+// contentOf returns t's content with anchor in place of t.Anchor.
+func contentOf(t *task.Task, anchor int64) content {
+	return content{
+		TaskType: t.TaskType, TaskPara: t.TaskPara, Params: t.Params, ExecuteType: t.ExecuteType,
+		CronPara: t.CronPara, TZ: t.TZ, StartTime: ms(t.StartTime), EndTime: ms(t.EndTime),
+		TTL: int64(t.TTL), MaxRetries: t.MaxRetries, Misfire: t.Misfire, Targets: t.Targets,
+		State: t.State, Anchor: anchor,
+	}
+}
+
+// sameSchedule reports whether c and o fire at the same slots: the
+// schedule-relevant fields of store.ApplySyncParams.
+func (c *content) sameSchedule(o *content) bool {
+	return c.CronPara == o.CronPara && c.TZ == o.TZ && c.ExecuteType == o.ExecuteType &&
+		c.StartTime == o.StartTime && c.EndTime == o.EndTime && c.Misfire == o.Misfire
+}
+
+// taskDoc is a document of the time_task collection.
+type taskDoc struct {
+	TaskID   string  `bson:"task_id"`
+	Scenario string  `bson:"scenario"`
+	RowID    string  `bson:"row_id"`
+	Content  content `bson:",inline"`
+
+	IsEnable   int    `bson:"is_enable"`
+	IsClaimed  int    `bson:"is_claimed"`
+	ClaimedBy  string `bson:"claimed_by"`
+	LeaseUntil int64  `bson:"lease_until"`
+	IsDone     int    `bson:"is_done"`
+	Deleted    int    `bson:"deleted"`
+	NextFire   int64  `bson:"next_fire"`
+	LastFire   int64  `bson:"last_fire"`
+	LastStatus string `bson:"last_status"`
+	Version    int64  `bson:"version"`
+	CreatedAt  int64  `bson:"created_at"`
+	UpdatedAt  int64  `bson:"updated_at"`
+}
+
+func (d *taskDoc) task() *task.Task {
+	c := &d.Content
+	return &task.Task{
+		TaskID: d.TaskID, Scenario: d.Scenario, RowID: d.RowID,
+		TaskType: c.TaskType, TaskPara: c.TaskPara, Params: c.Params, ExecuteType: c.ExecuteType,
+		CronPara: c.CronPara, TZ: c.TZ, StartTime: fromMS(c.StartTime), EndTime: fromMS(c.EndTime),
+		TTL: time.Duration(c.TTL), MaxRetries: c.MaxRetries, Misfire: c.Misfire, Targets: c.Targets,
+		State: c.State, Anchor: fromMS(c.Anchor),
+		IsEnable: d.IsEnable, IsClaimed: d.IsClaimed, ClaimedBy: d.ClaimedBy, LeaseUntil: fromMS(d.LeaseUntil),
+		IsDone: d.IsDone, NextFire: fromMS(d.NextFire), LastFire: fromMS(d.LastFire), LastStatus: d.LastStatus,
+		Version: d.Version, CreatedAt: fromMS(d.CreatedAt), UpdatedAt: fromMS(d.UpdatedAt),
+	}
+}
+
+// runDoc is a document of the runs collection (the fire ledger).
+type runDoc struct {
+	TriggerID   string           `bson:"trigger_id"`
+	TaskID      string           `bson:"task_id"`
+	Slot        int64            `bson:"slot"`
+	Target      string           `bson:"target"`
+	TriggerType task.TriggerType `bson:"trigger_type"`
+	State       task.RunState    `bson:"state"`
+	Attempt     int              `bson:"attempt"`
+	Node        string           `bson:"node"`
+	FiredAt     int64            `bson:"fired_at"`
+	FinishedAt  int64            `bson:"finished_at"`
+	NextAttempt int64            `bson:"next_attempt"`
+	Error       string           `bson:"error"`
+	Output      string           `bson:"output"`
+}
+
+// runDocOf checks r and returns its document: TriggerID and TaskID are
+// required, an empty State is pending, Error and Output are capped at
+// task.MaxOutput.
+func runDocOf(r *task.Run) (*runDoc, error) {
+	if r == nil || r.TriggerID == "" {
+		return nil, task.Invalid("trigger_id", "required")
+	}
+	if r.TaskID == "" {
+		return nil, task.Invalid("task_id", "required")
+	}
+	state := r.State
+	if state == "" {
+		state = task.RunPending
+	}
+	return &runDoc{
+		TriggerID: r.TriggerID, TaskID: r.TaskID, Slot: ms(r.Slot), Target: r.Target,
+		TriggerType: r.TriggerType, State: state, Attempt: r.Attempt, Node: r.Node,
+		FiredAt: ms(r.FiredAt), FinishedAt: ms(r.FinishedAt), NextAttempt: ms(r.NextAttempt),
+		Error: task.Truncate(r.Error, task.MaxOutput), Output: task.Truncate(r.Output, task.MaxOutput),
+	}, nil
+}
+
+func (d *runDoc) run() *task.Run {
+	return &task.Run{
+		TriggerID: d.TriggerID, TaskID: d.TaskID, Slot: fromMS(d.Slot), Target: d.Target,
+		TriggerType: d.TriggerType, State: d.State, Attempt: d.Attempt, Node: d.Node,
+		FiredAt: fromMS(d.FiredAt), FinishedAt: fromMS(d.FinishedAt), NextAttempt: fromMS(d.NextAttempt),
+		Error: d.Error, Output: d.Output,
+	}
+}
+
+// outboxDoc is a document of the outbox collection; _id is the message id.
+type outboxDoc struct {
+	ID        int64        `bson:"_id"`
+	TKey      string       `bson:"tkey"`
+	TaskID    string       `bson:"task_id"`
+	TriggerID string       `bson:"trigger_id"`
+	Channel   task.Channel `bson:"channel"`
+	To        string       `bson:"to"`
+	Subject   string       `bson:"subject"`
+	Body      string       `bson:"body"`
+	CreatedAt int64        `bson:"created_at"`
+}
+
+func (d *outboxDoc) message() *task.OutboxMessage {
+	return &task.OutboxMessage{ID: d.ID, TaskID: d.TaskID, TriggerID: d.TriggerID, Channel: d.Channel,
+		To: d.To, Subject: d.Subject, Body: d.Body, CreatedAt: fromMS(d.CreatedAt)}
+}

@@ -1,0 +1,130 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+var _ store.Dumper = (*Store)(nil)
+
+// dumpTimeout bounds a whole dump of one collection (a dump walks all of
+// it, so the per-call timeout does not fit).
+const dumpTimeout = time.Hour
+
+// DumpRows calls fn with every row, in (scenario, id) order.
+func (s *Store) DumpRows(ctx context.Context, fn func(*task.Row) error) error {
+	err := each(ctx, s.rows, bson.D{{Key: "scenario", Value: 1}, {Key: "id", Value: 1}}, func(d *rowDoc) error {
+		return fn(d.row())
+	})
+	if err != nil {
+		return fmt.Errorf("dump rows: %w", err)
+	}
+	return nil
+}
+
+// DumpTasks calls fn with every task, oldest first, without its claim.
+func (s *Store) DumpTasks(ctx context.Context, fn func(store.TaskDump) error) error {
+	err := each(ctx, s.tasks, bson.D{{Key: "_id", Value: 1}}, func(d *taskDoc) error {
+		t := d.task()
+		t.IsClaimed, t.ClaimedBy, t.LeaseUntil = 0, "", time.Time{}
+		return fn(store.TaskDump{Task: t, Deleted: d.Deleted == 1})
+	})
+	if err != nil {
+		return fmt.Errorf("dump tasks: %w", err)
+	}
+	return nil
+}
+
+// DumpRuns calls fn with every run, in (task_id, slot, target) order.
+func (s *Store) DumpRuns(ctx context.Context, fn func(*task.Run) error) error {
+	sort := bson.D{{Key: "task_id", Value: 1}, {Key: "slot", Value: 1}, {Key: "target", Value: 1}}
+	err := each(ctx, s.runs, sort, func(d *runDoc) error { return fn(d.run()) })
+	if err != nil {
+		return fmt.Errorf("dump runs: %w", err)
+	}
+	return nil
+}
+
+// DumpOutbox calls fn with every outbox message, oldest id first.
+func (s *Store) DumpOutbox(ctx context.Context, fn func(*task.OutboxMessage) error) error {
+	err := each(ctx, s.outbox, bson.D{{Key: "_id", Value: 1}}, func(d *outboxDoc) error { return fn(d.message()) })
+	if err != nil {
+		return fmt.Errorf("dump outbox: %w", err)
+	}
+	return nil
+}
+
+// each decodes every document of c, in sort order, and calls fn with it.
+func each[T any](ctx context.Context, c *mongo.Collection, sort bson.D, fn func(*T) error) error {
+	ctx, cancel := context.WithTimeout(ctx, dumpTimeout)
+	defer cancel()
+	cur, err := c.Find(ctx, bson.D{}, options.Find().SetSort(sort))
+	if err != nil {
+		return err
+	}
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		var d T
+		if err := cur.Decode(&d); err != nil {
+			return err
+		}
+		if err := fn(&d); err != nil {
+			return err
+		}
+	}
+	return cur.Err()
+}
+
+// RestoreRow stores row as dumped unless its (scenario, id) is stored.
+func (s *Store) RestoreRow(ctx context.Context, row *task.Row) (bool, error) {
+	if row.ID == "" {
+		return false, fmt.Errorf("restore row: %w", task.Invalid("id", "required"))
+	}
+	d := rowDoc{Scenario: row.Scenario, ID: row.ID, Fields: row.Fields, IsFetched: row.IsFetched,
+		IsActive: row.IsActive, Error: row.Error, NextFire: ms(row.NextFire), LastFire: ms(row.LastFire),
+		LastStatus: row.LastStatus, Version: max(row.Version, 1), CreatedAt: ms(row.CreatedAt), UpdatedAt: ms(row.UpdatedAt)}
+	ok, err := s.insertUnlessStored(ctx, s.rows, d)
+	if err != nil {
+		return false, fmt.Errorf("restore row %s/%s: %w", row.Scenario, row.ID, err)
+	}
+	return ok, nil
+}
+
+// RestoreTask stores a task as dumped, unclaimed, unless its task_id is
+// stored.
+func (s *Store) RestoreTask(ctx context.Context, td store.TaskDump) (bool, error) {
+	t := td.Task
+	if t == nil || t.TaskID == "" {
+		return false, fmt.Errorf("restore task: %w", task.Invalid("task_id", "required"))
+	}
+	d := taskDoc{TaskID: t.TaskID, Scenario: t.Scenario, RowID: t.RowID, Content: contentOf(t, ms(t.Anchor)),
+		IsEnable: t.IsEnable, IsDone: t.IsDone, NextFire: ms(t.NextFire), LastFire: ms(t.LastFire),
+		LastStatus: t.LastStatus, Version: max(t.Version, 1), CreatedAt: ms(t.CreatedAt), UpdatedAt: ms(t.UpdatedAt)}
+	if td.Deleted {
+		d.Deleted = 1
+	}
+	ok, err := s.insertUnlessStored(ctx, s.tasks, d)
+	if err != nil {
+		return false, fmt.Errorf("restore task %s: %w", t.TaskID, err)
+	}
+	return ok, nil
+}
+
+// insertUnlessStored inserts doc; a duplicate key is (false, nil).
+func (s *Store) insertUnlessStored(ctx context.Context, c *mongo.Collection, doc any) (bool, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	_, err := c.InsertOne(ctx, doc)
+	if isDuplicate(err) {
+		return false, nil
+	}
+	return err == nil, err
+}

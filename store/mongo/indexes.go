@@ -1,0 +1,136 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// Index choices.
+//
+// Unique indexes are the arbiters of every race this driver has (they hold
+// on FerretDB too, where single-document updates are not atomic under
+// concurrency):
+//
+//   - rows ux_rows_key (scenario, id): one row per key; it also serves
+//     GetRow and keyset ListRows.
+//   - time_task ux_task_id (task_id): one task per id.
+//   - runs ux_runs_key (task_id, slot, target): the fire ledger's gate; it
+//     also serves ListRuns (newest slot first).
+//   - runs ux_runs_trigger (trigger_id): GetRun, UpdateRun.
+//   - outbox ux_outbox_tkey (tkey): one message per run. tkey is the run's
+//     trigger id, or "id:<_id>" for a message without one, so the index
+//     needs no partial filter (which FerretDB v1 does not support).
+//
+// Every patrol query has its own index:
+//
+//   - rows ix_rows_unfetched (is_fetched, updated_at): ListUnfetchedRows.
+//   - time_task ix_task_due (is_enable, is_claimed, is_done, _id): the claim,
+//     oldest task first, without a sort.
+//   - time_task ix_task_owner (claimed_by, is_claimed): RenewLeases,
+//     ListClaimed, ReleaseTask.
+//   - time_task ix_task_lease (is_claimed, lease_until): ReleaseExpired.
+//     Unlike the SQLite driver's schema, lease_until is indexed: a renewal
+//     rewrites one index entry per held task, which MongoDB absorbs, and
+//     the reclaim patrol must not scan every claimed task on each pass.
+//   - time_task ix_task_row (scenario, row_id): a row's task (ApplySync,
+//     DeleteRow).
+//   - time_task ix_task_deleted (deleted, is_claimed): PurgeDeleted.
+//   - runs ix_runs_sched (task_id, trigger_type, slot): LastSlot.
+//   - runs ix_runs_unfinished (task_id, state, slot): UnfinishedRuns.
+type indexSpec struct {
+	coll   *mongo.Collection
+	name   string
+	keys   bson.D
+	unique bool
+}
+
+func (s *Store) indexSpecs() []indexSpec {
+	k := func(names ...string) bson.D {
+		d := make(bson.D, len(names))
+		for i, n := range names {
+			d[i] = bson.E{Key: n, Value: 1}
+		}
+		return d
+	}
+	return []indexSpec{
+		{s.rows, "ux_rows_key", k("scenario", "id"), true},
+		{s.rows, "ix_rows_unfetched", k("is_fetched", "updated_at"), false},
+
+		{s.tasks, "ux_task_id", k("task_id"), true},
+		{s.tasks, "ix_task_due", k("is_enable", "is_claimed", "is_done", "_id"), false},
+		{s.tasks, "ix_task_owner", k("claimed_by", "is_claimed"), false},
+		{s.tasks, "ix_task_lease", k("is_claimed", "lease_until"), false},
+		{s.tasks, "ix_task_row", k("scenario", "row_id"), false},
+		{s.tasks, "ix_task_deleted", k("deleted", "is_claimed"), false},
+
+		{s.runs, "ux_runs_key", k("task_id", "slot", "target"), true},
+		{s.runs, "ux_runs_trigger", k("trigger_id"), true},
+		{s.runs, "ix_runs_sched", k("task_id", "trigger_type", "slot"), false},
+		{s.runs, "ix_runs_unfinished", k("task_id", "state", "slot"), false},
+
+		{s.outbox, "ux_outbox_tkey", k("tkey"), true},
+	}
+}
+
+// createIndexes creates every index that does not exist yet, by name. An
+// index whose name exists is left as it is (FerretDB v1 panics when asked
+// to create an index that exists, so existing ones are not sent again).
+func (s *Store) createIndexes(ctx context.Context) error {
+	byColl := map[*mongo.Collection][]indexSpec{}
+	var order []*mongo.Collection
+	for _, ix := range s.indexSpecs() {
+		if _, seen := byColl[ix.coll]; !seen {
+			order = append(order, ix.coll)
+		}
+		byColl[ix.coll] = append(byColl[ix.coll], ix)
+	}
+	for _, c := range order {
+		have, err := indexNames(ctx, c)
+		if err != nil {
+			return fmt.Errorf("list indexes of %s: %w", c.Name(), err)
+		}
+		var models []mongo.IndexModel
+		for _, ix := range byColl[c] {
+			if have[ix.name] {
+				continue
+			}
+			opts := options.Index().SetName(ix.name)
+			if ix.unique {
+				opts.SetUnique(true)
+			}
+			models = append(models, mongo.IndexModel{Keys: ix.keys, Options: opts})
+		}
+		if len(models) == 0 {
+			continue
+		}
+		if _, err := c.Indexes().CreateMany(ctx, models); err != nil {
+			return fmt.Errorf("create indexes of %s: %w", c.Name(), err)
+		}
+	}
+	return nil
+}
+
+// codeNamespaceNotFound is MongoDB's error code for a missing collection.
+const codeNamespaceNotFound = 26
+
+// indexNames returns the names of c's indexes (none when c does not exist).
+func indexNames(ctx context.Context, c *mongo.Collection) (map[string]bool, error) {
+	specs, err := c.Indexes().ListSpecifications(ctx)
+	var ce mongo.CommandError
+	if errors.As(err, &ce) && ce.Code == codeNamespaceNotFound {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[string]bool, len(specs))
+	for _, sp := range specs {
+		names[sp.Name] = true
+	}
+	return names, nil
+}

@@ -1,0 +1,299 @@
+// Package mongo is the store.Store driver for MongoDB, through the official
+// driver go.mongodb.org/mongo-driver/v2. It is the store for production and
+// for several nodes: nodes coordinate only through the database (claims with
+// leases, the unique fire ledger).
+//
+// Collections: rows (scenario rows), time_task (canonical tasks), runs (the
+// fire ledger) and outbox. Times are stored as unix milliseconds (0 =
+// unset), exactly as the SQLite driver keeps them, and come back in UTC.
+// Row fields are a sub-document.
+//
+// # Without transactions
+//
+// The driver uses no multi-document transaction: FerretDB (what CI runs on)
+// has none, and a single-node MongoDB has none either. Where the SQLite
+// driver writes several records in one transaction, this driver checks
+// first, then writes in an order that leaves a consistent state when it is
+// interrupted between two steps (each method's comment says which), and lets
+// unique indexes arbitrate races: the ledger key (task_id, slot, target), the
+// run's trigger_id, the task's task_id, the row's (scenario, id) and the
+// outbox message's trigger key. Versions are compared and set (never $inc'ed)
+// where an edit must not be lost.
+//
+// Claims are findOneAndUpdate calls, one per task, up to the limit. On
+// MongoDB each is atomic; FerretDB v1 does not make them atomic under
+// concurrency (see DESIGN.md, "Storage and scale").
+//
+// The package imports only task, store and the MongoDB driver.
+package mongo
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// Collection names.
+const (
+	collRows   = "rows"
+	collTasks  = "time_task"
+	collRuns   = "runs"
+	collOutbox = "outbox"
+)
+
+// Defaults of Config.
+const (
+	DefaultTimeout        = 10 * time.Second
+	DefaultConnectTimeout = 10 * time.Second
+)
+
+// Config says where the store lives and how it talks to the server.
+type Config struct {
+	// URI is the MongoDB connection string, e.g.
+	// mongodb://db1,db2,db3/?replicaSet=rs0. Required.
+	URI string
+	// Database is the database name. Required.
+	Database string
+	// Timeout bounds every store call; default DefaultTimeout.
+	Timeout time.Duration
+	// ConnectTimeout bounds Open's connect, ping and index creation;
+	// default DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// WriteConcernW1, when true, acknowledges writes on the primary alone
+	// instead of the default majority write concern (a write that a
+	// failover can roll back).
+	WriteConcernW1 bool
+	// ReadNearest, when true, reads from the nearest member instead of the
+	// default primary (reads may then be stale).
+	ReadNearest bool
+}
+
+// Store is a store.Store backed by one MongoDB database. It is safe for
+// concurrent use, also by several processes.
+type Store struct {
+	client  *mongo.Client
+	db      *mongo.Database
+	rows    *mongo.Collection
+	tasks   *mongo.Collection
+	runs    *mongo.Collection
+	outbox  *mongo.Collection
+	timeout time.Duration
+	bulkMax int // statements per bulk write
+	now     func() time.Time
+}
+
+// Statements per bulk write. FerretDB v1 (measured, 500 documents in the
+// collection) stops answering an update command of 50 statements, while 40
+// take ~0.3 s; MongoDB takes up to 100,000 per command.
+const (
+	defaultBulkMax = 1000
+	ferretBulkMax  = 32
+)
+
+// Open connects to cfg.URI, pings the server and creates the indexes
+// (creating them again changes nothing), all within cfg.ConnectTimeout. An
+// unreachable server fails Open after that wait, with the server selection
+// error. Close the Store when done.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.URI == "" {
+		return nil, fmt.Errorf("open mongo store: %w", task.Invalid("uri", "required"))
+	}
+	if cfg.Database == "" {
+		return nil, fmt.Errorf("open mongo store: %w", task.Invalid("database", "required"))
+	}
+	wait := cmp.Or(cfg.ConnectTimeout, DefaultConnectTimeout)
+	opts := options.Client().ApplyURI(cfg.URI).
+		SetServerSelectionTimeout(wait).
+		SetConnectTimeout(wait).
+		SetBSONOptions(&options.BSONOptions{DefaultDocumentM: true})
+	opts.SetWriteConcern(writeconcern.Majority())
+	if cfg.WriteConcernW1 {
+		opts.SetWriteConcern(writeconcern.W1())
+	}
+	opts.SetReadPreference(readpref.Primary())
+	if cfg.ReadNearest {
+		opts.SetReadPreference(readpref.Nearest())
+	}
+	client, err := mongo.Connect(opts)
+	if err != nil {
+		return nil, fmt.Errorf("open mongo store %s: %w", redact(cfg.URI), err)
+	}
+	s := newStore(client, cfg)
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := client.Ping(ctx, readpref.Primary()); err != nil {
+		err = fmt.Errorf("open mongo store %s: no server answered within %v: %w", redact(cfg.URI), wait, err)
+		return nil, errors.Join(err, client.Disconnect(context.Background()))
+	}
+	info, err := s.ServerInfo(ctx)
+	if err != nil {
+		err = fmt.Errorf("open mongo store %s: %w", redact(cfg.URI), err)
+		return nil, errors.Join(err, client.Disconnect(context.Background()))
+	}
+	if info.FerretDB {
+		s.bulkMax = ferretBulkMax
+	}
+	if err := s.createIndexes(ctx); err != nil {
+		err = fmt.Errorf("open mongo store %s/%s: %w", redact(cfg.URI), cfg.Database, err)
+		return nil, errors.Join(err, client.Disconnect(context.Background()))
+	}
+	return s, nil
+}
+
+func newStore(client *mongo.Client, cfg Config) *Store {
+	db := client.Database(cfg.Database)
+	return &Store{
+		client:  client,
+		db:      db,
+		rows:    db.Collection(collRows),
+		tasks:   db.Collection(collTasks),
+		runs:    db.Collection(collRuns),
+		outbox:  db.Collection(collOutbox),
+		timeout: cmp.Or(cfg.Timeout, DefaultTimeout),
+		bulkMax: defaultBulkMax,
+		now:     time.Now,
+	}
+}
+
+// redact drops the user information of a connection string, for messages.
+func redact(uri string) string {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return "(invalid uri)"
+	}
+	hosts, path, _ := strings.Cut(rest, "/")
+	if at := strings.LastIndex(hosts, "@"); at >= 0 {
+		hosts = "***@" + hosts[at+1:]
+	}
+	if path != "" {
+		return scheme + "://" + hosts + "/" + path
+	}
+	return scheme + "://" + hosts
+}
+
+// Close disconnects from the server.
+func (s *Store) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	return s.client.Disconnect(ctx)
+}
+
+// Database returns the name of the store's database.
+func (s *Store) Database() string { return s.db.Name() }
+
+// Drop removes the store's database with everything in it (tests use it).
+func (s *Store) Drop(ctx context.Context) error {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	return s.db.Drop(ctx)
+}
+
+// ServerInfo reports what the server says about itself in buildInfo:
+// its version and whether it is FerretDB.
+type ServerInfo struct {
+	Version  string
+	FerretDB bool
+}
+
+// ServerInfo asks the server for its buildInfo.
+func (s *Store) ServerInfo(ctx context.Context) (ServerInfo, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	var info bson.M
+	if err := s.db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
+		return ServerInfo{}, fmt.Errorf("build info: %w", err)
+	}
+	out := ServerInfo{Version: fmt.Sprint(info["version"])}
+	_, out.FerretDB = info["ferretdb"]
+	if !out.FerretDB {
+		_, out.FerretDB = info["ferretdbVersion"]
+	}
+	return out, nil
+}
+
+// call bounds one store call by the store's timeout.
+func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.timeout)
+}
+
+// translate maps driver errors onto the task sentinels: no documents is
+// task.ErrNotFound and a duplicate key is task.ErrConflict; the driver's
+// message stays in the chain.
+func translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return fmt.Errorf("%w: %w", task.ErrNotFound, err)
+	case isDuplicate(err):
+		return fmt.Errorf("%w: %w", task.ErrConflict, err)
+	}
+	return err
+}
+
+// isDuplicate reports whether err is a unique index violation. MongoDB
+// reports code 11000; FerretDB v1 uses that code for inserts and updates
+// too, but its texts differ, so the message is checked as well.
+func isDuplicate(err error) bool {
+	if err == nil {
+		return false
+	}
+	if mongo.IsDuplicateKeyError(err) {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "duplicate key") || strings.Contains(msg, "e11000")
+}
+
+// checkLimit rejects a page size that is not positive.
+func checkLimit(limit int) error {
+	if limit <= 0 {
+		return task.Invalid("limit", "must be positive, got %d", limit)
+	}
+	return nil
+}
+
+// ms converts t to unix milliseconds; the zero time is 0.
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// fromMS converts unix milliseconds back to a UTC time; 0 is the zero time.
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+// nowMS is the store clock in unix milliseconds.
+func (s *Store) nowMS() int64 { return s.now().UnixMilli() }
+
+// findAll decodes every document of cur into a slice of T.
+func findAll[T any](ctx context.Context, cur *mongo.Cursor, err error) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

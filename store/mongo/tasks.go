@@ -1,0 +1,364 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+func taskKey(taskID string) bson.D { return bson.D{{Key: "task_id", Value: taskID}} }
+
+// GetTask returns a task or task.ErrNotFound.
+func (s *Store) GetTask(ctx context.Context, taskID string) (*task.Task, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	var d taskDoc
+	if err := s.tasks.FindOne(ctx, taskKey(taskID)).Decode(&d); err != nil {
+		return nil, fmt.Errorf("get task %s: %w", taskID, translate(err))
+	}
+	return d.task(), nil
+}
+
+// ClaimTasks claims up to p.Limit due tasks for p.Owner, oldest first, with
+// one findOneAndUpdate per task: each one atomically moves a task out of the
+// due set (on MongoDB; not on FerretDB v1, see the package comment), so no
+// task is returned twice. Claims do not change a task's version.
+func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Task, error) {
+	if p.Owner == "" {
+		return nil, fmt.Errorf("claim tasks: %w", task.Invalid("owner", "required"))
+	}
+	if err := checkLimit(p.Limit); err != nil {
+		return nil, fmt.Errorf("claim tasks: %w", err)
+	}
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	filter := bson.D{{Key: "is_enable", Value: 1}, {Key: "is_claimed", Value: 0}, {Key: "is_done", Value: 0}}
+	update := bson.D{{Key: "$set", Value: bson.D{
+		{Key: "is_claimed", Value: 1}, {Key: "claimed_by", Value: p.Owner}, {Key: "lease_until", Value: ms(p.LeaseUntil)},
+	}}}
+	opts := options.FindOneAndUpdate().SetSort(bson.D{{Key: "_id", Value: 1}}).SetReturnDocument(options.After)
+	var out []*task.Task
+	for len(out) < p.Limit {
+		var d taskDoc
+		err := s.tasks.FindOneAndUpdate(ctx, filter, update, opts).Decode(&d)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			break
+		}
+		if err != nil {
+			// The tasks claimed so far stay claimed; their leases expire.
+			return nil, fmt.Errorf("claim tasks for %s: %w", p.Owner, err)
+		}
+		out = append(out, d.task())
+	}
+	return out, nil
+}
+
+// RenewLeases sets lease_until of every task claimed by owner to until.
+func (s *Store) RenewLeases(ctx context.Context, owner string, until time.Time) (int, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	res, err := s.tasks.UpdateMany(ctx, ownedBy(owner),
+		bson.D{{Key: "$set", Value: bson.D{{Key: "lease_until", Value: ms(until)}}}})
+	if err != nil {
+		return 0, fmt.Errorf("renew leases of %s: %w", owner, err)
+	}
+	return int(res.MatchedCount), nil
+}
+
+func ownedBy(owner string) bson.D {
+	return bson.D{{Key: "claimed_by", Value: owner}, {Key: "is_claimed", Value: 1}}
+}
+
+// ListClaimed returns the tasks claimed by owner, in no particular order.
+func (s *Store) ListClaimed(ctx context.Context, owner string) ([]store.ClaimedTask, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	proj := bson.D{{Key: "task_id", Value: 1}, {Key: "is_enable", Value: 1}, {Key: "is_done", Value: 1}, {Key: "version", Value: 1}}
+	cur, err := s.tasks.Find(ctx, ownedBy(owner), options.Find().SetProjection(proj))
+	docs, err := findAll[taskDoc](ctx, cur, err)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks claimed by %s: %w", owner, err)
+	}
+	out := make([]store.ClaimedTask, len(docs))
+	for i, d := range docs {
+		out[i] = store.ClaimedTask{TaskID: d.TaskID, IsEnable: d.IsEnable, IsDone: d.IsDone, Version: d.Version}
+	}
+	return out, nil
+}
+
+// ReleaseTask gives up owner's claim on a task. A task owner does not hold
+// is left alone; a missing one is task.ErrNotFound.
+func (s *Store) ReleaseTask(ctx context.Context, taskID, owner string) error {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	res, err := s.tasks.UpdateOne(ctx, append(taskKey(taskID), ownedBy(owner)...), releaseUpdate())
+	if err == nil && res.MatchedCount == 0 {
+		err = s.taskExists(ctx, taskID)
+	}
+	if err != nil {
+		return fmt.Errorf("release task %s: %w", taskID, err)
+	}
+	return nil
+}
+
+// releaseUpdate gives up a claim.
+func releaseUpdate() bson.D {
+	return bson.D{{Key: "$set", Value: bson.D{
+		{Key: "is_claimed", Value: 0}, {Key: "claimed_by", Value: ""}, {Key: "lease_until", Value: 0},
+	}}}
+}
+
+// taskExists returns task.ErrNotFound when there is no task taskID.
+func (s *Store) taskExists(ctx context.Context, taskID string) error {
+	err := s.tasks.FindOne(ctx, taskKey(taskID), options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	return translate(err)
+}
+
+// ReleaseExpired releases every claim whose lease ended before now.
+func (s *Store) ReleaseExpired(ctx context.Context, now time.Time) (int, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	filter := bson.D{{Key: "is_claimed", Value: 1}, {Key: "lease_until", Value: bson.D{{Key: "$lt", Value: ms(now)}}}}
+	res, err := s.tasks.UpdateMany(ctx, filter, releaseUpdate())
+	if err != nil {
+		return 0, fmt.Errorf("release expired claims: %w", err)
+	}
+	return int(res.ModifiedCount), nil
+}
+
+// PurgeDeleted removes deleted tasks that no node holds.
+func (s *Store) PurgeDeleted(ctx context.Context) (int, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	res, err := s.tasks.DeleteMany(ctx, bson.D{{Key: "deleted", Value: 1}, {Key: "is_claimed", Value: 0}})
+	if err != nil {
+		return 0, fmt.Errorf("purge deleted tasks: %w", err)
+	}
+	return int(res.DeletedCount), nil
+}
+
+// SetTaskStatus records fire feedback on the task, then mirrors next_fire,
+// last_fire and last_status onto its row. It changes neither version.
+// Interrupted between the two writes, the row shows the previous feedback
+// until the next status.
+func (s *Store) SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	if err := s.applyStatus(ctx, p); err != nil {
+		return fmt.Errorf("set status of task %s: %w", p.TaskID, err)
+	}
+	return nil
+}
+
+// SetTaskStatuses applies each of ps as SetTaskStatus does, in order: all of
+// them or, when a task is missing (task.ErrNotFound), none. Without a
+// transaction, it first checks that every task exists, then writes the
+// tasks in one ordered bulk write and their rows in another. A task deleted
+// between the check and the write is the only way to apply part of a batch;
+// the call then fails with task.ErrNotFound. More than store.MaxStatusBatch
+// is task.ErrInvalid.
+func (s *Store) SetTaskStatuses(ctx context.Context, ps []store.TaskStatusParams) error {
+	if len(ps) > store.MaxStatusBatch {
+		return fmt.Errorf("set task statuses: %w",
+			task.Invalid("statuses", "at most %d per call, got %d", store.MaxStatusBatch, len(ps)))
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = p.TaskID
+	}
+	missing, err := s.missingTasks(ctx, ids)
+	if err == nil && len(missing) > 0 {
+		err = fmt.Errorf("task %s: %w", missing[0], task.ErrNotFound)
+	}
+	if err == nil {
+		err = s.applyStatuses(ctx, ps)
+	}
+	if err != nil {
+		return fmt.Errorf("set statuses of %d tasks: %w", len(ps), err)
+	}
+	return nil
+}
+
+// statusSet returns the $set of p: only the fields p changes.
+func statusSet(p store.TaskStatusParams) bson.D {
+	var set bson.D
+	if p.SetNextFire || !p.NextFire.IsZero() {
+		set = append(set, bson.E{Key: "next_fire", Value: ms(p.NextFire)})
+	}
+	if !p.LastFire.IsZero() {
+		set = append(set, bson.E{Key: "last_fire", Value: ms(p.LastFire)})
+	}
+	if p.LastStatus != "" {
+		set = append(set, bson.E{Key: "last_status", Value: p.LastStatus})
+	}
+	if p.Done {
+		set = append(set, bson.E{Key: "is_done", Value: 1})
+	}
+	return set
+}
+
+// feedback is the part of a task its row mirrors.
+type feedback struct {
+	TaskID     string `bson:"task_id"`
+	Scenario   string `bson:"scenario"`
+	RowID      string `bson:"row_id"`
+	NextFire   int64  `bson:"next_fire"`
+	LastFire   int64  `bson:"last_fire"`
+	LastStatus string `bson:"last_status"`
+}
+
+// feedbackProjection reads a feedback.
+func feedbackProjection() bson.D {
+	return bson.D{{Key: "task_id", Value: 1}, {Key: "scenario", Value: 1}, {Key: "row_id", Value: 1},
+		{Key: "next_fire", Value: 1}, {Key: "last_fire", Value: 1}, {Key: "last_status", Value: 1}}
+}
+
+// applyStatus records p on its task (task.ErrNotFound when missing), then
+// mirrors the task's feedback onto its row.
+func (s *Store) applyStatus(ctx context.Context, p store.TaskStatusParams) error {
+	var fb feedback
+	var err error
+	if set := statusSet(p); len(set) == 0 {
+		err = s.tasks.FindOne(ctx, taskKey(p.TaskID), options.FindOne().SetProjection(feedbackProjection())).Decode(&fb)
+	} else {
+		// No projection: FerretDB v1 does not implement it in findAndModify.
+		err = s.tasks.FindOneAndUpdate(ctx, taskKey(p.TaskID), bson.D{{Key: "$set", Value: set}},
+			options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&fb)
+	}
+	if err != nil {
+		return translate(err)
+	}
+	if fb.RowID == "" {
+		return nil
+	}
+	_, err = s.rows.UpdateOne(ctx, rowKey(fb.Scenario, fb.RowID), mirrorUpdate(&fb))
+	return err
+}
+
+func mirrorUpdate(fb *feedback) bson.D {
+	return bson.D{{Key: "$set", Value: bson.D{{Key: "next_fire", Value: fb.NextFire},
+		{Key: "last_fire", Value: fb.LastFire}, {Key: "last_status", Value: fb.LastStatus}}}}
+}
+
+// foldStatuses merges the statuses of each task, in order (a later status
+// overrides the fields it sets), and returns the task ids in order of first
+// appearance with their $set.
+func foldStatuses(ps []store.TaskStatusParams) ([]string, []bson.D) {
+	var ids []string
+	var sets []bson.D
+	at := map[string]int{}
+	for _, p := range ps {
+		i, seen := at[p.TaskID]
+		if !seen {
+			i = len(ids)
+			at[p.TaskID] = i
+			ids = append(ids, p.TaskID)
+			sets = append(sets, nil)
+		}
+	next:
+		for _, e := range statusSet(p) {
+			for j := range sets[i] {
+				if sets[i][j].Key == e.Key {
+					sets[i][j].Value = e.Value
+					continue next
+				}
+			}
+			sets[i] = append(sets[i], e)
+		}
+	}
+	return ids, sets
+}
+
+// missingTasks returns those of ids that have no task.
+func (s *Store) missingTasks(ctx context.Context, ids []string) ([]string, error) {
+	cur, err := s.tasks.Find(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+		options.Find().SetProjection(bson.D{{Key: "task_id", Value: 1}}))
+	docs, err := findAll[feedback](ctx, cur, err)
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[string]bool, len(docs))
+	for _, d := range docs {
+		have[d.TaskID] = true
+	}
+	var missing []string
+	for _, id := range ids {
+		if !have[id] {
+			missing = append(missing, id)
+		}
+	}
+	return missing, nil
+}
+
+// applyStatuses writes ps onto their tasks in unordered bulk writes, then
+// mirrors each touched task's feedback onto its row the same way. The
+// statuses of one task are first folded into one update, in order, so the
+// bulk writes need not be ordered (on FerretDB v1 an ordered update is
+// several times slower). A task missing by then is task.ErrNotFound (the
+// others are written).
+func (s *Store) applyStatuses(ctx context.Context, ps []store.TaskStatusParams) error {
+	var models []mongo.WriteModel
+	ids, sets := foldStatuses(ps)
+	for i, id := range ids {
+		if len(sets[i]) > 0 {
+			models = append(models, mongo.NewUpdateOneModel().SetFilter(taskKey(id)).
+				SetUpdate(bson.D{{Key: "$set", Value: sets[i]}}))
+		}
+	}
+	if len(models) > 0 {
+		matched, err := s.bulkWrite(ctx, s.tasks, models)
+		if err != nil {
+			return err
+		}
+		if matched != len(models) {
+			return fmt.Errorf("%d of %d tasks vanished: %w", len(models)-matched, len(models), task.ErrNotFound)
+		}
+	}
+	cur, err := s.tasks.Find(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+		options.Find().SetProjection(feedbackProjection()))
+	fbs, err := findAll[feedback](ctx, cur, err)
+	if err != nil {
+		return err
+	}
+	var mirrors []mongo.WriteModel
+	for i := range fbs {
+		if fbs[i].RowID != "" {
+			mirrors = append(mirrors, mongo.NewUpdateOneModel().SetFilter(rowKey(fbs[i].Scenario, fbs[i].RowID)).
+				SetUpdate(mirrorUpdate(&fbs[i])))
+		}
+	}
+	if len(mirrors) == 0 {
+		return nil
+	}
+	_, err = s.bulkWrite(ctx, s.rows, mirrors)
+	return err
+}
+
+// bulkWrite runs models as unordered bulk writes of at most s.bulkMax
+// statements each and returns how many documents they matched.
+func (s *Store) bulkWrite(ctx context.Context, c *mongo.Collection, models []mongo.WriteModel) (int, error) {
+	matched := 0
+	for len(models) > 0 {
+		n := min(len(models), s.bulkMax)
+		res, err := c.BulkWrite(ctx, models[:n], options.BulkWrite().SetOrdered(false))
+		if err != nil {
+			return matched, err
+		}
+		matched += int(res.MatchedCount)
+		models = models[n:]
+	}
+	return matched, nil
+}
