@@ -5,13 +5,26 @@ BIN      := bin/cronsheet
 CONFIG   ?= config.yaml
 PKGS     := ./...
 
-.PHONY: run build test vet fmt-check bench fuzz clean
+.PHONY: run build static test vet fmt-check bench fuzz clean
 
 run: build
 	./$(BIN) -config $(CONFIG)
 
-build:
+build: static
 	$(GO) build -o $(BIN) .
+
+# static: jQuery and DataTables from npm (exact versions in package-lock.json)
+# copied into static/vendor/, which the Go build embeds. npm runs only when
+# package.json or the lock changed.
+VENDOR_FILES := node_modules/jquery/dist/jquery.min.js \
+	node_modules/datatables.net/js/dataTables.min.js \
+	node_modules/datatables.net-dt/css/dataTables.dataTables.min.css
+static: static/vendor/.stamp
+
+static/vendor/.stamp: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	cp $(VENDOR_FILES) static/vendor/
+	touch $@
 
 vet:
 	$(GO) vet $(PKGS)
@@ -20,7 +33,7 @@ fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-test: fmt-check vet
+test: fmt-check vet static
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 bench:
@@ -30,4 +43,4 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./mapping/schedule/
 
 clean:
-	rm -rf bin data
+	rm -rf bin data node_modules static/vendor/.stamp static/vendor/*.js static/vendor/*.css

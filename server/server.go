@@ -21,7 +21,9 @@ import (
 	"cronsheet/fire"
 	"cronsheet/mapping"
 	"cronsheet/patrol"
+	"cronsheet/static"
 	"cronsheet/store"
+	"cronsheet/store/mongo"
 	"cronsheet/store/sqlite"
 	"cronsheet/task"
 	"cronsheet/webtable"
@@ -88,6 +90,14 @@ func openStore(ctx context.Context, cfg StoreConfig) (store.Store, error) {
 			return nil, fmt.Errorf("open sqlite store %s: %w", cfg.Path, err)
 		}
 		return st, nil
+	case "mongo":
+		st, err := mongo.Open(ctx, mongo.Config{URI: cfg.URI, Database: cfg.Database,
+			Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
+			WriteConcernW1: cfg.WriteConcern == "1", ReadNearest: cfg.ReadPreference == "nearest"})
+		if err != nil {
+			return nil, fmt.Errorf("store.driver mongo: %w", err)
+		}
+		return st, nil
 	default:
 		return nil, fmt.Errorf("store.driver %q is not supported", cfg.Driver)
 	}
@@ -101,6 +111,15 @@ func (s *Server) build() error {
 	registry, err := s.executors()
 	if err != nil {
 		return err
+	}
+	// The web table: its indexes are made before anything starts.
+	var rowTable store.RowTable
+	if rt, ok := s.store.(store.RowTable); ok {
+		rowTable = rt
+	}
+	table := webtable.NewTable(webtable.TableDeps{Logger: s.logger, Store: rowTable, Scenarios: scenarios})
+	if err := table.Prepare(context.Background()); err != nil {
+		return fmt.Errorf("prepare the web table: %w", err)
 	}
 	cfg := s.cfg
 	s.firer = fire.New(s.logger, fire.Config{
@@ -138,6 +157,8 @@ func (s *Server) build() error {
 		Wake:      s.runner.Wake,
 		Health:    s.health,
 	}).Register(engine)
+	table.Register(engine)
+	webtable.NewPages(static.FS).Register(engine)
 	s.http = &http.Server{
 		Handler:           engine,
 		ReadHeaderTimeout: 10 * time.Second,

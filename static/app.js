@@ -1,0 +1,515 @@
+// cronsheet's web table: a DataTables table in server-side mode over
+// /api/v1/scenarios/:scenario/table, edited like a spreadsheet through the
+// rows API (PATCH with If-Match). Everything a row holds is shown as text:
+// values go through esc() or textContent, never into HTML as they are.
+(function () {
+  "use strict";
+
+  // Script errors are kept for the browser tests' failure reports.
+  const errors = (window.cronsheetErrors = []);
+  window.addEventListener("error", (e) => errors.push(String(e.message)));
+  window.addEventListener("unhandledrejection", (e) => errors.push(String(e.reason && (e.reason.stack || e.reason))));
+
+  const params = new URLSearchParams(location.search);
+  const scenario = params.get("scenario") || "memos";
+  const pollMS = Math.max(250, Number(params.get("poll")) || 2000);
+  const api = "/api/v1/scenarios/" + encodeURIComponent(scenario);
+
+  // ---- language ----------------------------------------------------------
+  const dict = {
+    en: {
+      "nav.table": "Table", "nav.outbox": "Outbox", "add.title": "New row", "add.button": "Add row",
+      "st.on": "active", "st.off": "off", "st.err": "error", "st.sync": "syncing",
+      "del": "Delete", "del.sure": "Delete this row?", "yes": "Yes", "no": "No",
+      "search.short": "Type at least {n} characters to search.", "added": "Row {id} added.",
+      "deleted": "Row {id} deleted.", "saved": "Saved.", "next": "next: ",
+      "in": "in {d}", "ago": "{d} ago", "now": "now", "never": "—",
+      "s": "{n} s", "m": "{n} min", "h": "{n} h", "d": "{n} d",
+      "export": "Export CSV", "runs": "Runs", "runs.title": "Runs of", "runs.older": "Older runs", "runs.none": "No runs yet.",
+    },
+    zh: {
+      "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加",
+      "st.on": "启用", "st.off": "停用", "st.err": "错误", "st.sync": "同步中",
+      "del": "删除", "del.sure": "删除这一行？", "yes": "是", "no": "否",
+      "search.short": "至少输入 {n} 个字符再搜索。", "added": "已添加 {id}。",
+      "deleted": "已删除 {id}。", "saved": "已保存。", "next": "接下来：",
+      "in": "{d}后", "ago": "{d}前", "now": "现在", "never": "—",
+      "s": "{n} 秒", "m": "{n} 分钟", "h": "{n} 小时", "d": "{n} 天",
+      "export": "导出 CSV", "runs": "运行记录", "runs.title": "运行记录：", "runs.older": "更早的记录", "runs.none": "还没有运行记录。",
+    },
+  };
+  const dtLang = {
+    zh: {
+      search: "搜索：", lengthMenu: "每页 _MENU_ 行", info: "第 _START_ 至 _END_ 行，共 _TOTAL_ 行",
+      infoEmpty: "没有行", infoFiltered: "（从 _MAX_ 行中筛选）", zeroRecords: "没有匹配的行",
+      emptyTable: "表中没有数据", processing: "处理中…",
+      paginate: { first: "首页", last: "末页", next: "下一页", previous: "上一页" },
+    },
+  };
+  const lang = localStorage.getItem("cronsheet.lang") ||
+    ((navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en");
+  function t(key, vars) {
+    let s = (dict[lang] && dict[lang][key]) || dict.en[key] || key;
+    for (const k in vars || {}) s = s.replace("{" + k + "}", vars[k]);
+    return s;
+  }
+
+  function esc(v) {
+    return String(v == null ? "" : v).replace(/[&<>"']/g, (c) =>
+      ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  }
+
+  function notice(msg, isError) {
+    const el = document.getElementById("notice");
+    el.textContent = msg || "";
+    el.className = isError ? "cell-error" : "";
+  }
+
+  // ---- times -------------------------------------------------------------
+  function span(ms) {
+    const s = Math.round(Math.abs(ms) / 1000);
+    if (s < 60) return t("s", { n: s });
+    if (s < 3600) return t("m", { n: Math.round(s / 60) });
+    if (s < 86400) return t("h", { n: Math.round(s / 3600) });
+    return t("d", { n: Math.round(s / 86400) });
+  }
+  function relative(iso) {
+    const ms = Date.parse(iso) - Date.now();
+    if (Math.abs(ms) < 1000) return t("now");
+    return ms > 0 ? t("in", { d: span(ms) }) : t("ago", { d: span(ms) });
+  }
+  function exact(iso) {
+    const d = new Date(iso);
+    return d.toLocaleString() + " (" + iso + ")";
+  }
+  function refreshTimes() {
+    for (const el of document.querySelectorAll("time[datetime]")) el.textContent = relative(el.getAttribute("datetime"));
+  }
+
+  // ---- rendering -----------------------------------------------------------
+  function isOn(v) {
+    if (v == null || v === "") return true; // the scenario's default: active
+    return v === true || v === 1 || v === "1" || v === "true";
+  }
+  function renderer(col) {
+    return function (data, type, row) {
+      if (type !== "display") return data == null ? "" : data;
+      switch (col.type) {
+        case "switch":
+          return '<input type="checkbox" class="act-switch" aria-label="active"' + (isOn(data) ? " checked" : "") + ">";
+        case "status": {
+          let s;
+          if (data === -1) s = '<span class="st-err" title="' + esc(row.error) + '">✖ ' + esc(t("st.err")) + "</span>";
+          else if (data === 1) s = '<span class="st-on">● ' + esc(t("st.on")) + "</span>";
+          else s = '<span class="st-off">○ ' + esc(t("st.off")) + "</span>";
+          if (row.is_fetched === 0) s += ' <span class="st-sync" title="' + esc(t("st.sync")) + '">⟳</span>';
+          return s;
+        }
+        case "time":
+          if (!data) return esc(t("never"));
+          return '<time datetime="' + esc(data) + '" title="' + esc(exact(data)) + '">' + esc(relative(data)) + "</time>";
+        default:
+          if (col.data === "last_status" && data) {
+            const cls = /^(done|ok|accepted)$/.test(data) ? "last-ok" : "last-bad";
+            return '<span class="' + cls + '">' + esc(data) + "</span>";
+          }
+          return esc(data);
+      }
+    };
+  }
+
+  // ---- server-side paging ------------------------------------------------
+  let table, cols, searchMin = 3, lastQuery = null, editing = null;
+  const confirming = new Set(); // ids of rows showing a delete confirmation
+  const busy = new Set(); // ids of rows with a toggle on its way to the server
+
+  function tableQuery(d) {
+    const q = new URLSearchParams();
+    q.set("draw", d.draw);
+    q.set("start", d.start);
+    q.set("length", d.length);
+    let s = ((d.search && d.search.value) || "").trim();
+    if (s && Array.from(s).length < searchMin) {
+      notice(t("search.short", { n: searchMin }));
+      s = "";
+    } else if (s) {
+      notice("");
+    }
+    q.set("search[value]", s);
+    cols.forEach((c, i) => q.set("columns[" + i + "][data]", c.data));
+    if (d.order && d.order.length && d.order[0].column < cols.length) {
+      q.set("order[0][column]", d.order[0].column);
+      q.set("order[0][dir]", d.order[0].dir === "desc" ? "desc" : "asc");
+    }
+    return q;
+  }
+
+  async function getJSON(url, opts) {
+    const res = await fetch(url, opts);
+    let body = {};
+    try { body = await res.json(); } catch (e) { body = {}; }
+    if (!res.ok && !body.error) body.error = res.status + " " + res.statusText;
+    return { ok: res.ok, status: res.status, body: body };
+  }
+
+  // A reload that poll started must not redraw under an edit or a delete
+  // confirmation opened while it was in flight: its draw waits for them to
+  // close (settle).
+  let pollReload = false, pendingDraw = null;
+  async function fetchPage(d, callback) {
+    const fromPoll = pollReload;
+    pollReload = false;
+    const q = tableQuery(d);
+    lastQuery = q;
+    const r = await getJSON(api + "/table?" + q);
+    const body = r.body.error ? { draw: d.draw, recordsTotal: 0, recordsFiltered: 0, data: [] } : r.body;
+    if (r.body.error) notice(r.body.error, true);
+    if (fromPoll && (editing || confirming.size)) { pendingDraw = () => callback(body); return; }
+    callback(body);
+  }
+  function settle() {
+    if (editing || confirming.size || !pendingDraw) return;
+    const draw = pendingDraw;
+    pendingDraw = null;
+    draw();
+  }
+
+  // poll refreshes the rows on the page in place; a row with an open edit
+  // is left alone, and the page is only reloaded (same page, same order)
+  // when its set of rows changed and nobody is editing.
+  let polls = 0;
+  async function poll() {
+    polls++;
+    refreshTimes();
+    if (!lastQuery || document.hidden) return;
+    const q = new URLSearchParams(lastQuery);
+    const r = await getJSON(api + "/table?" + q);
+    if (!r.ok) return;
+    const ids = table.rows({ page: "current" }).ids().toArray();
+    const fresh = r.body.data.map((x) => x.id);
+    const info = table.page.info();
+    const same = ids.length === fresh.length && ids.every((id, i) => id === fresh[i]) &&
+      info.recordsTotal === r.body.recordsTotal && info.recordsDisplay === r.body.recordsFiltered;
+    if (!same) {
+      if (!editing && confirming.size === 0 && !pendingDraw) { pollReload = true; table.ajax.reload(null, false); }
+      return;
+    }
+    for (const data of r.body.data) {
+      if ((editing && editing.id === data.id) || busy.has(data.id)) continue;
+      const row = table.row((i, d) => d.id === data.id);
+      if (JSON.stringify(row.data()) !== JSON.stringify(data)) row.data(data);
+    }
+  }
+
+  // ---- editing -------------------------------------------------------------
+  function rowOf(td) { return table.row(td.closest("tr")); }
+  function colOf(td) { return cols[table.cell(td).index().column]; }
+
+  function cellError(td, msg) {
+    let el = td.querySelector(".cell-error");
+    if (!el) { el = document.createElement("span"); el.className = "cell-error"; el.setAttribute("role", "alert"); td.appendChild(el); }
+    el.textContent = msg || "";
+  }
+
+  async function preview(text) {
+    const q = new URLSearchParams({ when: text, n: "3", scenario: scenario });
+    return getJSON("/api/v1/schedule/preview?" + q);
+  }
+
+  let previewTimer = null;
+  function showPreview(ed) {
+    clearTimeout(previewTimer);
+    previewTimer = setTimeout(async () => {
+      const text = ed.input.value.trim();
+      if (!text) { ed.preview.textContent = ""; return; }
+      const r = await preview(text);
+      if (editing !== ed || ed.input.value.trim() !== text) return;
+      if (r.body.error) { ed.preview.textContent = ""; cellError(ed.td, r.body.error); return; }
+      cellError(ed.td, "");
+      ed.preview.textContent = "→ " + r.body.canonical + "\n" + t("next") +
+        r.body.fires.map((f) => new Date(f).toLocaleString()).join(" · ");
+    }, 250);
+  }
+
+  function openEdit(td) {
+    const col = colOf(td);
+    if (!col || !col.editable || col.type === "switch") return;
+    if (editing && editing.td === td) return;
+    if (editing) cancelEdit();
+    const row = rowOf(td).data();
+    const cur = row.fields ? row.fields[col.field] : undefined;
+    let input;
+    if (col.type === "enum") {
+      input = document.createElement("select");
+      for (const o of [""].concat(col.options || [])) {
+        const opt = document.createElement("option");
+        opt.value = o; opt.textContent = o;
+        input.appendChild(opt);
+      }
+    } else {
+      input = document.createElement("input");
+      input.type = "text";
+    }
+    input.value = cur == null ? "" : String(cur);
+    input.className = "cell-input";
+    input.setAttribute("aria-label", col.title);
+    const ed = { id: row.id, col: col, td: td, input: input, preview: document.createElement("span") };
+    ed.preview.className = "preview";
+    td.classList.add("editing");
+    td.replaceChildren(input);
+    if (col.type === "schedule") {
+      td.appendChild(ed.preview);
+      input.addEventListener("input", () => showPreview(ed));
+      showPreview(ed);
+    }
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") { e.preventDefault(); save(ed, 0); }
+      else if (e.key === "Escape") { e.preventDefault(); cancelEdit(); }
+      else if (e.key === "Tab") { e.preventDefault(); save(ed, e.shiftKey ? -1 : 1); }
+    });
+    editing = ed;
+    input.focus();
+    if (input.select) input.select();
+  }
+
+  function closeEdit(ed) {
+    if (editing === ed) editing = null;
+    ed.td.classList.remove("editing");
+    setTimeout(settle, 0);
+  }
+
+  function cancelEdit() {
+    const ed = editing;
+    if (!ed) return;
+    closeEdit(ed);
+    rowOf(ed.td).invalidate("data");
+  }
+
+  // save PATCHes the edited field with the row's version; a refusal keeps
+  // the input and what was typed, with the server's message beside it.
+  async function save(ed, move) {
+    const row = rowOf(ed.td).data();
+    const value = ed.input.value;
+    const cur = row.fields ? row.fields[ed.col.field] : undefined;
+    if (value === (cur == null ? "" : String(cur))) {
+      closeEdit(ed);
+      rowOf(ed.td).invalidate("data");
+      if (move) openNext(ed, move);
+      return;
+    }
+    if (ed.col.type === "schedule" && value.trim() !== "") {
+      const p = await preview(value.trim());
+      if (p.body.error) { cellError(ed.td, p.body.error); ed.input.focus(); return; }
+    }
+    const patch = {};
+    patch[ed.col.field] = value === "" ? null : value;
+    const r = await getJSON(api + "/rows/" + encodeURIComponent(row.id), {
+      method: "PATCH",
+      headers: { "Content-Type": "application/json", "If-Match": '"' + row.version + '"' },
+      body: JSON.stringify(patch),
+    });
+    if (!r.ok) { cellError(ed.td, r.body.error); ed.input.focus(); return; }
+    closeEdit(ed);
+    rowOf(ed.td).data(r.body);
+    notice(t("saved"));
+    if (move) openNext(ed, move);
+  }
+
+  function openNext(ed, move) {
+    const editable = cols.map((c, i) => (c.editable && c.type !== "switch" ? i : -1)).filter((i) => i >= 0);
+    const at = editable.indexOf(cols.indexOf(ed.col));
+    const next = editable[at + move];
+    if (next === undefined) return;
+    const node = table.cell(ed.td.closest("tr"), next).node();
+    if (node) openEdit(node);
+  }
+
+  async function toggleActive(input) {
+    const td = input.closest("td");
+    const row = rowOf(td).data();
+    const col = colOf(td);
+    const patch = {};
+    patch[col.field] = input.checked ? 1 : 0;
+    busy.add(row.id);
+    const r = await getJSON(api + "/rows/" + encodeURIComponent(row.id), {
+      method: "PATCH",
+      headers: { "Content-Type": "application/json", "If-Match": '"' + row.version + '"' },
+      body: JSON.stringify(patch),
+    });
+    busy.delete(row.id);
+    if (!r.ok) { input.checked = !input.checked; cellError(td, r.body.error); return; }
+    rowOf(td).data(r.body);
+  }
+
+  // Deleting asks first: the row's action cell shows Yes/No (rendered from
+  // confirming, so a refresh of the row keeps the question on screen).
+  function askDelete(btn) {
+    const row = rowOf(btn.closest("td")).data();
+    confirming.add(row.id);
+    rowOf(btn.closest("td")).invalidate("data");
+  }
+  function answerDelete(btn, yes) {
+    const td = btn.closest("td");
+    const row = rowOf(td).data();
+    if (!yes) {
+      confirming.delete(row.id);
+      rowOf(td).invalidate("data");
+      settle();
+      return;
+    }
+    btn.disabled = true;
+    getJSON(api + "/rows/" + encodeURIComponent(row.id), { method: "DELETE" }).then((r) => {
+      confirming.delete(row.id);
+      if (!r.ok && r.status !== 404) { rowOf(td).invalidate("data"); cellError(td, r.body.error); settle(); return; }
+      pendingDraw = null; // the reload below supersedes it
+      notice(t("deleted", { id: row.id }));
+      table.ajax.reload(null, false);
+    });
+  }
+
+  // exportURL is the CSV of the current view (search, order, columns).
+  function exportURL() {
+    const q = new URLSearchParams(lastQuery);
+    q.delete("start"); q.delete("length"); q.delete("draw");
+    return api + "/table.csv?" + q;
+  }
+
+  // ---- runs drawer ---------------------------------------------------------
+  const drawer = { taskID: "", before: "" };
+  async function showRuns(taskID, more) {
+    if (!more) { drawer.taskID = taskID; drawer.before = ""; document.querySelector("#runs tbody").replaceChildren(); }
+    const q = new URLSearchParams({ task_id: drawer.taskID, limit: "20" });
+    if (drawer.before) q.set("before", drawer.before);
+    const r = await getJSON("/api/v1/runs?" + q);
+    const box = document.getElementById("drawer");
+    box.hidden = false;
+    document.getElementById("drawer-task").textContent = drawer.taskID;
+    if (!r.ok) { notice(r.body.error, true); return; }
+    const tb = document.querySelector("#runs tbody");
+    const cell = (tr, v) => { const td = document.createElement("td"); td.textContent = v == null ? "" : String(v); tr.appendChild(td); };
+    for (const run of r.body.runs) {
+      const tr = document.createElement("tr");
+      tr.className = "run-" + run.state;
+      cell(tr, run.slot); cell(tr, run.trigger_type); cell(tr, run.state); cell(tr, run.attempt);
+      cell(tr, run.fired_at); cell(tr, run.finished_at); cell(tr, run.error); cell(tr, run.output);
+      tb.appendChild(tr);
+    }
+    if (!more && r.body.runs.length === 0) {
+      const tr = document.createElement("tr"); cell(tr, t("runs.none")); tb.appendChild(tr);
+    }
+    const last = r.body.runs[r.body.runs.length - 1];
+    drawer.before = last ? last.slot : drawer.before;
+    document.getElementById("runs-older").hidden = r.body.runs.length < 20;
+  }
+
+  // ---- adding --------------------------------------------------------------
+  function buildAddForm() {
+    const box = document.getElementById("add-fields");
+    for (const c of cols) {
+      if (!c.editable || c.type === "switch") continue;
+      let input;
+      if (c.type === "enum") {
+        input = document.createElement("select");
+        for (const o of c.options || []) {
+          const opt = document.createElement("option");
+          opt.value = o; opt.textContent = o;
+          input.appendChild(opt);
+        }
+        if ((c.options || []).includes("outbox")) input.value = "outbox";
+      } else {
+        input = document.createElement("input");
+        input.type = "text";
+      }
+      input.name = c.field;
+      input.placeholder = c.title;
+      input.setAttribute("aria-label", c.title);
+      box.appendChild(input);
+    }
+    document.getElementById("add-row").addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const err = document.getElementById("add-error");
+      err.textContent = "";
+      const body = {};
+      for (const input of box.querySelectorAll("input, select")) {
+        if (input.value.trim() !== "") body[input.name] = input.value;
+      }
+      const when = cols.find((c) => c.type === "schedule");
+      if (when && body[when.field]) {
+        const p = await preview(body[when.field]);
+        if (p.body.error) { err.textContent = p.body.error; return; }
+      }
+      const r = await getJSON(api + "/rows", {
+        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+      });
+      if (!r.ok) { err.textContent = r.body.error; return; }
+      for (const input of box.querySelectorAll("input")) input.value = "";
+      notice(t("added", { id: r.body.id }));
+      table.ajax.reload(null, false);
+    });
+  }
+
+  // ---- start -------------------------------------------------------------
+  async function start() {
+    document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+    for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+    const sel = document.getElementById("lang");
+    sel.value = lang;
+    sel.addEventListener("change", () => { localStorage.setItem("cronsheet.lang", sel.value); location.reload(); });
+
+    const r = await getJSON(api + "/columns");
+    if (!r.ok) { notice(r.body.error, true); return; }
+    cols = r.body.columns;
+    searchMin = r.body.search_min || 3;
+    buildAddForm();
+    const columns = cols.map((c) => ({
+      data: c.data, title: c.title, orderable: c.orderable, searchable: c.searchable,
+      defaultContent: "", render: renderer(c), type: "string",
+      className: "dt-head-left dt-body-left" + (c.editable && c.type !== "switch" ? " editable" : ""),
+    }));
+    columns.push({
+      data: null, title: "", orderable: false, searchable: false, defaultContent: "",
+      render: (data, type, row) => {
+        if (type !== "display") return "";
+        if (confirming.has(row.id)) {
+          return "<span>" + esc(t("del.sure")) + '</span> <button type="button" class="del-yes">' + esc(t("yes")) +
+            '</button> <button type="button" class="del-no">' + esc(t("no")) + "</button>";
+        }
+        return '<button type="button" class="runs">' + esc(t("runs")) + '</button> ' +
+          '<button type="button" class="del">' + esc(t("del")) + "</button>";
+      },
+    });
+    table = new DataTable("#rows", {
+      serverSide: true, processing: false, ajax: fetchPage, rowId: "id",
+      columns: columns, order: [[0, "asc"]], orderMulti: false,
+      pageLength: 25, lengthMenu: [10, 25, 50, 100, 500], searchDelay: 300,
+      language: dtLang[lang] || {},
+    });
+    const tbody = document.querySelector("#rows tbody");
+    tbody.addEventListener("click", (e) => {
+      const target = e.target;
+      if (target.matches("button.del")) { askDelete(target); return; }
+      if (target.matches("button.del-yes, button.del-no")) { answerDelete(target, target.matches(".del-yes")); return; }
+      if (target.matches("button.runs")) {
+        const row = rowOf(target.closest("td")).data();
+        const idField = cols.find((c) => c.type === "id");
+        showRuns(String((idField && row.fields && row.fields[idField.field]) || row.id), false);
+        return;
+      }
+      if (target.closest("td.editing") || target.matches("input.act-switch, button")) return;
+      const td = target.closest("td.editable");
+      if (td) openEdit(td);
+    });
+    tbody.addEventListener("change", (e) => {
+      if (e.target.matches("input.act-switch")) toggleActive(e.target);
+    });
+    document.getElementById("drawer-close").addEventListener("click", () => { document.getElementById("drawer").hidden = true; });
+    document.getElementById("runs-older").addEventListener("click", () => showRuns(drawer.taskID, true));
+    document.getElementById("export-csv").addEventListener("click", () => {
+      if (lastQuery) location.href = exportURL();
+    });
+    setInterval(poll, pollMS);
+    window.cronsheet = { table: table, polls: () => polls, editing: () => editing, exportURL: exportURL };
+    document.body.dataset.ready = "1";
+  }
+  start();
+})();

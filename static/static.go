@@ -1,0 +1,22 @@
+// Package static holds cronsheet's web pages, embedded in the binary. The
+// pages are ours; jQuery and DataTables are copied into vendor/ from
+// node_modules by `make static` (they are not committed), so a fresh clone
+// builds and tests before npm has run, with pages that lack their scripts.
+package static
+
+import "embed"
+
+// FS holds the pages (index.html, outbox.html), their script and style, and
+// vendor/.
+//
+//go:embed *.html *.js *.css vendor
+var FS embed.FS
+
+// Vendor lists the third-party files the pages load from vendor/.
+func Vendor() []string {
+	return []string{
+		"vendor/jquery.min.js",
+		"vendor/dataTables.min.js",
+		"vendor/dataTables.dataTables.min.css",
+	}
+}

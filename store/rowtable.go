@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+
+	"cronsheet/task"
+)
+
+// RowTable is what the web table needs from storage: one page of a
+// scenario's rows, sorted by one column and filtered by a text search, with
+// the counts DataTables shows. It is separate from Store so that a driver can
+// offer it (or not) without changing Store; store/storetest.RunRowTable is
+// its conformance suite.
+//
+// Every query must be served by indexes: a page never reads every row of a
+// scenario (deep pages may walk an index, not the table). PrepareRowTable
+// creates what a scenario's sortable fields need; sorting by a field that was
+// not prepared is task.ErrInvalid rather than a full scan.
+type RowTable interface {
+	// PrepareRowTable makes the scenario's rows searchable and the given row
+	// fields sortable (creating indexes when missing; idempotent, safe to
+	// call at every start and from several processes). Field names are
+	// 1..64 of [A-Za-z0-9_], else task.ErrInvalid.
+	PrepareRowTable(ctx context.Context, scenario string, sortFields []string) error
+	// QueryRows returns one page of q.Scenario's rows.
+	QueryRows(ctx context.Context, q RowQuery) (*RowPage, error)
+}
+
+// Row columns a RowQuery may sort by besides prepared fields.
+const (
+	SortID       = "id"
+	SortIsActive = "is_active"
+	SortNextFire = "next_fire"
+	SortLastFire = "last_fire"
+)
+
+// RowSortColumns lists the bookkeeping columns every driver sorts by.
+func RowSortColumns() []string {
+	return []string{SortID, SortIsActive, SortNextFire, SortLastFire}
+}
+
+// MaxRowSearch bounds RowQuery.Search, in bytes.
+const MaxRowSearch = 256
+
+// MinRowSearch is the fewest characters (runes) a non-empty search may have:
+// substring search is served by a trigram index.
+const MinRowSearch = 3
+
+// MaxRowPage bounds RowQuery.Limit.
+const MaxRowPage = 500
+
+// RowQuery selects one page of rows.
+type RowQuery struct {
+	Scenario string
+	// Search keeps rows one of whose field values or whose error contains
+	// it, ignoring letter case; "" keeps every row. Otherwise it must have
+	// MinRowSearch..MaxRowSearch bytes, else task.ErrInvalid.
+	Search string
+	// Sort orders the rows; the zero value is id order. Ties are broken in
+	// a fixed order, so pages never overlap.
+	Sort RowSort
+	// Offset skips that many rows; Limit (1..MaxRowPage) is the page size.
+	Offset, Limit int
+}
+
+// RowSort is one sort key: a row field prepared by PrepareRowTable, or one
+// of RowSortColumns. Exactly one of Field and Column may be set.
+type RowSort struct {
+	Field  string
+	Column string
+	Desc   bool
+}
+
+// RowPage is the answer of RowTable.QueryRows.
+type RowPage struct {
+	// Total counts the scenario's rows; Filtered those matching the search.
+	Total, Filtered int64
+	Rows            []*task.Row
+}

@@ -1,0 +1,227 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// RowTableStore is a driver that offers store.RowTable.
+type RowTableStore interface {
+	store.Store
+	store.RowTable
+}
+
+// RunRowTable is the conformance suite of store.RowTable. newStore must
+// return a new, empty store for each call; RunRowTable closes it.
+func RunRowTable(t *testing.T, newStore func(t *testing.T) RowTableStore) {
+	t.Helper()
+	setup := func(t *testing.T) *rtBundle {
+		t.Helper()
+		t.Parallel()
+		s := newStore(t)
+		t.Cleanup(func() {
+			if err := s.Close(); err != nil {
+				t.Errorf("close store: %v", err)
+			}
+		})
+		b := &rtBundle{t: t, s: s}
+		// 30 memos rows, m00..m29, and 3 rows of another scenario.
+		for i := range 30 {
+			b.insert(scenario, fmt.Sprintf("m%02d", i), map[string]any{
+				"title": fmt.Sprintf("Title %c", 'z'-rune(i%26)), "n": i % 7,
+				"content": map[bool]string{true: "Buy ZEBRA food", false: "water plants"}[i%10 == 3],
+			})
+		}
+		for i := range 3 {
+			b.insert("other", fmt.Sprintf("o%d", i), map[string]any{"title": "zebra elsewhere"})
+		}
+		if err := s.PrepareRowTable(t.Context(), scenario, []string{"title", "n"}); err != nil {
+			t.Fatalf("PrepareRowTable: %v", err)
+		}
+		return b
+	}
+	tests := []struct {
+		name string
+		fn   func(b *rtBundle)
+	}{
+		{"FirstPageInIDOrder", func(b *rtBundle) {
+			p := b.query(store.RowQuery{Scenario: scenario, Limit: 10})
+			b.wantCounts(p, 30, 30)
+			b.wantIDs(p, ids(0, 10))
+		}},
+		{"PagesDoNotOverlap", func(b *rtBundle) {
+			var got []string
+			for off := 0; off < 30; off += 7 {
+				got = append(got, rowIDs(b.query(store.RowQuery{Scenario: scenario, Offset: off, Limit: 7,
+					Sort: store.RowSort{Field: "n"}}).Rows)...)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, ids(0, 30)) {
+				t.Errorf("pages sorted by n = %v, want every row once", got)
+			}
+		}},
+		{"EveryPageIsASliceOfTheWhole", func(b *rtBundle) {
+			for _, so := range []store.RowSort{{}, {Desc: true}, {Field: "n"}, {Field: "n", Desc: true},
+				{Field: "title", Desc: true}, {Column: store.SortIsActive, Desc: true}} {
+				all := rowIDs(b.query(store.RowQuery{Scenario: scenario, Limit: 500, Sort: so}).Rows)
+				for _, lim := range []int{1, 4, 7} {
+					for off := 0; off <= 31; off++ {
+						got := rowIDs(b.query(store.RowQuery{Scenario: scenario, Limit: lim, Offset: off, Sort: so}).Rows)
+						want := all[min(off, len(all)):min(off+lim, len(all))]
+						if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+							b.t.Fatalf("sort %+v offset %d limit %d: %v, want %v", so, off, lim, got, want)
+						}
+					}
+				}
+			}
+		}},
+		{"SortByFieldAndColumn", func(b *rtBundle) {
+			p := b.query(store.RowQuery{Scenario: scenario, Limit: 500, Sort: store.RowSort{Field: "title", Desc: true}})
+			var titles []string
+			for _, r := range p.Rows {
+				titles = append(titles, fmt.Sprint(r.Fields["title"]))
+			}
+			if !slices.IsSortedFunc(titles, func(a, c string) int { return -cmpStr(a, c) }) || len(titles) != 30 {
+				b.t.Errorf("titles descending = %v", titles)
+			}
+			p = b.query(store.RowQuery{Scenario: scenario, Limit: 3, Sort: store.RowSort{Column: store.SortID, Desc: true}})
+			b.wantIDs(p, []string{"m29", "m28", "m27"})
+			p = b.query(store.RowQuery{Scenario: scenario, Limit: 3, Sort: store.RowSort{Column: store.SortNextFire}})
+			b.wantCounts(p, 30, 30)
+		}},
+		{"DeepPage", func(b *rtBundle) {
+			p := b.query(store.RowQuery{Scenario: scenario, Offset: 28, Limit: 10})
+			b.wantIDs(p, []string{"m28", "m29"})
+			p = b.query(store.RowQuery{Scenario: scenario, Offset: 40, Limit: 10})
+			b.wantIDs(p, nil)
+		}},
+		{"SearchSubstringIgnoringCase", func(b *rtBundle) {
+			p := b.query(store.RowQuery{Scenario: scenario, Search: "zebr", Limit: 10})
+			b.wantCounts(p, 30, 3)
+			b.wantIDs(p, []string{"m03", "m13", "m23"})
+			p = b.query(store.RowQuery{Scenario: scenario, Search: "ZEBRA FOOD", Limit: 1, Offset: 1})
+			b.wantCounts(p, 30, 3)
+			b.wantIDs(p, []string{"m13"})
+		}},
+		{"SearchIsLiteral", func(b *rtBundle) {
+			for _, s := range []string{`'; DROP TABLE rows; --`, `" OR 1=1 --`, `zebra*`, `NEAR(a b)`, `%%%`, `___`, `) OR (`} {
+				p := b.query(store.RowQuery{Scenario: scenario, Search: s, Limit: 10})
+				b.wantCounts(p, 30, 0)
+			}
+			b.wantCounts(b.query(store.RowQuery{Scenario: scenario, Limit: 1}), 30, 30)
+		}},
+		{"EditsAndDeletesFollow", func(b *rtBundle) {
+			ctx := b.t.Context()
+			if _, err := b.s.UpdateRowFields(ctx, store.UpdateRowParams{Scenario: scenario, ID: "m05",
+				Fields: map[string]any{"title": "now a zebra"}}); err != nil {
+				b.t.Fatal(err)
+			}
+			if err := b.s.DeleteRow(ctx, scenario, "m13"); err != nil {
+				b.t.Fatal(err)
+			}
+			p := b.query(store.RowQuery{Scenario: scenario, Search: "zebra", Limit: 10})
+			b.wantCounts(p, 29, 3)
+			b.wantIDs(p, []string{"m03", "m05", "m23"})
+			b.insert(scenario, "m99", map[string]any{"title": "zebra too"})
+			b.wantCounts(b.query(store.RowQuery{Scenario: scenario, Search: "zebra", Limit: 10}), 30, 4)
+		}},
+		{"PrepareIsIdempotent", func(b *rtBundle) {
+			if err := b.s.PrepareRowTable(b.t.Context(), scenario, []string{"title", "content"}); err != nil {
+				b.t.Fatal(err)
+			}
+			b.wantCounts(b.query(store.RowQuery{Scenario: scenario, Search: "zebra", Limit: 10}), 30, 3)
+		}},
+		{"BadQueries", func(b *rtBundle) {
+			bad := []store.RowQuery{
+				{Scenario: scenario, Limit: 0},
+				{Scenario: scenario, Limit: store.MaxRowPage + 1},
+				{Scenario: scenario, Limit: 10, Offset: -1},
+				{Scenario: scenario, Limit: 10, Search: "ab"},
+				{Scenario: scenario, Limit: 10, Search: string(make([]byte, store.MaxRowSearch+1))},
+				{Scenario: scenario, Limit: 10, Sort: store.RowSort{Field: "content"}}, // not prepared
+				{Scenario: scenario, Limit: 10, Sort: store.RowSort{Field: "x') DROP"}},
+				{Scenario: scenario, Limit: 10, Sort: store.RowSort{Column: "fields"}},
+				{Scenario: scenario, Limit: 10, Sort: store.RowSort{Column: "id", Field: "n"}},
+			}
+			for _, q := range bad {
+				_, err := b.s.QueryRows(b.t.Context(), q)
+				if !errors.Is(err, task.ErrInvalid) {
+					b.t.Errorf("QueryRows(%+v) = %v, want task.ErrInvalid", q, err)
+				}
+			}
+			if err := b.s.PrepareRowTable(b.t.Context(), scenario, []string{"a'b"}); !errors.Is(err, task.ErrInvalid) {
+				b.t.Errorf("PrepareRowTable(a'b) = %v, want task.ErrInvalid", err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(setup(t)) })
+	}
+}
+
+type rtBundle struct {
+	t *testing.T
+	s RowTableStore
+}
+
+func (b *rtBundle) insert(sc, id string, fields map[string]any) {
+	b.t.Helper()
+	if err := b.s.InsertRow(b.t.Context(), &task.Row{Scenario: sc, ID: id, IsActive: 1, Fields: fields}); err != nil {
+		b.t.Fatalf("InsertRow(%s): %v", id, err)
+	}
+}
+
+func (b *rtBundle) query(q store.RowQuery) *store.RowPage {
+	b.t.Helper()
+	p, err := b.s.QueryRows(b.t.Context(), q)
+	if err != nil {
+		b.t.Fatalf("QueryRows(%+v): %v", q, err)
+	}
+	return p
+}
+
+func (b *rtBundle) wantCounts(p *store.RowPage, total, filtered int64) {
+	b.t.Helper()
+	if p.Total != total || p.Filtered != filtered {
+		b.t.Errorf("total, filtered = %d, %d; want %d, %d", p.Total, p.Filtered, total, filtered)
+	}
+}
+
+func (b *rtBundle) wantIDs(p *store.RowPage, want []string) {
+	b.t.Helper()
+	if got := rowIDs(p.Rows); !slices.Equal(got, want) {
+		b.t.Errorf("ids = %v, want %v", got, want)
+	}
+}
+
+func rowIDs(rows []*task.Row) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
+// ids returns m<from>..m<to-1>, two digits each.
+func ids(from, to int) []string {
+	var out []string
+	for i := from; i < to; i++ {
+		out = append(out, fmt.Sprintf("m%02d", i))
+	}
+	return out
+}
+
+func cmpStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

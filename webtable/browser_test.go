@@ -1,0 +1,301 @@
+package webtable_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"cronsheet/server"
+	"cronsheet/static"
+)
+
+// browserPath is Debian's Chromium; CRONSHEET_CHROMIUM overrides it.
+func browserPath() string {
+	if p := os.Getenv("CRONSHEET_CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
+
+// needBrowser skips the test without Chromium or without the vendor files
+// of `make static`; under CI=true that is a failure.
+func needBrowser(t *testing.T) string {
+	t.Helper()
+	why := ""
+	path := browserPath()
+	if _, err := os.Stat(path); err != nil {
+		why = fmt.Sprintf("no Chromium at %s (apt-get install -y chromium, or set CRONSHEET_CHROMIUM)", path)
+	} else {
+		for _, f := range static.Vendor() {
+			if _, err := fs.Stat(static.FS, f); err != nil {
+				why = fmt.Sprintf("static/%s is missing: run `make static` before the browser tests", f)
+				break
+			}
+		}
+	}
+	if why == "" {
+		return path
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("browser test cannot run under CI=true: %s", why)
+	}
+	t.Skipf("browser test skipped: %s", why)
+	return ""
+}
+
+// startNode runs a whole cronsheet node (patrols, scheduler, outbox) on a
+// fresh SQLite file and returns its base URL.
+func startNode(t *testing.T) string {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.NodeID = "browser-test"
+	cfg.Store.Path = filepath.Join(t.TempDir(), "cronsheet.db")
+	cfg.Patrol.Interval = 100 * time.Millisecond
+	cfg.Patrol.Lease = 3 * time.Second
+	cfg.ShutdownTimeout = 5 * time.Second
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &syncBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if dir := os.Getenv("CRONSHEET_ARTIFACTS"); dir != "" && os.MkdirAll(dir, 0o755) == nil {
+				_ = os.WriteFile(filepath.Join(dir, "webtable-node.log"), []byte(logs.String()), 0o644)
+			}
+			lines := strings.Split(logs.String(), "\n")
+			t.Logf("node log (last lines):\n%s", strings.Join(lines[max(0, len(lines)-80):], "\n"))
+		}
+	})
+	srv, err := server.New(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		cancel()
+		t.Fatalf("start node: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	return "http://" + srv.Addr()
+}
+
+// newBrowser starts headless Chromium with the flags of CI-NOTES.md and a
+// fresh profile.
+func newBrowser(t *testing.T, path string) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1400, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	// The first run starts the browser; it must not carry a deadline (the
+	// browser would die with it), so it runs on the bare context.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// run runs actions with a deadline, failing the test with step's name.
+func run(t *testing.T, ctx context.Context, step string, timeout time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v\npage state: %s", step, err, pageState(ctx))
+	}
+}
+
+// pageState is the table's HTML and the page's notice, for failure reports.
+func pageState(ctx context.Context) string {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(sctx, chromedp.Evaluate[string](
+		`"errors: " + JSON.stringify(window.cronsheetErrors) + "\nnotice: " + document.getElementById("notice").textContent + "\n" + document.querySelector("#rows tbody").innerHTML`))
+	if err != nil {
+		return "(unavailable: " + err.Error() + ")"
+	}
+	return s
+}
+
+// get runs one action that returns a value.
+func get[T any](t *testing.T, ctx context.Context, step string, a chromedp.Action[T]) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+	return v
+}
+
+// waitJS polls a JavaScript expression until it is true.
+func waitJS(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(100*time.Millisecond))
+}
+
+// jsClick clicks the first element matching sel from inside the page, as
+// soon as there is one. The table re-renders a row whenever its status
+// changes (here every second), which can detach a node between a CDP query
+// and a CDP mouse click; a click from JavaScript finds and clicks in one step.
+func jsClick(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](fmt.Sprintf(
+		`(() => { const el = document.querySelector(%q); if (!el) return false; el.click(); return true; })()`, sel),
+		chromedp.WithPollingInterval(50*time.Millisecond))
+}
+
+// css is a CSS selector for the first match.
+func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
+func TestBrowserTable(t *testing.T) {
+	chromium := needBrowser(t)
+	base := startNode(t)
+	ctx := newBrowser(t, chromium)
+
+	// Load the table (polling every 300 ms).
+	run(t, ctx, "load the table", 30*time.Second,
+		chromedp.Navigate(base+"/?poll=300"),
+		chromedp.WaitVisible(css(`body[data-ready="1"]`)),
+		chromedp.WaitVisible(css(`#rows tbody`)),
+	)
+
+	// Add a row that fires every second into the outbox.
+	run(t, ctx, "add a row", 20*time.Second,
+		chromedp.SendKeys(css(`#add-fields input[name="title"]`), "browser memo"),
+		chromedp.SendKeys(css(`#add-fields input[name="content"]`), "hello from chromium"),
+		chromedp.SendKeys(css(`#add-fields input[name="when"]`), "every 1s"),
+		chromedp.SetValue(css(`#add-fields select[name="channel"]`), "outbox"),
+		chromedp.Click(css(`#add-button`)),
+		chromedp.WaitVisible(chromedp.Search(`//table[@id="rows"]//td[text()="browser memo"]`)),
+	)
+	id := get(t, ctx, "read the new row's id",
+		chromedp.Evaluate[string](`cronsheet.table.rows().data().toArray().find(r => r.fields.title === "browser memo").id`))
+	tr := fmt.Sprintf(`#rows tbody tr[id=%q]`, id)
+
+	// The status updates by itself after a fire: is_active, last fire as a
+	// relative time, last status.
+	run(t, ctx, "see the status after a fire", 30*time.Second,
+		chromedp.WaitVisible(css(tr+` td:nth-child(8) .st-on`)),
+		chromedp.WaitVisible(css(tr+` td:nth-child(10) time`)),
+		chromedp.WaitVisible(css(tr+` td:nth-child(9) time`)),
+	)
+	lastStatus := get(t, ctx, "read the last status", chromedp.Text(css(tr+` td:nth-child(11)`)))
+	lastFireTitle := get(t, ctx, "read the last fire", chromedp.AttributeValue(css(tr+` td:nth-child(10) time`), "title")).Value
+	if lastStatus == "" || !strings.Contains(lastFireTitle, "Z)") {
+		t.Errorf("last status %q, last fire title %q; want a status and the exact instant", lastStatus, lastFireTitle)
+	}
+
+	// Edit the title: click, type, Enter.
+	run(t, ctx, "edit a cell", 20*time.Second,
+		jsClick(tr+` td:nth-child(2)`),
+		chromedp.WaitVisible(css(tr+` td.editing input`)),
+		chromedp.Clear(css(tr+` td.editing input`)),
+		chromedp.SendKeys(css(tr+` td.editing input`), "edited memo"+kb.Enter),
+		chromedp.WaitNotPresent(css(tr+` td.editing`)),
+		waitJS(fmt.Sprintf(`document.querySelector(%q).textContent === "edited memo"`, `#rows tbody tr[id="`+id+`"] td:nth-child(2)`)),
+	)
+
+	// A typo in the schedule is refused beside the cell; what was typed stays.
+	run(t, ctx, "see a validation error", 20*time.Second,
+		jsClick(tr+` td:nth-child(4)`),
+		chromedp.WaitVisible(css(tr+` td.editing input`)),
+		chromedp.Clear(css(tr+` td.editing input`)),
+		chromedp.SendKeys(css(tr+` td.editing input`), "dayly 8:00"),
+		chromedp.WaitVisible(css(tr+` td.editing .preview`)),
+		chromedp.SendKeys(css(tr+` td.editing input`), kb.Enter),
+		waitJS(fmt.Sprintf(`(document.querySelector(%q) || {}).textContent > ""`, tr+` td.editing .cell-error`)),
+	)
+	msg := get(t, ctx, "read the error", chromedp.Text(css(tr+` td.editing .cell-error`)))
+	typed := get(t, ctx, "read the input", chromedp.Value(css(tr+` td.editing input`)))
+	if !strings.Contains(msg, "dayly") || typed != "dayly 8:00" {
+		t.Errorf("error %q, input %q; want the server's message and the typed text kept", msg, typed)
+	}
+	// Polling goes on while the edit stays open and keeps it.
+	polls := get(t, ctx, "count polls", chromedp.Evaluate[int](`cronsheet.polls()`))
+	run(t, ctx, "keep the open edit across polls", 10*time.Second,
+		waitJS(fmt.Sprintf(`cronsheet.polls() >= %d`, polls+3)))
+	typed = get(t, ctx, "read the input again", chromedp.Value(css(tr+` td.editing input`)))
+	if typed != "dayly 8:00" {
+		t.Errorf("after polling the input holds %q", typed)
+	}
+	run(t, ctx, "cancel with Esc", 10*time.Second,
+		chromedp.SendKeys(css(tr+` td.editing input`), kb.Escape),
+		chromedp.WaitNotPresent(css(tr+` td.editing`)),
+		waitJS(fmt.Sprintf(`document.querySelector(%q).textContent === "every 1s"`, tr+` td:nth-child(4)`)),
+	)
+
+	// The runs drawer lists the row's fires.
+	run(t, ctx, "open the runs drawer", 20*time.Second,
+		jsClick(tr+` button.runs`),
+		chromedp.WaitVisible(css(`#drawer #runs tbody tr.run-done`)),
+	)
+
+	// Export the current view as CSV.
+	csvText := get(t, ctx, "export csv", chromedp.Evaluate[string](
+		`fetch(cronsheet.exportURL()).then(r => r.text())`, chromedp.EvalAwaitPromise))
+	if !strings.HasPrefix(csvText, "memo_id,title,content,when,channel,to,active,is_active,next_fire,last_fire,last_status\n") ||
+		!strings.Contains(csvText, id+",edited memo,hello from chromium,every 1s,outbox") {
+		t.Errorf("csv export:\n%s", csvText)
+	}
+
+	// Take a screenshot while the row is armed.
+	png := get(t, ctx, "screenshot", chromedp.FullScreenshot(100))
+	shot := filepath.Join(t.TempDir(), "table.png")
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot of the table: %s", shot)
+	fmt.Printf("browser test screenshot: %s\n", shot)
+	// t.TempDir goes away with the test; CRONSHEET_ARTIFACTS keeps a copy.
+	if dir := os.Getenv("CRONSHEET_ARTIFACTS"); dir != "" {
+		keep := filepath.Join(dir, "webtable-table.png")
+		if err := os.MkdirAll(dir, 0o755); err == nil {
+			if err := os.WriteFile(keep, png, 0o644); err == nil {
+				t.Logf("screenshot kept at %s", keep)
+			}
+		}
+	}
+
+	// Toggle active off: the row turns "off" once synced.
+	run(t, ctx, "toggle active", 20*time.Second,
+		jsClick(tr+` input.act-switch`),
+		// "off" once the sync patrol has taken the edit and a poll brought it.
+		waitJS(fmt.Sprintf(`(document.querySelector(%q) || {}).textContent === "○ off"`, tr+` td:nth-child(8)`)),
+		waitJS(fmt.Sprintf(`!document.querySelector(%q).checked`, tr+` input.act-switch`)),
+	)
+
+	// Delete with confirmation.
+	run(t, ctx, "delete the row", 20*time.Second,
+		jsClick(tr+` button.del`),
+		jsClick(tr+` button.del-yes`),
+		chromedp.WaitNotPresent(css(tr)),
+	)
+}

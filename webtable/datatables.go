@@ -1,0 +1,358 @@
+package webtable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/mapping"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// The web table's server-side processing endpoint, speaking DataTables'
+// protocol (https://datatables.net/manual/server-side):
+//
+//	GET|POST /api/v1/scenarios/:scenario/table
+//	  draw, start, length, search[value], order[0][column], order[0][dir],
+//	  columns[i][data]
+//	→ {draw, recordsTotal, recordsFiltered, data} or {draw, error} (4xx/5xx)
+//
+// and the column model the page builds the table from:
+//
+//	GET /api/v1/scenarios/:scenario/columns → {scenario, columns: [...]}
+//
+// Search and sort go to store.RowTable, which serves them from indexes.
+
+// Bounds on a DataTables request.
+const (
+	maxTableColumns = 64
+	maxTableStart   = 10_000_000
+	maxDraw         = 1 << 31
+)
+
+// Column types the page knows how to show and edit.
+const (
+	ColID       = "id"       // the row id: shown, not editable
+	ColText     = "text"     // free text
+	ColSchedule = "schedule" // a schedule, previewed while typed
+	ColEnum     = "enum"     // one of Options
+	ColSwitch   = "switch"   // 1/0
+	ColStatus   = "status"   // is_active, with error on hover
+	ColTime     = "time"     // an instant, shown relative
+)
+
+// Column is one column of a scenario's table.
+type Column struct {
+	// Data is DataTables' columns[i].data: "fields.<row field>" or a
+	// bookkeeping key of task.Row (is_active, next_fire, …).
+	Data string `json:"data"`
+	// Field is the row field a user edits, "" for bookkeeping columns.
+	Field      string   `json:"field,omitempty"`
+	Title      string   `json:"title"`
+	Type       string   `json:"type"`
+	Editable   bool     `json:"editable"`
+	Orderable  bool     `json:"orderable"`
+	Searchable bool     `json:"searchable"`
+	Options    []string `json:"options,omitempty"`
+
+	sort store.RowSort // what ordering by this column asks of the store
+}
+
+// TableDeps are the dependencies of the table endpoint.
+type TableDeps struct {
+	// Logger receives the 500s; nil discards them.
+	Logger *slog.Logger
+	// Store pages rows; nil answers 501 (a driver without store.RowTable).
+	Store store.RowTable
+	// Scenarios maps a scenario name to its field mapping.
+	Scenarios map[string]*mapping.Scenario
+}
+
+// Table serves the DataTables endpoint and the column model.
+type Table struct {
+	logger  *slog.Logger
+	store   store.RowTable
+	columns map[string][]Column // by scenario
+}
+
+// NewTable returns the table endpoint over d.
+func NewTable(d TableDeps) *Table {
+	logger := d.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	t := &Table{logger: logger.With("component", "webtable"), store: d.Store, columns: map[string][]Column{}}
+	for name, sc := range d.Scenarios {
+		if sc != nil {
+			t.columns[name] = Columns(sc)
+		}
+	}
+	return t
+}
+
+// Prepare asks the store for the indexes each scenario's table sorts and
+// searches by (store.RowTable.PrepareRowTable). Call it once at start.
+func (t *Table) Prepare(ctx context.Context) error {
+	if t.store == nil {
+		return nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(t.columns)) {
+		var fields []string
+		for _, c := range t.columns[name] {
+			if c.Orderable && c.sort.Field != "" {
+				fields = append(fields, c.sort.Field)
+			}
+		}
+		if err := t.store.PrepareRowTable(ctx, name, fields); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Register mounts the table routes on r.
+func (t *Table) Register(r gin.IRouter) {
+	g := r.Group("/api/v1/scenarios/:scenario")
+	g.GET("/table", t.serve)
+	g.POST("/table", t.serve)
+	g.GET("/columns", t.serveColumns)
+	g.GET("/table.csv", t.exportCSV)
+}
+
+// Columns derives a scenario's table columns from its field mapping: the
+// id, title, body, schedule, channel, recipient and active fields (those the
+// scenario maps), then the status: is_active (with error), next_fire,
+// last_fire and last_status.
+func Columns(sc *mapping.Scenario) []Column {
+	var cols []Column
+	add := func(canon, typ string, orderable bool, options ...string) {
+		f := sc.Field(canon)
+		if f == "" {
+			return
+		}
+		c := Column{Data: "fields." + f, Field: f, Title: titleOf(f), Type: typ, Editable: typ != ColID,
+			Orderable: orderable, Searchable: true, Options: options, sort: store.RowSort{Field: f}}
+		if typ == ColID {
+			c.sort = store.RowSort{Column: store.SortID}
+		}
+		cols = append(cols, c)
+	}
+	add(mapping.FieldTaskID, ColID, true)
+	add(mapping.FieldTitle, ColText, true)
+	add(mapping.FieldTaskPara, ColText, false) // up to 64 KiB: not worth an index
+	add(mapping.FieldCronPara, ColSchedule, true)
+	add(mapping.FieldTaskType, ColEnum, true,
+		string(task.ChannelEmail), string(task.ChannelSMS), string(task.ChannelOutbox))
+	add(mapping.FieldTo, ColText, true)
+	add(mapping.FieldActive, ColSwitch, true)
+	status := func(data, title, typ string, sortCol string) {
+		c := Column{Data: data, Title: title, Type: typ}
+		if sortCol != "" {
+			c.Orderable, c.sort = true, store.RowSort{Column: sortCol}
+		}
+		cols = append(cols, c)
+	}
+	status("is_active", "Status", ColStatus, store.SortIsActive)
+	status("next_fire", "Next fire", ColTime, store.SortNextFire)
+	status("last_fire", "Last fire", ColTime, store.SortLastFire)
+	status("last_status", "Last status", ColText, "")
+	return cols
+}
+
+// titleOf turns a field name into a column title: memo_id → "Memo id".
+func titleOf(field string) string {
+	s := strings.ReplaceAll(field, "_", " ")
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// columnsBody is the answer of GET .../columns.
+type columnsBody struct {
+	Scenario string   `json:"scenario"`
+	IDField  string   `json:"id_field"`
+	Columns  []Column `json:"columns"`
+	// PageMax is the largest page the table endpoint serves.
+	PageMax int `json:"page_max"`
+	// SearchMin is the fewest characters a search may have.
+	SearchMin int `json:"search_min"`
+}
+
+func (t *Table) serveColumns(c *gin.Context) {
+	name := c.Param("scenario")
+	cols, ok := t.columns[name]
+	if !ok {
+		c.AbortWithStatusJSON(http.StatusNotFound, errorBody{Error: unknownScenario(name).Error()})
+		return
+	}
+	idField := ""
+	for _, col := range cols {
+		if col.Type == ColID {
+			idField = col.Field
+		}
+	}
+	c.JSON(http.StatusOK, columnsBody{Scenario: name, IDField: idField, Columns: cols,
+		PageMax: store.MaxRowPage, SearchMin: store.MinRowSearch})
+}
+
+// tableAnswer is the DataTables answer.
+type tableAnswer struct {
+	Draw            int         `json:"draw"`
+	RecordsTotal    int64       `json:"recordsTotal"`
+	RecordsFiltered int64       `json:"recordsFiltered"`
+	Data            []*task.Row `json:"data"`
+}
+
+// tableError is the DataTables answer to a request that failed.
+type tableError struct {
+	Draw  int    `json:"draw"`
+	Error string `json:"error"`
+}
+
+// tableRequest is a parsed, validated DataTables request.
+type tableRequest struct {
+	draw  int
+	query store.RowQuery
+}
+
+func (t *Table) serve(c *gin.Context) {
+	name := c.Param("scenario")
+	cols, ok := t.columns[name]
+	if !ok {
+		c.AbortWithStatusJSON(http.StatusNotFound, tableError{Error: unknownScenario(name).Error()})
+		return
+	}
+	if t.store == nil {
+		c.AbortWithStatusJSON(http.StatusNotImplemented, tableError{Error: "this store does not serve the web table"})
+		return
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxBodyBytes)
+	if err := c.Request.ParseForm(); err != nil {
+		c.AbortWithStatusJSON(http.StatusBadRequest, tableError{Error: "cannot read the request: " + err.Error()})
+		return
+	}
+	req, err := parseTableRequest(c.Request.Form, cols)
+	if err != nil {
+		c.AbortWithStatusJSON(http.StatusBadRequest, tableError{Draw: req.draw, Error: err.Error()})
+		return
+	}
+	req.query.Scenario = name
+	page, err := t.store.QueryRows(c.Request.Context(), req.query)
+	if err != nil {
+		status, body := classify(err)
+		if status >= http.StatusInternalServerError && !errors.Is(c.Request.Context().Err(), context.Canceled) {
+			t.logger.ErrorContext(c.Request.Context(), "table query failed", "scenario", name, "error", err)
+		}
+		c.AbortWithStatusJSON(status, tableError{Draw: req.draw, Error: body.Error})
+		return
+	}
+	c.JSON(http.StatusOK, tableAnswer{Draw: req.draw, RecordsTotal: page.Total,
+		RecordsFiltered: page.Filtered, Data: page.Rows})
+}
+
+// parseTableRequest reads DataTables' parameters. The draw it returns is
+// the request's when that one was valid, so an error can echo it.
+func parseTableRequest(form url.Values, cols []Column) (tableRequest, error) {
+	var req tableRequest
+	draw, err := formInt(form, "draw", 0, 0, maxDraw)
+	if err != nil {
+		return req, err
+	}
+	req.draw = draw
+	start, err := formInt(form, "start", 0, 0, maxTableStart)
+	if err != nil {
+		return req, err
+	}
+	length, err := formInt(form, "length", 10, -1, maxTableStart)
+	if err != nil {
+		return req, err
+	}
+	if length == 0 {
+		return req, errors.New("length: must be -1 (all, capped) or a positive page size")
+	}
+	if length == -1 || length > store.MaxRowPage {
+		length = store.MaxRowPage // DataTables' "all" is capped too
+	}
+	req.query.Offset, req.query.Limit = start, length
+
+	search := form.Get("search[value]")
+	if len(search) > store.MaxRowSearch {
+		return req, fmt.Errorf("search: longer than %d bytes", store.MaxRowSearch)
+	}
+	req.query.Search = strings.TrimSpace(search)
+
+	// columns[i][data], i = 0, 1, … as long as they come.
+	var sent []Column
+	for i := 0; ; i++ {
+		data, ok := form[fmt.Sprintf("columns[%d][data]", i)]
+		if !ok {
+			break
+		}
+		if i >= maxTableColumns {
+			return req, fmt.Errorf("columns: more than %d", maxTableColumns)
+		}
+		col, found := findColumn(cols, data[0])
+		if !found {
+			return req, fmt.Errorf("columns[%d][data]: unknown column %q", i, task.Truncate(data[0], 64))
+		}
+		sent = append(sent, col)
+	}
+	if len(sent) == 0 {
+		sent = cols // a bare request: the column model's order
+	}
+	if _, ok := form["order[1][column]"]; ok {
+		return req, errors.New("order: sorting by more than one column is not supported")
+	}
+	if v, ok := form["order[0][column]"]; ok {
+		i, err := strconv.Atoi(v[0])
+		if err != nil || i < 0 || i >= len(sent) {
+			return req, fmt.Errorf("order[0][column]: must be a column index from 0 to %d", len(sent)-1)
+		}
+		col := sent[i]
+		if !col.Orderable {
+			return req, fmt.Errorf("order[0][column]: column %q is not sortable", col.Data)
+		}
+		req.query.Sort = col.sort
+		switch dir := form.Get("order[0][dir]"); dir {
+		case "", "asc":
+		case "desc":
+			req.query.Sort.Desc = true
+		default:
+			return req, fmt.Errorf("order[0][dir]: must be asc or desc, got %q", task.Truncate(dir, 16))
+		}
+	}
+	return req, nil
+}
+
+func findColumn(cols []Column, data string) (Column, bool) {
+	for _, c := range cols {
+		if c.Data == data {
+			return c, true
+		}
+	}
+	return Column{}, false
+}
+
+// formInt reads an optional integer form value in [lo, hi].
+func formInt(form url.Values, name string, def, lo, hi int) (int, error) {
+	v, ok := form[name]
+	if !ok || v[0] == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v[0])
+	if err != nil || n < lo || n > hi {
+		return def, fmt.Errorf("%s: must be an integer from %d to %d", name, lo, hi)
+	}
+	return n, nil
+}

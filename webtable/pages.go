@@ -1,0 +1,41 @@
+package webtable
+
+import (
+	"io/fs"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Pages serves the web pages from an embedded FS (package static): the
+// table at /, the outbox at /outbox, and their files under /assets/.
+type Pages struct {
+	files fs.FS
+}
+
+// NewPages returns the pages over files, which holds index.html,
+// outbox.html, app.js, app.css and vendor/.
+func NewPages(files fs.FS) *Pages { return &Pages{files: files} }
+
+// Register mounts the pages on r.
+func (p *Pages) Register(r gin.IRouter) {
+	r.GET("/", p.page("index.html"))
+	r.GET("/outbox", p.page("outbox.html"))
+	assets := http.StripPrefix("/assets/", http.FileServerFS(p.files))
+	r.GET("/assets/*path", func(c *gin.Context) {
+		c.Header("Cache-Control", "no-cache")
+		assets.ServeHTTP(c.Writer, c.Request)
+	})
+}
+
+func (p *Pages) page(name string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		b, err := fs.ReadFile(p.files, name)
+		if err != nil {
+			c.AbortWithStatusJSON(http.StatusNotFound, errorBody{Error: "page " + name + " is missing"})
+			return
+		}
+		c.Header("Cache-Control", "no-cache")
+		c.Data(http.StatusOK, "text/html; charset=utf-8", b)
+	}
+}

@@ -1,0 +1,51 @@
+package webtable_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/static"
+	"cronsheet/webtable"
+)
+
+func TestPages(t *testing.T) {
+	t.Parallel()
+	r := gin.New()
+	webtable.NewPages(static.FS).Register(r)
+	tests := []struct {
+		path, wantType, wantBody string
+		wantCode                 int
+	}{
+		{"/", "text/html", "<table id=\"rows\"", 200},
+		{"/outbox", "text/html", "outbox", 200},
+		{"/assets/app.js", "javascript", "DataTable", 200},
+		{"/assets/app.css", "text/css", "cell-error", 200},
+		{"/assets/vendor/README.md", "", "make static", 200},
+		{"/assets/nope.js", "", "", 404},
+		{"/assets/../static.go", "", "", 404},
+	}
+	for _, tt := range tests {
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.path, nil))
+		if rec.Code != tt.wantCode {
+			t.Errorf("GET %s = %d, want %d", tt.path, rec.Code, tt.wantCode)
+			continue
+		}
+		if !strings.Contains(rec.Header().Get("Content-Type"), tt.wantType) || !strings.Contains(rec.Body.String(), tt.wantBody) {
+			t.Errorf("GET %s: type %q, body %.80q", tt.path, rec.Header().Get("Content-Type"), rec.Body.String())
+		}
+	}
+	// A missing page is a 404, not a panic.
+	r = gin.New()
+	webtable.NewPages(fstest.MapFS{}).Register(r)
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("missing index: %d", rec.Code)
+	}
+}
