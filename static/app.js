@@ -25,6 +25,10 @@
       "deleted": "Row {id} deleted.", "saved": "Saved.", "next": "next: ",
       "in": "in {d}", "ago": "{d} ago", "now": "now", "never": "—",
       "s": "{n} s", "m": "{n} min", "h": "{n} h", "d": "{n} d",
+      "import": "Import CSV", "imported": "Imported {n} rows.", "import.line": "line {line}",
+      "bulk.activate": "Activate", "bulk.deactivate": "Deactivate", "bulk.delete": "Delete",
+      "bulk.count": "{n} selected:", "bulk.sure": "Delete {n} rows?", "bulk.done": "{action}: {ok} done, {failed} failed.",
+      "select": "select row", "select.all": "select the rows of this page",
       "export": "Export CSV", "runs": "Runs", "runs.title": "Runs of", "runs.older": "Older runs", "runs.none": "No runs yet.",
     },
     zh: {
@@ -35,6 +39,10 @@
       "deleted": "已删除 {id}。", "saved": "已保存。", "next": "接下来：",
       "in": "{d}后", "ago": "{d}前", "now": "现在", "never": "—",
       "s": "{n} 秒", "m": "{n} 分钟", "h": "{n} 小时", "d": "{n} 天",
+      "import": "导入 CSV", "imported": "已导入 {n} 行。", "import.line": "第 {line} 行",
+      "bulk.activate": "启用", "bulk.deactivate": "停用", "bulk.delete": "删除",
+      "bulk.count": "已选 {n} 行：", "bulk.sure": "删除这 {n} 行？", "bulk.done": "{action}：成功 {ok}，失败 {failed}。",
+      "select": "选择此行", "select.all": "选择本页所有行",
       "export": "导出 CSV", "runs": "运行记录", "runs.title": "运行记录：", "runs.older": "更早的记录", "runs.none": "还没有运行记录。",
     },
   };
@@ -122,6 +130,7 @@
   let table, cols, searchMin = 3, lastQuery = null, editing = null;
   const confirming = new Set(); // ids of rows showing a delete confirmation
   const busy = new Set(); // ids of rows with a toggle on its way to the server
+  const selected = new Set(); // ids of rows ticked for a bulk action
 
   function tableQuery(d) {
     const q = new URLSearchParams();
@@ -360,6 +369,7 @@
     btn.disabled = true;
     getJSON(api + "/rows/" + encodeURIComponent(row.id), { method: "DELETE" }).then((r) => {
       confirming.delete(row.id);
+      if (r.ok || r.status === 404) { selected.delete(row.id); showBulk(); }
       if (!r.ok && r.status !== 404) { rowOf(td).invalidate("data"); cellError(td, r.body.error); settle(); return; }
       pendingDraw = null; // the reload below supersedes it
       notice(t("deleted", { id: row.id }));
@@ -372,6 +382,71 @@
     const q = new URLSearchParams(lastQuery);
     q.delete("start"); q.delete("length"); q.delete("draw");
     return api + "/table.csv?" + q;
+  }
+
+  // ---- bulk actions --------------------------------------------------------
+  function showBulk() {
+    const box = document.getElementById("bulk");
+    box.hidden = selected.size === 0;
+    document.getElementById("bulk-count").textContent = t("bulk.count", { n: selected.size });
+    if (selected.size === 0) document.getElementById("bulk-confirm").hidden = true;
+    const all = document.getElementById("select-all");
+    if (all) {
+      const ids = table ? table.rows({ page: "current" }).ids().toArray() : [];
+      all.checked = ids.length > 0 && ids.every((id) => selected.has(id));
+    }
+  }
+  function selectRow(input) {
+    const row = rowOf(input.closest("td")).data();
+    if (input.checked) selected.add(row.id); else selected.delete(row.id);
+    showBulk();
+  }
+  function selectPage(on) {
+    for (const id of table.rows({ page: "current" }).ids().toArray()) {
+      if (on) selected.add(id); else selected.delete(id);
+    }
+    for (const el of document.querySelectorAll("#rows tbody input.sel-row")) el.checked = on;
+    showBulk();
+  }
+  async function bulk(action) {
+    document.getElementById("bulk-confirm").hidden = true;
+    const ids = Array.from(selected);
+    if (!ids.length) return;
+    for (const b of document.querySelectorAll("#bulk button")) b.disabled = true;
+    const r = await getJSON(api + "/rows/bulk", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ action: action, ids: ids }),
+    });
+    for (const b of document.querySelectorAll("#bulk button")) b.disabled = false;
+    if (!r.ok) { notice(r.body.error, true); return; }
+    const failed = r.body.results.filter((x) => x.error);
+    selected.clear();
+    for (const x of failed) selected.add(x.id); // what failed stays ticked, to try again
+    let msg = t("bulk.done", { action: t("bulk." + action), ok: r.body.ok, failed: r.body.failed });
+    if (failed.length) msg += " " + failed.slice(0, 5).map((x) => x.id + ": " + x.error).join("; ");
+    notice(msg, failed.length > 0);
+    showBulk();
+    pendingDraw = null;
+    table.ajax.reload(null, false);
+  }
+
+  // ---- import --------------------------------------------------------------
+  async function importCSV(file) {
+    const list = document.getElementById("import-errors");
+    list.replaceChildren();
+    list.hidden = true;
+    const r = await getJSON(api + "/import", { method: "POST", headers: { "Content-Type": "text/csv" }, body: file });
+    if (r.ok) {
+      notice(t("imported", { n: r.body.imported }));
+      table.ajax.reload(null, false);
+      return;
+    }
+    notice(r.body.error, true);
+    for (const e of r.body.lines || []) {
+      const li = document.createElement("li");
+      li.textContent = t("import.line", { line: e.line }) + (e.field ? " (" + e.field + ")" : "") + ": " + e.error;
+      list.appendChild(li);
+    }
+    list.hidden = list.children.length === 0;
   }
 
   // ---- runs drawer ---------------------------------------------------------
@@ -478,6 +553,12 @@
           '<button type="button" class="del">' + esc(t("del")) + "</button>";
       },
     });
+    columns.push({
+      data: null, title: '<input type="checkbox" id="select-all" aria-label="' + esc(t("select.all")) + '">',
+      orderable: false, searchable: false, defaultContent: "", className: "sel",
+      render: (data, type, row) => type !== "display" ? "" :
+        '<input type="checkbox" class="sel-row" aria-label="' + esc(t("select")) + '"' + (selected.has(row.id) ? " checked" : "") + ">",
+    });
     table = new DataTable("#rows", {
       serverSide: true, processing: false, ajax: fetchPage, rowId: "id",
       columns: columns, order: [[0, "asc"]], orderMulti: false,
@@ -501,6 +582,23 @@
     });
     tbody.addEventListener("change", (e) => {
       if (e.target.matches("input.act-switch")) toggleActive(e.target);
+      if (e.target.matches("input.sel-row")) selectRow(e.target);
+    });
+    document.getElementById("select-all").addEventListener("change", (e) => selectPage(e.target.checked));
+    table.on("draw", showBulk);
+    document.getElementById("bulk-activate").addEventListener("click", () => bulk("activate"));
+    document.getElementById("bulk-deactivate").addEventListener("click", () => bulk("deactivate"));
+    document.getElementById("bulk-delete").addEventListener("click", () => {
+      document.getElementById("bulk-sure").textContent = t("bulk.sure", { n: selected.size });
+      document.getElementById("bulk-confirm").hidden = false;
+    });
+    document.getElementById("bulk-yes").addEventListener("click", () => bulk("delete"));
+    document.getElementById("bulk-no").addEventListener("click", () => { document.getElementById("bulk-confirm").hidden = true; });
+    const file = document.getElementById("import-file");
+    document.getElementById("import-csv").addEventListener("click", () => file.click());
+    file.addEventListener("change", () => {
+      if (file.files.length) importCSV(file.files[0]);
+      file.value = "";
     });
     document.getElementById("drawer-close").addEventListener("click", () => { document.getElementById("drawer").hidden = true; });
     document.getElementById("runs-older").addEventListener("click", () => showRuns(drawer.taskID, true));
@@ -508,7 +606,7 @@
       if (lastQuery) location.href = exportURL();
     });
     setInterval(poll, pollMS);
-    window.cronsheet = { table: table, polls: () => polls, editing: () => editing, exportURL: exportURL };
+    window.cronsheet = { table: table, polls: () => polls, editing: () => editing, exportURL: exportURL, importCSV: importCSV, selected: () => Array.from(selected) };
     document.body.dataset.ready = "1";
   }
   start();

@@ -292,6 +292,35 @@ func TestBrowserTable(t *testing.T) {
 		waitJS(fmt.Sprintf(`!document.querySelector(%q).checked`, tr+` input.act-switch`)),
 	)
 
+	// Import a CSV file from the page: a bad line is listed, nothing written;
+	// a good file adds its rows.
+	run(t, ctx, "import a csv file with an error", 20*time.Second,
+		chromedp.Evaluate[chromedp.Void](`cronsheet.importCSV(new Blob(["memo_id,title,when\nm-bulk1,one,every 1h\nm-bulk2,two,dayly 8:00\n"], {type: "text/csv"}))`),
+		waitJS(`[...document.querySelectorAll("#import-errors li")].some(li => li.textContent.startsWith("line 3 (when): ") && li.textContent.includes("dayly"))`),
+	)
+	run(t, ctx, "import a good csv file", 20*time.Second,
+		chromedp.Evaluate[chromedp.Void](`cronsheet.importCSV(new Blob(["memo_id,title,when\nm-bulk1,one,every 1h\nm-bulk2,two,every 2h\n"], {type: "text/csv"}))`),
+		chromedp.WaitVisible(css(`#rows tbody tr[id="m-bulk1"] td:nth-child(8) .st-on`)),
+		chromedp.WaitVisible(css(`#rows tbody tr[id="m-bulk2"] td:nth-child(8) .st-on`)),
+		waitJS(`document.getElementById("import-errors").hidden`),
+	)
+
+	// Bulk: tick the two imported rows and deactivate them.
+	run(t, ctx, "bulk deactivate two rows", 30*time.Second,
+		jsClick(`#rows tbody tr[id="m-bulk1"] input.sel-row`),
+		jsClick(`#rows tbody tr[id="m-bulk2"] input.sel-row`),
+		waitJS(`cronsheet.selected().length === 2 && !document.getElementById("bulk").hidden`),
+		jsClick(`#bulk-deactivate`),
+		waitJS(`(document.querySelector('#rows tbody tr[id="m-bulk1"] td:nth-child(8)') || {}).textContent === "○ off"`),
+		waitJS(`(document.querySelector('#rows tbody tr[id="m-bulk2"] td:nth-child(8)') || {}).textContent === "○ off"`),
+		waitJS(`!document.querySelector('#rows tbody tr[id="m-bulk1"] input.act-switch').checked`),
+		waitJS(`cronsheet.selected().length === 0 && document.getElementById("bulk").hidden`),
+	)
+	if st := get(t, ctx, "read the first row's status", chromedp.Text(css(tr+` td:nth-child(8)`))); st != "○ off" {
+		// The first row was switched off above; the bulk action left it alone.
+		t.Errorf("first row status = %q", st)
+	}
+
 	// Delete with confirmation.
 	run(t, ctx, "delete the row", 20*time.Second,
 		jsClick(tr+` button.del`),

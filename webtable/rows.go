@@ -71,6 +71,7 @@ func (a *API) createRow(c *gin.Context) {
 		a.writeError(c, describe(err, task.ErrNotFound, "row %q was deleted right after it was created", id))
 		return
 	}
+	a.record(ctx, who(c), sc.Name(), id, store.AuditCreate, nil, saved.Fields)
 	c.Header("Location", strings.TrimSuffix(c.Request.URL.Path, "/")+"/"+url.PathEscape(id))
 	writeRow(c, http.StatusCreated, saved)
 }
@@ -180,6 +181,7 @@ func (a *API) patchRow(c *gin.Context) {
 		return
 	}
 	a.wake()
+	a.record(ctx, who(c), sc.Name(), id, store.AuditUpdate, cur.Fields, row.Fields)
 	writeRow(c, http.StatusOK, row)
 }
 
@@ -191,11 +193,21 @@ func (a *API) deleteRow(c *gin.Context) {
 		return
 	}
 	id := c.Param("id")
-	if err := a.store.DeleteRow(c.Request.Context(), sc.Name(), id); err != nil {
+	ctx := c.Request.Context()
+	var old map[string]any
+	if a.audit != nil {
+		// The fields before the delete, for the audit trail; a missing row
+		// is DeleteRow's 404.
+		if cur, err := a.store.GetRow(ctx, sc.Name(), id); err == nil {
+			old = cur.Fields
+		}
+	}
+	if err := a.store.DeleteRow(ctx, sc.Name(), id); err != nil {
 		a.writeError(c, describe(err, task.ErrNotFound, "row %q not found in scenario %q", id, sc.Name()))
 		return
 	}
 	a.wake()
+	a.record(ctx, who(c), sc.Name(), id, store.AuditDelete, old, nil)
 	c.Status(http.StatusNoContent)
 }
 

@@ -73,6 +73,7 @@ type API struct {
 	wake      func()
 	now       func() time.Time
 	health    func(ctx context.Context) error
+	audit     store.AuditLog // nil when the store keeps no audit trail
 }
 
 // New returns an API over d. It panics when d.Store is nil, a wiring bug.
@@ -91,6 +92,9 @@ func New(d Deps) *API {
 		wake:      d.Wake,
 		now:       d.Now,
 		health:    d.Health,
+	}
+	if al, ok := d.Store.(store.AuditLog); ok {
+		a.audit = al
 	}
 	if a.wake == nil {
 		a.wake = func() {}
@@ -114,6 +118,9 @@ func (a *API) Register(r gin.IRouter) {
 	rows.GET("/:id", a.getRow)
 	rows.PATCH("/:id", a.patchRow)
 	rows.DELETE("/:id", a.deleteRow)
+	rows.GET("/:id/audit", a.listAudit)
+	rows.POST("/bulk", a.bulk)
+	v1.POST("/scenarios/:scenario/import", a.importCSV)
 
 	v1.GET("/tasks/:task_id", a.getTask)
 	v1.GET("/runs", a.listRuns)

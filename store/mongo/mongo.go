@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -94,6 +95,8 @@ type Store struct {
 	timeout time.Duration
 	bulkMax int // statements per bulk write
 	now     func() time.Time
+	// auditReady is set once the audit collection's index exists.
+	auditReady atomic.Bool
 }
 
 // Statements per bulk write. FerretDB v1 (measured, 500 documents in the

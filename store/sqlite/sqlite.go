@@ -115,6 +115,9 @@ func (s *Store) init(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
 			return fmt.Errorf("apply schema: %w", err)
 		}
+		if _, err := tx.ExecContext(ctx, auditSchema); err != nil {
+			return fmt.Errorf("apply audit schema: %w", err)
+		}
 		return nil
 	})
 }

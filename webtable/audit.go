@@ -1,0 +1,107 @@
+package webtable
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/store"
+)
+
+// userHeader names who makes a request, for the audit trail; without it
+// the client's IP address stands in.
+const userHeader = "X-Cronsheet-User"
+
+// auditPage is the answer of GET .../rows/:id/audit.
+type auditPage struct {
+	Records []*store.AuditRecord `json:"records"`
+	// NextBefore is the `before` of the next page, 0 on the last page.
+	NextBefore int64 `json:"next_before"`
+}
+
+// who is the request's author: the X-Cronsheet-User header (control
+// characters dropped), else the client IP, at most store.MaxAuditWho bytes.
+func who(c *gin.Context) string {
+	u := strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, c.GetHeader(userHeader)))
+	if u == "" {
+		u = c.ClientIP()
+	}
+	return cutUTF8(u, store.MaxAuditWho)
+}
+
+// record writes one audit record when the store keeps an audit trail. The
+// edit is already saved, so a failure is logged rather than answered.
+func (a *API) record(ctx context.Context, user, scenario, rowID, action string, old, neu map[string]any) {
+	if a.audit == nil {
+		return
+	}
+	rec := &store.AuditRecord{Scenario: scenario, RowID: rowID, Action: action, Who: user,
+		At: a.now(), Old: maps.Clone(old), New: maps.Clone(neu)}
+	if err := a.audit.AddAudit(context.WithoutCancel(ctx), rec); err != nil {
+		a.logger.ErrorContext(ctx, "audit record lost", "scenario", scenario, "row", rowID,
+			"action", action, "who", user, "error", err)
+	}
+}
+
+// listAudit handles GET /api/v1/scenarios/:scenario/rows/:id/audit?before=&limit=:
+// the row's audit records, newest first.
+func (a *API) listAudit(c *gin.Context) {
+	sc, err := a.scenario(c.Param("scenario"))
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	if a.audit == nil {
+		c.AbortWithStatusJSON(http.StatusNotImplemented, errorBody{Error: "this store keeps no audit trail"})
+		return
+	}
+	before, err := intQuery(c, "before", 0, 0, 1<<62)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	limit, err := intQuery(c, "limit", defaultLimit, 1, maxLimit)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	// One extra record tells whether another page follows.
+	n := min(limit+1, store.MaxAuditPage)
+	recs, err := a.audit.ListAudit(c.Request.Context(), sc.Name(), c.Param("id"), int64(before), n)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	page := auditPage{Records: recs}
+	if len(recs) > limit {
+		page.Records = recs[:limit]
+	}
+	if len(recs) > limit || (len(recs) == limit && n == limit) {
+		page.NextBefore = recs[limit-1].ID
+	}
+	if page.Records == nil {
+		page.Records = []*store.AuditRecord{}
+	}
+	c.JSON(http.StatusOK, page)
+}
+
+// cutUTF8 cuts s to at most n bytes, on a character boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

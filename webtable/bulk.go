@@ -1,0 +1,172 @@
+package webtable
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/mapping"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// maxBulkIDs bounds the ids of one bulk action.
+const maxBulkIDs = 500
+
+// bulkRequest is the body of POST .../rows/bulk.
+type bulkRequest struct {
+	Action string   `json:"action"`
+	IDs    []string `json:"ids"`
+}
+
+// bulkResult is what happened to one id.
+type bulkResult struct {
+	ID     string `json:"id"`
+	Status int    `json:"status"` // the status a single-row request would have had
+	Error  string `json:"error,omitempty"`
+}
+
+// bulkAnswer is the answer of POST .../rows/bulk.
+type bulkAnswer struct {
+	Action  string       `json:"action"`
+	OK      int          `json:"ok"`
+	Failed  int          `json:"failed"`
+	Results []bulkResult `json:"results"`
+}
+
+// bulk handles POST /api/v1/scenarios/:scenario/rows/bulk
+// {action: activate|deactivate|delete, ids: [...]}: the action is applied
+// to each row on its own (one failure does not stop the others) and the
+// answer, 200, reports each id's outcome. Activate and deactivate set the
+// scenario's active field to 1 or 0 (a row already so is left alone). Each
+// change is audited.
+func (a *API) bulk(c *gin.Context) {
+	sc, err := a.scenario(c.Param("scenario"))
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	obj, err := readObject(c)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	raw, _ := json.Marshal(obj)
+	var req bulkRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		a.writeError(c, task.Invalid("ids", "must be a list of row ids"))
+		return
+	}
+	var flag int
+	switch req.Action {
+	case store.AuditActivate:
+		flag = 1
+	case store.AuditDeactivate:
+	case store.AuditDelete:
+	default:
+		a.writeError(c, task.Invalid("action", "must be activate, deactivate or delete"))
+		return
+	}
+	activeField := sc.Field(mapping.FieldActive)
+	if req.Action != store.AuditDelete && activeField == "" {
+		a.writeError(c, task.Invalid("action", "scenario %q has no active field", sc.Name()))
+		return
+	}
+	switch {
+	case len(req.IDs) == 0:
+		a.writeError(c, task.Invalid("ids", "list at least one row id"))
+		return
+	case len(req.IDs) > maxBulkIDs:
+		a.writeError(c, task.Invalid("ids", "lists %d ids; at most %d", len(req.IDs), maxBulkIDs))
+		return
+	}
+	for _, id := range req.IDs {
+		if id == "" || len(id) > maxQueryLen {
+			a.writeError(c, task.Invalid("ids", "an id is empty or longer than %d bytes", maxQueryLen))
+			return
+		}
+	}
+	ctx := c.Request.Context()
+	user := who(c)
+	ans := bulkAnswer{Action: req.Action, Results: make([]bulkResult, 0, len(req.IDs))}
+	done := make(map[string]bool, len(req.IDs))
+	changed := false
+	for _, id := range req.IDs {
+		if done[id] {
+			continue // named twice: acted on once
+		}
+		done[id] = true
+		var err error
+		if req.Action == store.AuditDelete {
+			err = a.bulkDelete(c, sc, id, user)
+		} else {
+			err = a.bulkActive(c, sc, activeField, id, flag, req.Action, user)
+		}
+		if err == nil {
+			changed = true
+			ans.OK++
+			ans.Results = append(ans.Results, bulkResult{ID: id, Status: http.StatusOK})
+			continue
+		}
+		if ctx.Err() != nil {
+			a.writeError(c, ctx.Err())
+			return
+		}
+		status, body := classify(err)
+		if status >= http.StatusInternalServerError {
+			a.logger.ErrorContext(ctx, "bulk action failed", "scenario", sc.Name(), "row", id,
+				"action", req.Action, "error", err)
+		}
+		ans.Failed++
+		ans.Results = append(ans.Results, bulkResult{ID: id, Status: status, Error: body.Error})
+	}
+	if changed {
+		a.wake()
+	}
+	c.JSON(http.StatusOK, ans)
+}
+
+// bulkDelete deletes one row and audits it.
+func (a *API) bulkDelete(c *gin.Context, sc *mapping.Scenario, id, user string) error {
+	ctx := c.Request.Context()
+	cur, err := a.store.GetRow(ctx, sc.Name(), id)
+	if err != nil {
+		return describe(err, task.ErrNotFound, "row %q not found", id)
+	}
+	if err := a.store.DeleteRow(ctx, sc.Name(), id); err != nil {
+		return describe(err, task.ErrNotFound, "row %q not found", id)
+	}
+	a.record(ctx, user, sc.Name(), id, store.AuditDelete, cur.Fields, nil)
+	return nil
+}
+
+// bulkActive sets one row's active field to flag and audits it.
+func (a *API) bulkActive(c *gin.Context, sc *mapping.Scenario, field, id string, flag int, action, user string) error {
+	ctx := c.Request.Context()
+	cur, err := a.store.GetRow(ctx, sc.Name(), id)
+	if err != nil {
+		return describe(err, task.ErrNotFound, "row %q not found", id)
+	}
+	fields := maps.Clone(cur.Fields)
+	if fields == nil {
+		fields = map[string]any{}
+	}
+	if isActive(sc, fields) == flag {
+		return nil // already so
+	}
+	fields[field] = flag
+	if err := sc.ValidateFields(fields); err != nil {
+		return err
+	}
+	row, err := a.store.UpdateRowFields(ctx, store.UpdateRowParams{
+		Scenario: sc.Name(), ID: id, Fields: fields, IfVersion: cur.Version,
+	})
+	if err != nil {
+		err = describe(err, task.ErrNotFound, "row %q was deleted while saving", id)
+		return describe(err, task.ErrConflict, "row %q was changed by someone else while saving; try again", id)
+	}
+	a.record(ctx, user, sc.Name(), id, action, cur.Fields, row.Fields)
+	return nil
+}

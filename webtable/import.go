@@ -1,0 +1,277 @@
+package webtable
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/mapping"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// Bounds on a CSV import.
+const (
+	maxImportBytes  = 4 << 20
+	maxImportLines  = 10_000 // data lines, after the header
+	maxImportErrors = 1000   // line errors reported; the rest are counted
+)
+
+// lineError is one refused line of an import. Line counts from 1, the
+// header; a quoted value spanning lines is reported at its record's first
+// line.
+type lineError struct {
+	Line  int    `json:"line"`
+	Field string `json:"field,omitempty"`
+	Error string `json:"error"`
+}
+
+// importRefused is the answer of an import that wrote nothing.
+type importRefused struct {
+	Error string      `json:"error"`
+	Lines []lineError `json:"lines"`
+}
+
+// importDone is the answer of an import that stored every line.
+type importDone struct {
+	Imported int      `json:"imported"`
+	IDs      []string `json:"ids"`
+}
+
+// importRow is one parsed data line.
+type importRow struct {
+	line int
+	row  *task.Row
+}
+
+// importCSV handles POST /api/v1/scenarios/:scenario/import: a CSV file
+// (at most 4 MiB and 10,000 data lines) whose header names the row fields.
+// Every line is checked first (field names and types, the id, and the
+// mapping to a task, so a schedule typo is caught); when any line is bad, or
+// an id already exists, nothing is written and the answer lists the lines'
+// errors (400, or 409 for existing ids). Otherwise every row is inserted
+// and the answer is 201 with the count. Empty cells are left out of the row,
+// so the scenario's defaults apply.
+func (a *API) importCSV(c *gin.Context) {
+	sc, err := a.scenario(c.Param("scenario"))
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	if c.Request.Body == nil {
+		c.Request.Body = http.NoBody
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxImportBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			a.writeError(c, httpErr(http.StatusRequestEntityTooLarge, "body", "body: larger than %d MiB", maxImportBytes>>20))
+			return
+		}
+		a.writeError(c, httpErr(http.StatusBadRequest, "body", "body: %v", err))
+		return
+	}
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	rows, lines, status, msg := a.parseImport(sc, data)
+	if msg != "" {
+		c.AbortWithStatusJSON(status, importRefused{Error: msg, Lines: lines})
+		return
+	}
+	ctx := c.Request.Context()
+	// Every id must be new: checked before anything is written.
+	for _, r := range rows {
+		_, err := a.store.GetRow(ctx, sc.Name(), r.row.ID)
+		switch {
+		case err == nil:
+			lines = appendLineError(lines, lineError{Line: r.line, Field: sc.IDField(),
+				Error: fmt.Sprintf("row %q already exists in scenario %q", r.row.ID, sc.Name())})
+		case !errors.Is(err, task.ErrNotFound):
+			a.writeError(c, err)
+			return
+		}
+	}
+	if len(lines) > 0 {
+		c.AbortWithStatusJSON(http.StatusConflict, importRefused{
+			Error: fmt.Sprintf("%d rows already exist; nothing was imported", len(lines)), Lines: lines})
+		return
+	}
+	done := importDone{IDs: make([]string, 0, len(rows))}
+	for i, r := range rows {
+		if err := a.store.InsertRow(ctx, r.row); err != nil {
+			// Someone created one of the ids meanwhile: take back this
+			// batch's rows, so no partial batch stays.
+			for _, prev := range rows[:i] {
+				if derr := a.store.DeleteRow(ctx, sc.Name(), prev.row.ID); derr != nil && !errors.Is(derr, task.ErrNotFound) {
+					a.logger.ErrorContext(ctx, "import: undoing a partial batch failed", "scenario", sc.Name(),
+						"row", prev.row.ID, "error", derr)
+				}
+			}
+			if errors.Is(err, task.ErrConflict) {
+				c.AbortWithStatusJSON(http.StatusConflict, importRefused{
+					Error: fmt.Sprintf("row %q was created by someone else during the import; nothing was imported", r.row.ID),
+					Lines: []lineError{{Line: r.line, Field: sc.IDField(), Error: "already exists"}}})
+				return
+			}
+			a.writeError(c, err)
+			return
+		}
+		done.IDs = append(done.IDs, r.row.ID)
+	}
+	user := who(c)
+	for _, r := range rows {
+		a.record(ctx, user, sc.Name(), r.row.ID, store.AuditImport, nil, r.row.Fields)
+	}
+	done.Imported = len(done.IDs)
+	a.wake()
+	c.JSON(http.StatusCreated, done)
+}
+
+// parseImport reads and checks a CSV file. On failure it returns the status
+// and message of the refusal, with the line errors.
+func (a *API) parseImport(sc *mapping.Scenario, data []byte) ([]importRow, []lineError, int, string) {
+	rd := csv.NewReader(bytes.NewReader(data))
+	rd.FieldsPerRecord = 0 // every line has the header's number of cells
+	header, err := rd.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, []lineError{{Line: 1, Error: "the file is empty; the first line must name the row fields"}},
+			http.StatusBadRequest, "empty file"
+	}
+	if err != nil {
+		return nil, []lineError{{Line: 1, Error: csvMessage(err)}}, http.StatusBadRequest, "bad header line"
+	}
+	var lines []lineError
+	seen := make(map[string]bool, len(header))
+	for _, name := range header {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+			lines = append(lines, lineError{Line: 1, Error: "a column has no field name"})
+		case name == versionKey:
+			lines = append(lines, lineError{Line: 1, Field: name, Error: "is not a row field"})
+		case seen[name]:
+			lines = append(lines, lineError{Line: 1, Field: name, Error: "field named twice"})
+		default:
+			if err := sc.ValidateFields(map[string]any{name: nil}); err != nil {
+				lines = append(lines, toLineError(1, err))
+			}
+		}
+		seen[name] = true
+	}
+	if len(lines) > 0 {
+		return nil, lines, http.StatusBadRequest, "bad header line: it must name the row fields"
+	}
+	for i := range header {
+		header[i] = strings.TrimSpace(header[i])
+	}
+	var (
+		rows   []importRow
+		ids    = map[string]int{}
+		failed int
+		now    = a.now()
+	)
+	for {
+		rec, err := rd.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		line, _ := rd.FieldPos(0)
+		if len(rows)+failed >= maxImportLines {
+			return nil, nil, http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("more than %d lines after the header; split the file", maxImportLines)
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				line = pe.StartLine
+			}
+			failed++
+			lines = appendLineError(lines, lineError{Line: line, Error: csvMessage(err)})
+			if !errors.Is(err, csv.ErrFieldCount) {
+				break // the reader cannot find the next line reliably
+			}
+			continue
+		}
+		r, lerr := checkImportLine(sc, header, rec, line, now)
+		if lerr == nil {
+			if first, dup := ids[r.row.ID]; dup {
+				lerr = &lineError{Line: line, Field: sc.IDField(),
+					Error: fmt.Sprintf("id %q is already used on line %d", r.row.ID, first)}
+			}
+		}
+		if lerr != nil {
+			failed++
+			lines = appendLineError(lines, *lerr)
+			continue
+		}
+		ids[r.row.ID] = line
+		rows = append(rows, r)
+	}
+	switch {
+	case failed > 0:
+		return nil, lines, http.StatusBadRequest,
+			fmt.Sprintf("%d of %d lines have errors; nothing was imported", failed, failed+len(rows))
+	case len(rows) == 0:
+		return nil, []lineError{{Line: 2, Error: "no rows after the header"}}, http.StatusBadRequest, "no rows to import"
+	}
+	return rows, nil, 0, ""
+}
+
+// checkImportLine builds one line's row and checks it as createRow and the
+// sync patrol would.
+func checkImportLine(sc *mapping.Scenario, header, rec []string, line int, now time.Time) (importRow, *lineError) {
+	fields := make(map[string]any, len(header))
+	for i, v := range rec {
+		if v != "" {
+			fields[header[i]] = v
+		}
+	}
+	fail := func(err error) (importRow, *lineError) {
+		e := toLineError(line, err)
+		return importRow{}, &e
+	}
+	id, err := sc.AssignID(fields)
+	if err != nil {
+		return fail(err)
+	}
+	if err := sc.ValidateFields(fields); err != nil {
+		return fail(err)
+	}
+	row := &task.Row{Scenario: sc.Name(), ID: id, Fields: fields, IsActive: isActive(sc, fields)}
+	if _, err := sc.ToTask(row, now); err != nil {
+		return fail(err)
+	}
+	return importRow{line: line, row: row}, nil
+}
+
+// appendLineError adds e unless maxImportErrors are listed already.
+func appendLineError(lines []lineError, e lineError) []lineError {
+	if len(lines) >= maxImportErrors {
+		return lines
+	}
+	return append(lines, e)
+}
+
+// toLineError turns a validation error into a line error.
+func toLineError(line int, err error) lineError {
+	var ve *task.ValidationError
+	if errors.As(err, &ve) {
+		return lineError{Line: line, Field: ve.Field, Error: ve.Error()}
+	}
+	return lineError{Line: line, Error: err.Error()}
+}
+
+// csvMessage is a CSV syntax error without the reader's line prefix.
+func csvMessage(err error) string {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return "CSV: " + pe.Err.Error()
+	}
+	return "CSV: " + err.Error()
+}
