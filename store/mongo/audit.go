@@ -68,7 +68,7 @@ func (s *Store) AddAudit(ctx context.Context, rec *store.AuditRecord) error {
 	if rec == nil || rec.Scenario == "" || rec.RowID == "" || rec.Action == "" {
 		return fmt.Errorf("add audit: %w", task.Invalid("audit", "scenario, row id and action are required"))
 	}
-	at := ms(rec.At)
+	at := store.UnixMS(rec.At)
 	if at == 0 {
 		at = s.nowMS()
 	}
@@ -90,7 +90,7 @@ func (s *Store) AddAudit(ctx context.Context, rec *store.AuditRecord) error {
 		d.ID = last.ID + 1
 		_, err = c.InsertOne(ctx, d)
 		if err == nil {
-			rec.ID, rec.At = d.ID, fromMS(at)
+			rec.ID, rec.At = d.ID, store.FromUnixMS(at)
 			return nil
 		}
 		if !isDuplicate(err) {
@@ -122,7 +122,7 @@ func (s *Store) ListAudit(ctx context.Context, scenario, rowID string, beforeID 
 	out := make([]*store.AuditRecord, len(docs))
 	for i, d := range docs {
 		out[i] = &store.AuditRecord{ID: d.ID, Scenario: d.Scenario, RowID: d.RowID, Action: d.Action,
-			Who: d.Who, At: fromMS(d.At), Old: d.Old, New: d.New}
+			Who: d.Who, At: store.FromUnixMS(d.At), Old: d.Old, New: d.New}
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"cronsheet/store"
 	"time"
 
 	"cronsheet/task"
@@ -25,8 +26,8 @@ type rowDoc struct {
 func (d *rowDoc) row() *task.Row {
 	return &task.Row{
 		Scenario: d.Scenario, ID: d.ID, Fields: d.Fields, IsFetched: d.IsFetched, IsActive: d.IsActive,
-		Error: d.Error, NextFire: fromMS(d.NextFire), LastFire: fromMS(d.LastFire), LastStatus: d.LastStatus,
-		Version: d.Version, CreatedAt: fromMS(d.CreatedAt), UpdatedAt: fromMS(d.UpdatedAt),
+		Error: d.Error, NextFire: store.FromUnixMS(d.NextFire), LastFire: store.FromUnixMS(d.LastFire), LastStatus: d.LastStatus,
+		Version: d.Version, CreatedAt: store.FromUnixMS(d.CreatedAt), UpdatedAt: store.FromUnixMS(d.UpdatedAt),
 	}
 }
 
@@ -53,7 +54,7 @@ type content struct {
 func contentOf(t *task.Task, anchor int64) content {
 	return content{
 		TaskType: t.TaskType, TaskPara: t.TaskPara, Params: t.Params, ExecuteType: t.ExecuteType,
-		CronPara: t.CronPara, TZ: t.TZ, StartTime: ms(t.StartTime), EndTime: ms(t.EndTime),
+		CronPara: t.CronPara, TZ: t.TZ, StartTime: store.UnixMS(t.StartTime), EndTime: store.UnixMS(t.EndTime),
 		TTL: int64(t.TTL), MaxRetries: t.MaxRetries, Misfire: t.Misfire, Targets: t.Targets,
 		State: t.State, Anchor: anchor,
 	}
@@ -92,12 +93,12 @@ func (d *taskDoc) task() *task.Task {
 	return &task.Task{
 		TaskID: d.TaskID, Scenario: d.Scenario, RowID: d.RowID,
 		TaskType: c.TaskType, TaskPara: c.TaskPara, Params: c.Params, ExecuteType: c.ExecuteType,
-		CronPara: c.CronPara, TZ: c.TZ, StartTime: fromMS(c.StartTime), EndTime: fromMS(c.EndTime),
+		CronPara: c.CronPara, TZ: c.TZ, StartTime: store.FromUnixMS(c.StartTime), EndTime: store.FromUnixMS(c.EndTime),
 		TTL: time.Duration(c.TTL), MaxRetries: c.MaxRetries, Misfire: c.Misfire, Targets: c.Targets,
-		State: c.State, Anchor: fromMS(c.Anchor),
-		IsEnable: d.IsEnable, IsClaimed: d.IsClaimed, ClaimedBy: d.ClaimedBy, LeaseUntil: fromMS(d.LeaseUntil),
-		IsDone: d.IsDone, NextFire: fromMS(d.NextFire), LastFire: fromMS(d.LastFire), LastStatus: d.LastStatus,
-		Version: d.Version, CreatedAt: fromMS(d.CreatedAt), UpdatedAt: fromMS(d.UpdatedAt),
+		State: c.State, Anchor: store.FromUnixMS(c.Anchor),
+		IsEnable: d.IsEnable, IsClaimed: d.IsClaimed, ClaimedBy: d.ClaimedBy, LeaseUntil: store.FromUnixMS(d.LeaseUntil),
+		IsDone: d.IsDone, NextFire: store.FromUnixMS(d.NextFire), LastFire: store.FromUnixMS(d.LastFire), LastStatus: d.LastStatus,
+		Version: d.Version, CreatedAt: store.FromUnixMS(d.CreatedAt), UpdatedAt: store.FromUnixMS(d.UpdatedAt),
 	}
 }
 
@@ -133,18 +134,18 @@ func runDocOf(r *task.Run) (*runDoc, error) {
 		state = task.RunPending
 	}
 	return &runDoc{
-		TriggerID: r.TriggerID, TaskID: r.TaskID, Slot: ms(r.Slot), Target: r.Target,
+		TriggerID: r.TriggerID, TaskID: r.TaskID, Slot: store.UnixMS(r.Slot), Target: r.Target,
 		TriggerType: r.TriggerType, State: state, Attempt: r.Attempt, Node: r.Node,
-		FiredAt: ms(r.FiredAt), FinishedAt: ms(r.FinishedAt), NextAttempt: ms(r.NextAttempt),
+		FiredAt: store.UnixMS(r.FiredAt), FinishedAt: store.UnixMS(r.FinishedAt), NextAttempt: store.UnixMS(r.NextAttempt),
 		Error: task.Truncate(r.Error, task.MaxOutput), Output: task.Truncate(r.Output, task.MaxOutput),
 	}, nil
 }
 
 func (d *runDoc) run() *task.Run {
 	return &task.Run{
-		TriggerID: d.TriggerID, TaskID: d.TaskID, Slot: fromMS(d.Slot), Target: d.Target,
+		TriggerID: d.TriggerID, TaskID: d.TaskID, Slot: store.FromUnixMS(d.Slot), Target: d.Target,
 		TriggerType: d.TriggerType, State: d.State, Attempt: d.Attempt, Node: d.Node,
-		FiredAt: fromMS(d.FiredAt), FinishedAt: fromMS(d.FinishedAt), NextAttempt: fromMS(d.NextAttempt),
+		FiredAt: store.FromUnixMS(d.FiredAt), FinishedAt: store.FromUnixMS(d.FinishedAt), NextAttempt: store.FromUnixMS(d.NextAttempt),
 		Error: d.Error, Output: d.Output,
 	}
 }
@@ -164,5 +165,5 @@ type outboxDoc struct {
 
 func (d *outboxDoc) message() *task.OutboxMessage {
 	return &task.OutboxMessage{ID: d.ID, TaskID: d.TaskID, TriggerID: d.TriggerID, Channel: d.Channel,
-		To: d.To, Subject: d.Subject, Body: d.Body, CreatedAt: fromMS(d.CreatedAt)}
+		To: d.To, Subject: d.Subject, Body: d.Body, CreatedAt: store.FromUnixMS(d.CreatedAt)}
 }

@@ -89,8 +89,8 @@ func (s *Store) RestoreRow(ctx context.Context, row *task.Row) (bool, error) {
 		return false, fmt.Errorf("restore row: %w", task.Invalid("id", "required"))
 	}
 	d := rowDoc{Scenario: row.Scenario, ID: row.ID, Fields: row.Fields, IsFetched: row.IsFetched,
-		IsActive: row.IsActive, Error: row.Error, NextFire: ms(row.NextFire), LastFire: ms(row.LastFire),
-		LastStatus: row.LastStatus, Version: max(row.Version, 1), CreatedAt: ms(row.CreatedAt), UpdatedAt: ms(row.UpdatedAt)}
+		IsActive: row.IsActive, Error: row.Error, NextFire: store.UnixMS(row.NextFire), LastFire: store.UnixMS(row.LastFire),
+		LastStatus: row.LastStatus, Version: max(row.Version, 1), CreatedAt: store.UnixMS(row.CreatedAt), UpdatedAt: store.UnixMS(row.UpdatedAt)}
 	ok, err := s.insertUnlessStored(ctx, s.rows, d)
 	if err != nil {
 		return false, fmt.Errorf("restore row %s/%s: %w", row.Scenario, row.ID, err)
@@ -105,9 +105,9 @@ func (s *Store) RestoreTask(ctx context.Context, td store.TaskDump) (bool, error
 	if t == nil || t.TaskID == "" {
 		return false, fmt.Errorf("restore task: %w", task.Invalid("task_id", "required"))
 	}
-	d := taskDoc{TaskID: t.TaskID, Scenario: t.Scenario, RowID: t.RowID, Content: contentOf(t, ms(t.Anchor)),
-		IsEnable: t.IsEnable, IsDone: t.IsDone, NextFire: ms(t.NextFire), LastFire: ms(t.LastFire),
-		LastStatus: t.LastStatus, Version: max(t.Version, 1), CreatedAt: ms(t.CreatedAt), UpdatedAt: ms(t.UpdatedAt)}
+	d := taskDoc{TaskID: t.TaskID, Scenario: t.Scenario, RowID: t.RowID, Content: contentOf(t, store.UnixMS(t.Anchor)),
+		IsEnable: t.IsEnable, IsDone: t.IsDone, NextFire: store.UnixMS(t.NextFire), LastFire: store.UnixMS(t.LastFire),
+		LastStatus: t.LastStatus, Version: max(t.Version, 1), CreatedAt: store.UnixMS(t.CreatedAt), UpdatedAt: store.UnixMS(t.UpdatedAt)}
 	if td.Deleted {
 		d.Deleted = 1
 	}

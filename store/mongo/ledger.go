@@ -227,8 +227,8 @@ func (s *Store) UpdateRun(ctx context.Context, r *task.Run) error {
 
 func (s *Store) updateRun(ctx context.Context, r *task.Run) error {
 	set := bson.D{{Key: "state", Value: r.State}, {Key: "attempt", Value: r.Attempt},
-		{Key: "fired_at", Value: ms(r.FiredAt)}, {Key: "finished_at", Value: ms(r.FinishedAt)},
-		{Key: "next_attempt", Value: ms(r.NextAttempt)}, {Key: "error", Value: task.Truncate(r.Error, task.MaxOutput)},
+		{Key: "fired_at", Value: store.UnixMS(r.FiredAt)}, {Key: "finished_at", Value: store.UnixMS(r.FinishedAt)},
+		{Key: "next_attempt", Value: store.UnixMS(r.NextAttempt)}, {Key: "error", Value: task.Truncate(r.Error, task.MaxOutput)},
 		{Key: "output", Value: task.Truncate(r.Output, task.MaxOutput)}}
 	if r.Node != "" {
 		set = append(set, bson.E{Key: "node", Value: r.Node})
@@ -284,12 +284,12 @@ func (s *Store) GetRun(ctx context.Context, triggerID string) (*task.Run, error)
 // ListRuns returns a task's runs, newest slot first (ties by target,
 // descending), with slots before beforeSlot when it is not zero.
 func (s *Store) ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error) {
-	if err := checkLimit(limit); err != nil {
+	if err := store.CheckLimit(limit); err != nil {
 		return nil, fmt.Errorf("list runs of %s: %w", taskID, err)
 	}
 	before := int64(math.MaxInt64)
 	if !beforeSlot.IsZero() {
-		before = ms(beforeSlot)
+		before = store.UnixMS(beforeSlot)
 	}
 	filter := bson.D{{Key: "task_id", Value: taskID}, {Key: "slot", Value: bson.D{{Key: "$lt", Value: before}}}}
 	opts := options.Find().SetSort(bson.D{{Key: "slot", Value: -1}, {Key: "target", Value: -1}}).SetLimit(int64(limit))
@@ -326,7 +326,7 @@ func (s *Store) LastSlot(ctx context.Context, taskID string) (time.Time, error) 
 	if err != nil {
 		return time.Time{}, fmt.Errorf("last slot of %s: %w", taskID, err)
 	}
-	return fromMS(d.Slot), nil
+	return store.FromUnixMS(d.Slot), nil
 }
 
 // UnfinishedRuns returns a task's runs that are not final, oldest slot

@@ -262,30 +262,6 @@ func isDuplicate(err error) bool {
 	return strings.Contains(msg, "duplicate key") || strings.Contains(msg, "e11000")
 }
 
-// checkLimit rejects a page size that is not positive.
-func checkLimit(limit int) error {
-	if limit <= 0 {
-		return task.Invalid("limit", "must be positive, got %d", limit)
-	}
-	return nil
-}
-
-// ms converts t to unix milliseconds; the zero time is 0.
-func ms(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-// fromMS converts unix milliseconds back to a UTC time; 0 is the zero time.
-func fromMS(v int64) time.Time {
-	if v == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(v).UTC()
-}
-
 // nowMS is the store clock in unix milliseconds.
 func (s *Store) nowMS() int64 { return s.now().UnixMilli() }
 

@@ -2,6 +2,7 @@ package mongo
 
 import (
 	"context"
+	"cronsheet/store"
 	"errors"
 	"fmt"
 	"math"
@@ -27,7 +28,7 @@ const maxIDTries = 50
 // the next one (no counter document, whose $inc FerretDB v1 does not make
 // atomic).
 func (s *Store) AddOutbox(ctx context.Context, m *task.OutboxMessage) error {
-	created := ms(m.CreatedAt)
+	created := store.UnixMS(m.CreatedAt)
 	if created == 0 {
 		created = s.nowMS()
 	}
@@ -39,7 +40,7 @@ func (s *Store) AddOutbox(ctx context.Context, m *task.OutboxMessage) error {
 	if err != nil {
 		return fmt.Errorf("add outbox message for task %s: %w", m.TaskID, err)
 	}
-	m.ID, m.CreatedAt = d.ID, fromMS(d.CreatedAt)
+	m.ID, m.CreatedAt = d.ID, store.FromUnixMS(d.CreatedAt)
 	return nil
 }
 
@@ -108,7 +109,7 @@ func (s *Store) lastOutboxID(ctx context.Context) (int64, error) {
 // ListOutbox returns messages newest first, with ID < beforeID when
 // beforeID > 0, at most limit.
 func (s *Store) ListOutbox(ctx context.Context, beforeID int64, limit int) ([]*task.OutboxMessage, error) {
-	if err := checkLimit(limit); err != nil {
+	if err := store.CheckLimit(limit); err != nil {
 		return nil, fmt.Errorf("list outbox: %w", err)
 	}
 	if beforeID <= 0 {

@@ -25,13 +25,13 @@ func (s *Store) InsertRow(ctx context.Context, row *task.Row) error {
 	if row.ID == "" {
 		return fmt.Errorf("insert row: %w", task.Invalid("id", "required"))
 	}
-	created := ms(row.CreatedAt)
+	created := store.UnixMS(row.CreatedAt)
 	if created == 0 {
 		created = s.nowMS()
 	}
-	updated := max(ms(row.UpdatedAt), created)
+	updated := max(store.UnixMS(row.UpdatedAt), created)
 	doc := rowDoc{Scenario: row.Scenario, ID: row.ID, Fields: row.Fields, IsActive: row.IsActive,
-		Error: row.Error, NextFire: ms(row.NextFire), LastFire: ms(row.LastFire), LastStatus: row.LastStatus,
+		Error: row.Error, NextFire: store.UnixMS(row.NextFire), LastFire: store.UnixMS(row.LastFire), LastStatus: row.LastStatus,
 		Version: 1, CreatedAt: created, UpdatedAt: updated}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
@@ -39,7 +39,7 @@ func (s *Store) InsertRow(ctx context.Context, row *task.Row) error {
 		return fmt.Errorf("insert row %s/%s: %w", row.Scenario, row.ID, translate(err))
 	}
 	row.IsFetched, row.Version = 0, 1
-	row.CreatedAt, row.UpdatedAt = fromMS(created), fromMS(updated)
+	row.CreatedAt, row.UpdatedAt = store.FromUnixMS(created), store.FromUnixMS(updated)
 	return nil
 }
 
@@ -148,7 +148,7 @@ func (s *Store) retireRowTasks(ctx context.Context, scenario, rowID, keepTaskID 
 
 // ListRows pages a scenario's rows in id order after afterID.
 func (s *Store) ListRows(ctx context.Context, scenario, afterID string, limit int) ([]*task.Row, error) {
-	if err := checkLimit(limit); err != nil {
+	if err := store.CheckLimit(limit); err != nil {
 		return nil, fmt.Errorf("list rows of %s: %w", scenario, err)
 	}
 	filter := bson.D{{Key: "scenario", Value: scenario}, {Key: "id", Value: bson.D{{Key: "$gt", Value: afterID}}}}
@@ -163,7 +163,7 @@ func (s *Store) ListRows(ctx context.Context, scenario, afterID string, limit in
 // ListUnfetchedRows returns up to limit rows with is_fetched=0, the longest
 // waiting first.
 func (s *Store) ListUnfetchedRows(ctx context.Context, limit int) ([]*task.Row, error) {
-	if err := checkLimit(limit); err != nil {
+	if err := store.CheckLimit(limit); err != nil {
 		return nil, fmt.Errorf("list unfetched rows: %w", err)
 	}
 	opts := options.Find().SetSort(bson.D{{Key: "updated_at", Value: 1}}).SetLimit(int64(limit))

@@ -25,7 +25,7 @@ import (
 // is changed only if its version is still the one read (else
 // task.ErrConflict), so two syncs never lose one another's edit.
 func (s *Store) ApplySync(ctx context.Context, p store.ApplySyncParams) error {
-	now := ms(p.Now)
+	now := store.UnixMS(p.Now)
 	if now == 0 {
 		now = s.nowMS()
 	}
@@ -86,7 +86,7 @@ func (s *Store) upsertTask(ctx context.Context, p store.ApplySyncParams, now int
 	if t.TaskID == "" {
 		return task.Invalid("task_id", "required")
 	}
-	anchor := ms(t.Anchor)
+	anchor := store.UnixMS(t.Anchor)
 	if anchor == 0 {
 		anchor = now
 	}
@@ -118,7 +118,7 @@ func (s *Store) insertTask(ctx context.Context, p store.ApplySyncParams, c conte
 	t := p.Task
 	_, err := s.tasks.InsertOne(ctx, taskDoc{
 		TaskID: t.TaskID, Scenario: p.Scenario, RowID: p.RowID, Content: c, IsEnable: enable,
-		NextFire: ms(t.NextFire), LastFire: ms(t.LastFire), LastStatus: t.LastStatus,
+		NextFire: store.UnixMS(t.NextFire), LastFire: store.UnixMS(t.LastFire), LastStatus: t.LastStatus,
 		Version: 1, CreatedAt: now, UpdatedAt: now,
 	})
 	return translate(err)

@@ -35,14 +35,14 @@ func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Ta
 	if p.Owner == "" {
 		return nil, fmt.Errorf("claim tasks: %w", task.Invalid("owner", "required"))
 	}
-	if err := checkLimit(p.Limit); err != nil {
+	if err := store.CheckLimit(p.Limit); err != nil {
 		return nil, fmt.Errorf("claim tasks: %w", err)
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	filter := bson.D{{Key: "is_enable", Value: 1}, {Key: "is_claimed", Value: 0}, {Key: "is_done", Value: 0}}
 	update := bson.D{{Key: "$set", Value: bson.D{
-		{Key: "is_claimed", Value: 1}, {Key: "claimed_by", Value: p.Owner}, {Key: "lease_until", Value: ms(p.LeaseUntil)},
+		{Key: "is_claimed", Value: 1}, {Key: "claimed_by", Value: p.Owner}, {Key: "lease_until", Value: store.UnixMS(p.LeaseUntil)},
 	}}}
 	opts := options.FindOneAndUpdate().SetSort(bson.D{{Key: "_id", Value: 1}}).SetReturnDocument(options.After)
 	var out []*task.Task
@@ -66,7 +66,7 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, until time.Time) 
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	res, err := s.tasks.UpdateMany(ctx, ownedBy(owner),
-		bson.D{{Key: "$set", Value: bson.D{{Key: "lease_until", Value: ms(until)}}}})
+		bson.D{{Key: "$set", Value: bson.D{{Key: "lease_until", Value: store.UnixMS(until)}}}})
 	if err != nil {
 		return 0, fmt.Errorf("renew leases of %s: %w", owner, err)
 	}
@@ -126,7 +126,7 @@ func (s *Store) taskExists(ctx context.Context, taskID string) error {
 func (s *Store) ReleaseExpired(ctx context.Context, now time.Time) (int, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	filter := bson.D{{Key: "is_claimed", Value: 1}, {Key: "lease_until", Value: bson.D{{Key: "$lt", Value: ms(now)}}}}
+	filter := bson.D{{Key: "is_claimed", Value: 1}, {Key: "lease_until", Value: bson.D{{Key: "$lt", Value: store.UnixMS(now)}}}}
 	res, err := s.tasks.UpdateMany(ctx, filter, releaseUpdate())
 	if err != nil {
 		return 0, fmt.Errorf("release expired claims: %w", err)
@@ -196,10 +196,10 @@ func (s *Store) SetTaskStatuses(ctx context.Context, ps []store.TaskStatusParams
 func statusSet(p store.TaskStatusParams) bson.D {
 	var set bson.D
 	if p.SetNextFire || !p.NextFire.IsZero() {
-		set = append(set, bson.E{Key: "next_fire", Value: ms(p.NextFire)})
+		set = append(set, bson.E{Key: "next_fire", Value: store.UnixMS(p.NextFire)})
 	}
 	if !p.LastFire.IsZero() {
-		set = append(set, bson.E{Key: "last_fire", Value: ms(p.LastFire)})
+		set = append(set, bson.E{Key: "last_fire", Value: store.UnixMS(p.LastFire)})
 	}
 	if p.LastStatus != "" {
 		set = append(set, bson.E{Key: "last_status", Value: p.LastStatus})

@@ -49,14 +49,14 @@ func (s *Store) AddAudit(ctx context.Context, rec *store.AuditRecord) error {
 	}
 	res, err := s.w.ExecContext(ctx, `INSERT INTO audit (scenario, row_id, action, who, at, old, new)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, rec.Scenario, rec.RowID, rec.Action,
-		cutUTF8(rec.Who, store.MaxAuditWho), ms(at), string(oldJSON), string(newJSON))
+		cutUTF8(rec.Who, store.MaxAuditWho), store.UnixMS(at), string(oldJSON), string(newJSON))
 	if err == nil {
 		rec.ID, err = res.LastInsertId()
 	}
 	if err != nil {
 		return fmt.Errorf("add audit %s/%s: %w", rec.Scenario, rec.RowID, err)
 	}
-	rec.At = fromMS(ms(at))
+	rec.At = store.FromUnixMS(store.UnixMS(at))
 	return nil
 }
 
@@ -92,7 +92,7 @@ func (s *Store) listAudit(ctx context.Context, scenario, rowID string, beforeID 
 		if err := rs.Scan(&rec.ID, &rec.Scenario, &rec.RowID, &rec.Action, &rec.Who, &at, &old, &neu); err != nil {
 			return nil, err
 		}
-		rec.At = fromMS(at)
+		rec.At = store.FromUnixMS(at)
 		if rec.Old, err = decodeFields(old); err != nil {
 			return nil, err
 		}

@@ -52,7 +52,7 @@ func (s *Store) DumpTasks(ctx context.Context, fn func(store.TaskDump) error) er
 		if err != nil {
 			return err
 		}
-		t.IsClaimed, t.ClaimedBy, t.LeaseUntil = 0, "", fromMS(0)
+		t.IsClaimed, t.ClaimedBy, t.LeaseUntil = 0, "", store.FromUnixMS(0)
 		return fn(store.TaskDump{Task: t, Deleted: deleted == 1})
 	})
 	if err != nil {
@@ -95,7 +95,7 @@ func (s *Store) DumpOutbox(ctx context.Context, fn func(*task.OutboxMessage) err
 		if err := rs.Scan(&m.ID, &m.TaskID, &m.TriggerID, &m.Channel, &m.To, &m.Subject, &m.Body, &created); err != nil {
 			return err
 		}
-		m.CreatedAt = fromMS(created)
+		m.CreatedAt = store.FromUnixMS(created)
 		return fn(&m)
 	})
 	if err != nil {
@@ -129,8 +129,8 @@ func (s *Store) RestoreRow(ctx context.Context, row *task.Row) (bool, error) {
 		return false, fmt.Errorf("restore row %s/%s: %w", row.Scenario, row.ID, err)
 	}
 	res, err := s.w.ExecContext(ctx, qRestoreRow, row.Scenario, row.ID, string(fields), row.IsFetched,
-		row.IsActive, row.Error, ms(row.NextFire), ms(row.LastFire), row.LastStatus, max(row.Version, 1),
-		ms(row.CreatedAt), ms(row.UpdatedAt))
+		row.IsActive, row.Error, store.UnixMS(row.NextFire), store.UnixMS(row.LastFire), row.LastStatus, max(row.Version, 1),
+		store.UnixMS(row.CreatedAt), store.UnixMS(row.UpdatedAt))
 	if err != nil {
 		return false, fmt.Errorf("restore row %s/%s: %w", row.Scenario, row.ID, translate(err))
 	}
@@ -145,7 +145,7 @@ func (s *Store) RestoreTask(ctx context.Context, d store.TaskDump) (bool, error)
 	if t == nil || t.TaskID == "" {
 		return false, fmt.Errorf("restore task: %w", task.Invalid("task_id", "required"))
 	}
-	d0 := docOf(t, ms(t.Anchor))
+	d0 := docOf(t, store.UnixMS(t.Anchor))
 	doc, err := d0.marshal()
 	if err != nil {
 		return false, fmt.Errorf("restore task %s: %w", t.TaskID, err)
@@ -155,8 +155,8 @@ func (s *Store) RestoreTask(ctx context.Context, d store.TaskDump) (bool, error)
 		deleted = 1
 	}
 	res, err := s.w.ExecContext(ctx, qRestoreTask, t.TaskID, t.Scenario, t.RowID, doc, t.IsEnable,
-		t.IsDone, deleted, ms(t.NextFire), ms(t.LastFire), t.LastStatus, max(t.Version, 1),
-		ms(t.CreatedAt), ms(t.UpdatedAt))
+		t.IsDone, deleted, store.UnixMS(t.NextFire), store.UnixMS(t.LastFire), t.LastStatus, max(t.Version, 1),
+		store.UnixMS(t.CreatedAt), store.UnixMS(t.UpdatedAt))
 	if err != nil {
 		return false, fmt.Errorf("restore task %s: %w", t.TaskID, translate(err))
 	}

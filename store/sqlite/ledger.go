@@ -140,8 +140,8 @@ func insertRunArgs(r *task.Run) ([]any, error) {
 	if state == "" {
 		state = task.RunPending
 	}
-	return []any{r.TriggerID, r.TaskID, ms(r.Slot), r.Target, string(r.TriggerType), string(state),
-		r.Attempt, r.Node, ms(r.FiredAt), ms(r.FinishedAt), ms(r.NextAttempt),
+	return []any{r.TriggerID, r.TaskID, store.UnixMS(r.Slot), r.Target, string(r.TriggerType), string(state),
+		r.Attempt, r.Node, store.UnixMS(r.FiredAt), store.UnixMS(r.FinishedAt), store.UnixMS(r.NextAttempt),
 		task.Truncate(r.Error, task.MaxOutput), task.Truncate(r.Output, task.MaxOutput)}, nil
 }
 
@@ -185,8 +185,8 @@ func (s *Store) FinishRun(ctx context.Context, r *task.Run, status store.TaskSta
 
 // updateRun runs qUpdateRun for r; task.ErrNotFound when r is absent.
 func updateRun(ctx context.Context, st *sql.Stmt, r *task.Run) error {
-	n, err := execCount(ctx, st, string(r.State), r.Attempt, r.Node, ms(r.FiredAt),
-		ms(r.FinishedAt), ms(r.NextAttempt), task.Truncate(r.Error, task.MaxOutput),
+	n, err := execCount(ctx, st, string(r.State), r.Attempt, r.Node, store.UnixMS(r.FiredAt),
+		store.UnixMS(r.FinishedAt), store.UnixMS(r.NextAttempt), task.Truncate(r.Error, task.MaxOutput),
 		task.Truncate(r.Output, task.MaxOutput), r.TriggerID)
 	if err == nil && n == 0 {
 		err = task.ErrNotFound
@@ -206,12 +206,12 @@ func (s *Store) GetRun(ctx context.Context, triggerID string) (*task.Run, error)
 // ListRuns returns a task's runs, newest slot first (ties by target,
 // descending), with slots before beforeSlot when it is not zero.
 func (s *Store) ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error) {
-	if err := checkLimit(limit); err != nil {
+	if err := store.CheckLimit(limit); err != nil {
 		return nil, fmt.Errorf("list runs of %s: %w", taskID, err)
 	}
 	before := int64(math.MaxInt64)
 	if !beforeSlot.IsZero() {
-		before = ms(beforeSlot)
+		before = store.UnixMS(beforeSlot)
 	}
 	runs, err := queryRuns(ctx, s.st.listRuns, taskID, before, limit)
 	if err != nil {
@@ -231,7 +231,7 @@ func (s *Store) LastSlot(ctx context.Context, taskID string) (time.Time, error) 
 	if err != nil {
 		return time.Time{}, fmt.Errorf("last slot of %s: %w", taskID, err)
 	}
-	return fromMS(slot), nil
+	return store.FromUnixMS(slot), nil
 }
 
 // UnfinishedRuns returns a task's runs that are not final, oldest slot
@@ -271,6 +271,6 @@ func scanRun(sc scanner) (*task.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Slot, r.FiredAt, r.FinishedAt, r.NextAttempt = fromMS(slot), fromMS(fired), fromMS(finished), fromMS(retry)
+	r.Slot, r.FiredAt, r.FinishedAt, r.NextAttempt = store.FromUnixMS(slot), store.FromUnixMS(fired), store.FromUnixMS(finished), store.FromUnixMS(retry)
 	return &r, nil
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"cronsheet/store"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -23,7 +24,7 @@ const (
 // that is taken is task.ErrConflict; a TriggerID already stored is not
 // stored twice (see store.Outbox).
 func (s *Store) AddOutbox(ctx context.Context, m *task.OutboxMessage) error {
-	created := ms(m.CreatedAt)
+	created := store.UnixMS(m.CreatedAt)
 	if created == 0 {
 		created = s.nowMS()
 	}
@@ -36,14 +37,14 @@ func (s *Store) AddOutbox(ctx context.Context, m *task.OutboxMessage) error {
 	if err != nil {
 		return fmt.Errorf("add outbox message for task %s: %w", m.TaskID, translate(err))
 	}
-	m.ID, m.CreatedAt = id, fromMS(created)
+	m.ID, m.CreatedAt = id, store.FromUnixMS(created)
 	return nil
 }
 
 // ListOutbox returns messages newest first, with ID < beforeID when
 // beforeID > 0, at most limit.
 func (s *Store) ListOutbox(ctx context.Context, beforeID int64, limit int) ([]*task.OutboxMessage, error) {
-	if err := checkLimit(limit); err != nil {
+	if err := store.CheckLimit(limit); err != nil {
 		return nil, fmt.Errorf("list outbox: %w", err)
 	}
 	if beforeID <= 0 {
@@ -63,7 +64,7 @@ func (s *Store) ListOutbox(ctx context.Context, beforeID int64, limit int) ([]*t
 		if err := rs.Scan(&m.ID, &m.TaskID, &m.TriggerID, &m.Channel, &m.To, &m.Subject, &m.Body, &created); err != nil {
 			return nil, fmt.Errorf("list outbox: %w", err)
 		}
-		m.CreatedAt = fromMS(created)
+		m.CreatedAt = store.FromUnixMS(created)
 		out = append(out, &m)
 	}
 	if err := rs.Err(); err != nil {

@@ -43,18 +43,18 @@ func (s *Store) InsertRow(ctx context.Context, row *task.Row) error {
 	if err != nil {
 		return fmt.Errorf("insert row %s/%s: %w", row.Scenario, row.ID, err)
 	}
-	created := ms(row.CreatedAt)
+	created := store.UnixMS(row.CreatedAt)
 	if created == 0 {
 		created = s.nowMS()
 	}
-	updated := max(ms(row.UpdatedAt), created)
+	updated := max(store.UnixMS(row.UpdatedAt), created)
 	_, err = s.st.insertRow.ExecContext(ctx, row.Scenario, row.ID, string(fields), row.IsActive,
-		row.Error, ms(row.NextFire), ms(row.LastFire), row.LastStatus, created, updated)
+		row.Error, store.UnixMS(row.NextFire), store.UnixMS(row.LastFire), row.LastStatus, created, updated)
 	if err != nil {
 		return fmt.Errorf("insert row %s/%s: %w", row.Scenario, row.ID, translate(err))
 	}
 	row.IsFetched, row.Version = 0, 1
-	row.CreatedAt, row.UpdatedAt = fromMS(created), fromMS(updated)
+	row.CreatedAt, row.UpdatedAt = store.FromUnixMS(created), store.FromUnixMS(updated)
 	return nil
 }
 
@@ -123,7 +123,7 @@ func (s *Store) DeleteRow(ctx context.Context, scenario, id string) error {
 
 // ListRows pages a scenario's rows in id order after afterID.
 func (s *Store) ListRows(ctx context.Context, scenario, afterID string, limit int) ([]*task.Row, error) {
-	if err := checkLimit(limit); err != nil {
+	if err := store.CheckLimit(limit); err != nil {
 		return nil, fmt.Errorf("list rows of %s: %w", scenario, err)
 	}
 	rows, err := queryRows(ctx, s.st.listRows, scenario, afterID, limit)
@@ -136,7 +136,7 @@ func (s *Store) ListRows(ctx context.Context, scenario, afterID string, limit in
 // ListUnfetchedRows returns up to limit rows with is_fetched=0, the longest
 // waiting first.
 func (s *Store) ListUnfetchedRows(ctx context.Context, limit int) ([]*task.Row, error) {
-	if err := checkLimit(limit); err != nil {
+	if err := store.CheckLimit(limit); err != nil {
 		return nil, fmt.Errorf("list unfetched rows: %w", err)
 	}
 	rows, err := queryRows(ctx, s.st.listUnfetched, limit)
@@ -179,7 +179,7 @@ func scanRow(sc scanner) (*task.Row, error) {
 	if err := dec.Decode(&r.Fields); err != nil {
 		return nil, fmt.Errorf("decode fields of row %s/%s: %w", r.Scenario, r.ID, err)
 	}
-	r.NextFire, r.LastFire = fromMS(nextFire), fromMS(lastFire)
-	r.CreatedAt, r.UpdatedAt = fromMS(created), fromMS(updated)
+	r.NextFire, r.LastFire = store.FromUnixMS(nextFire), store.FromUnixMS(lastFire)
+	r.CreatedAt, r.UpdatedAt = store.FromUnixMS(created), store.FromUnixMS(updated)
 	return &r, nil
 }

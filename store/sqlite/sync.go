@@ -41,7 +41,7 @@ const (
 // The row's version and updated_at are left alone, so a user's pending
 // edit based on that version still applies.
 func (s *Store) ApplySync(ctx context.Context, p store.ApplySyncParams) error {
-	now := ms(p.Now)
+	now := store.UnixMS(p.Now)
 	if now == 0 {
 		now = s.nowMS()
 	}
@@ -79,7 +79,7 @@ func (s *Store) upsertTask(ctx context.Context, tx *sql.Tx, p store.ApplySyncPar
 	if t.TaskID == "" {
 		return task.Invalid("task_id", "required")
 	}
-	anchor := ms(t.Anchor)
+	anchor := store.UnixMS(t.Anchor)
 	if anchor == 0 {
 		anchor = now
 	}
@@ -118,7 +118,7 @@ func (s *Store) insertTask(ctx context.Context, tx *sql.Tx, p store.ApplySyncPar
 	}
 	t := p.Task
 	_, err = in(ctx, tx, s.st.insertTask).ExecContext(ctx, t.TaskID, p.Scenario, p.RowID, doc, enable,
-		ms(t.NextFire), ms(t.LastFire), t.LastStatus, now, now)
+		store.UnixMS(t.NextFire), store.UnixMS(t.LastFire), t.LastStatus, now, now)
 	return translate(err)
 }
 

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cronsheet/store"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -43,8 +44,8 @@ func docOf(t *task.Task, anchor int64) taskDoc {
 		ExecuteType: t.ExecuteType,
 		CronPara:    t.CronPara,
 		TZ:          t.TZ,
-		StartTime:   ms(t.StartTime),
-		EndTime:     ms(t.EndTime),
+		StartTime:   store.UnixMS(t.StartTime),
+		EndTime:     store.UnixMS(t.EndTime),
 		TTL:         t.TTL,
 		MaxRetries:  t.MaxRetries,
 		Misfire:     t.Misfire,
@@ -74,14 +75,14 @@ func (d *taskDoc) apply(t *task.Task) {
 	t.ExecuteType = d.ExecuteType
 	t.CronPara = d.CronPara
 	t.TZ = d.TZ
-	t.StartTime = fromMS(d.StartTime)
-	t.EndTime = fromMS(d.EndTime)
+	t.StartTime = store.FromUnixMS(d.StartTime)
+	t.EndTime = store.FromUnixMS(d.EndTime)
 	t.TTL = d.TTL
 	t.MaxRetries = d.MaxRetries
 	t.Misfire = d.Misfire
 	t.Targets = d.Targets
 	t.State = d.State
-	t.Anchor = fromMS(d.Anchor)
+	t.Anchor = store.FromUnixMS(d.Anchor)
 }
 
 // scanTask reads the taskCols of one row.
@@ -101,7 +102,7 @@ func scanTask(sc scanner) (*task.Task, error) {
 		return nil, fmt.Errorf("decode task %s: %w", t.TaskID, err)
 	}
 	d.apply(&t)
-	t.LeaseUntil, t.NextFire, t.LastFire = fromMS(lease), fromMS(next), fromMS(last)
-	t.CreatedAt, t.UpdatedAt = fromMS(created), fromMS(updated)
+	t.LeaseUntil, t.NextFire, t.LastFire = store.FromUnixMS(lease), store.FromUnixMS(next), store.FromUnixMS(last)
+	t.CreatedAt, t.UpdatedAt = store.FromUnixMS(created), store.FromUnixMS(updated)
 	return &t, nil
 }

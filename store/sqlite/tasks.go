@@ -63,12 +63,12 @@ func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Ta
 	if p.Owner == "" {
 		return nil, fmt.Errorf("claim tasks: %w", task.Invalid("owner", "required"))
 	}
-	if err := checkLimit(p.Limit); err != nil {
+	if err := store.CheckLimit(p.Limit); err != nil {
 		return nil, fmt.Errorf("claim tasks: %w", err)
 	}
 	var out []*task.Task
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		rs, err := in(ctx, tx, s.st.claim).QueryContext(ctx, p.Owner, ms(p.LeaseUntil), p.Limit)
+		rs, err := in(ctx, tx, s.st.claim).QueryContext(ctx, p.Owner, store.UnixMS(p.LeaseUntil), p.Limit)
 		if err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Ta
 
 // RenewLeases sets lease_until of every task claimed by owner to until.
 func (s *Store) RenewLeases(ctx context.Context, owner string, until time.Time) (int, error) {
-	n, err := execCount(ctx, s.st.renewLeases, ms(until), owner)
+	n, err := execCount(ctx, s.st.renewLeases, store.UnixMS(until), owner)
 	if err != nil {
 		return 0, fmt.Errorf("renew leases of %s: %w", owner, err)
 	}
@@ -141,14 +141,14 @@ func (s *Store) ReleaseTask(ctx context.Context, taskID, owner string) error {
 // ReleaseExpired releases every claim whose lease ended before now.
 func (s *Store) ReleaseExpired(ctx context.Context, now time.Time) (int, error) {
 	var one int
-	err := s.st.anyExpired.QueryRowContext(ctx, ms(now)).Scan(&one)
+	err := s.st.anyExpired.QueryRowContext(ctx, store.UnixMS(now)).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, fmt.Errorf("release expired claims: %w", err)
 	}
-	n, err := execCount(ctx, s.st.releaseExpired, ms(now))
+	n, err := execCount(ctx, s.st.releaseExpired, store.UnixMS(now))
 	if err != nil {
 		return 0, fmt.Errorf("release expired claims: %w", err)
 	}
@@ -218,7 +218,7 @@ func (sw statusWriter) apply(ctx context.Context, p store.TaskStatusParams) erro
 		scenario, rowID, status string
 		next, last              int64
 	)
-	err := sw.set.QueryRowContext(ctx, setNext, ms(p.NextFire), ms(p.LastFire), p.LastStatus, p.Done,
+	err := sw.set.QueryRowContext(ctx, setNext, store.UnixMS(p.NextFire), store.UnixMS(p.LastFire), p.LastStatus, p.Done,
 		p.TaskID).Scan(&scenario, &rowID, &next, &last, &status)
 	if err != nil {
 		return translate(err)
