@@ -132,8 +132,10 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, run *task.Run, state t
 	if msg != "" {
 		run.Error = task.Truncate(msg, task.MaxOutput)
 	}
-	done := t.ExecuteType == task.Once ||
-		(t.ExecuteType == task.UntilSuccess && state == task.RunDone)
+	// A manual run ("run now") does not use up the schedule: a once task
+	// still fires at its slot, an until_success task keeps its schedule.
+	done := run.TriggerType != task.TriggerManual && (t.ExecuteType == task.Once ||
+		(t.ExecuteType == task.UntilSuccess && state == task.RunDone))
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.StoreTimeout)
 	defer cancel()
 	err := f.store.FinishRun(sctx, run, store.TaskStatusParams{

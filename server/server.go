@@ -156,6 +156,9 @@ func (s *Server) build() error {
 		Scenarios: scenarios,
 		Wake:      s.runner.Wake,
 		Health:    s.health,
+		Trigger: func(ctx context.Context, taskID string) (*task.Run, error) {
+			return s.firer.Trigger(ctx, taskID, time.Now())
+		},
 	}).Register(engine)
 	table.Register(engine)
 	webtable.NewPages(static.FS).Register(engine)

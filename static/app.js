@@ -30,6 +30,7 @@
       "bulk.count": "{n} selected:", "bulk.sure": "Delete {n} rows?", "bulk.done": "{action}: {ok} done, {failed} failed.",
       "select": "select row", "select.all": "select the rows of this page",
       "export": "Export CSV", "runs": "Runs", "runs.title": "Runs of", "runs.older": "Older runs", "runs.none": "No runs yet.",
+      "run.now": "Run now", "run.ok": "{id} triggered.",
     },
     zh: {
       "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加",
@@ -44,6 +45,7 @@
       "bulk.count": "已选 {n} 行：", "bulk.sure": "删除这 {n} 行？", "bulk.done": "{action}：成功 {ok}，失败 {failed}。",
       "select": "选择此行", "select.all": "选择本页所有行",
       "export": "导出 CSV", "runs": "运行记录", "runs.title": "运行记录：", "runs.older": "更早的记录", "runs.none": "还没有运行记录。",
+      "run.now": "立即运行", "run.ok": "已触发 {id}。",
     },
   };
   const dtLang = {
@@ -212,6 +214,12 @@
 
   // ---- editing -------------------------------------------------------------
   function rowOf(td) { return table.row(td.closest("tr")); }
+  // taskIDOf is the task id of the row holding el: its id field, else its id.
+  function taskIDOf(el) {
+    const row = rowOf(el.closest("td")).data();
+    const idField = cols.find((c) => c.type === "id");
+    return String((idField && row.fields && row.fields[idField.field]) || row.id);
+  }
   function colOf(td) { return cols[table.cell(td).index().column]; }
 
   function cellError(td, msg) {
@@ -477,6 +485,17 @@
     document.getElementById("runs-older").hidden = r.body.runs.length < 20;
   }
 
+  // ---- run now -------------------------------------------------------------
+  // The row's task fires once, now; the drawer then shows its runs.
+  async function runNow(button, taskID) {
+    button.disabled = true;
+    const r = await getJSON("/api/v1/tasks/" + encodeURIComponent(taskID) + "/trigger", { method: "POST" });
+    button.disabled = false;
+    if (!r.ok) { notice(r.body.error, true); return; }
+    notice(t("run.ok", { id: taskID }));
+    showRuns(taskID, false);
+  }
+
   // ---- adding --------------------------------------------------------------
   function buildAddForm() {
     const box = document.getElementById("add-fields");
@@ -549,7 +568,8 @@
           return "<span>" + esc(t("del.sure")) + '</span> <button type="button" class="del-yes">' + esc(t("yes")) +
             '</button> <button type="button" class="del-no">' + esc(t("no")) + "</button>";
         }
-        return '<button type="button" class="runs">' + esc(t("runs")) + '</button> ' +
+        return '<button type="button" class="run-now">' + esc(t("run.now")) + '</button> ' +
+          '<button type="button" class="runs">' + esc(t("runs")) + '</button> ' +
           '<button type="button" class="del">' + esc(t("del")) + "</button>";
       },
     });
@@ -570,12 +590,8 @@
       const target = e.target;
       if (target.matches("button.del")) { askDelete(target); return; }
       if (target.matches("button.del-yes, button.del-no")) { answerDelete(target, target.matches(".del-yes")); return; }
-      if (target.matches("button.runs")) {
-        const row = rowOf(target.closest("td")).data();
-        const idField = cols.find((c) => c.type === "id");
-        showRuns(String((idField && row.fields && row.fields[idField.field]) || row.id), false);
-        return;
-      }
+      if (target.matches("button.runs")) { showRuns(taskIDOf(target), false); return; }
+      if (target.matches("button.run-now")) { runNow(target, taskIDOf(target)); return; }
       if (target.closest("td.editing") || target.matches("input.act-switch, button")) return;
       const td = target.closest("td.editable");
       if (td) openEdit(td);

@@ -258,6 +258,13 @@ func TestBrowserTable(t *testing.T) {
 		chromedp.WaitVisible(css(`#drawer #runs tbody tr.run-done`)),
 	)
 
+	// Run now: the row's task fires by hand; the drawer shows a manual run.
+	run(t, ctx, "run now", 20*time.Second,
+		jsClick(tr+` button.run-now`),
+		waitJS(`document.getElementById("notice").textContent.includes("triggered")`),
+		waitJS(`[...document.querySelectorAll("#drawer #runs tbody tr")].some(tr => tr.children[1] && tr.children[1].textContent === "manual")`),
+	)
+
 	// Export the current view as CSV.
 	csvText := get(t, ctx, "export csv", chromedp.Evaluate[string](
 		`fetch(cronsheet.exportURL()).then(r => r.text())`, chromedp.EvalAwaitPromise))
@@ -290,6 +297,12 @@ func TestBrowserTable(t *testing.T) {
 		// "off" once the sync patrol has taken the edit and a poll brought it.
 		waitJS(fmt.Sprintf(`(document.querySelector(%q) || {}).textContent === "○ off"`, tr+` td:nth-child(8)`)),
 		waitJS(fmt.Sprintf(`!document.querySelector(%q).checked`, tr+` input.act-switch`)),
+	)
+	// Run now on a row that is off: the server's refusal is shown.
+	run(t, ctx, "run now refused", 20*time.Second,
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("notice").textContent = ""`),
+		jsClick(tr+` button.run-now`),
+		waitJS(`(n => n.className === "cell-error" && /disabled|not found/.test(n.textContent))(document.getElementById("notice"))`),
 	)
 
 	// Import a CSV file from the page: a bad line is listed, nothing written;

@@ -62,6 +62,9 @@ type Deps struct {
 	Now func() time.Time
 	// Health reports whether the service can serve; nil = always healthy.
 	Health func(ctx context.Context) error
+	// Trigger fires a task now, by hand, and returns its run (see
+	// POST /api/v1/tasks/:task_id/trigger); nil answers 501.
+	Trigger func(ctx context.Context, taskID string) (*task.Run, error)
 }
 
 // API is the REST API's handler set; build it with New and mount it with
@@ -73,6 +76,7 @@ type API struct {
 	wake      func()
 	now       func() time.Time
 	health    func(ctx context.Context) error
+	trigger   func(ctx context.Context, taskID string) (*task.Run, error)
 	audit     store.AuditLog // nil when the store keeps no audit trail
 }
 
@@ -92,6 +96,7 @@ func New(d Deps) *API {
 		wake:      d.Wake,
 		now:       d.Now,
 		health:    d.Health,
+		trigger:   d.Trigger,
 	}
 	if al, ok := d.Store.(store.AuditLog); ok {
 		a.audit = al
@@ -123,6 +128,7 @@ func (a *API) Register(r gin.IRouter) {
 	v1.POST("/scenarios/:scenario/import", a.importCSV)
 
 	v1.GET("/tasks/:task_id", a.getTask)
+	v1.POST("/tasks/:task_id/trigger", a.triggerTask)
 	v1.GET("/runs", a.listRuns)
 	v1.GET("/outbox", a.listOutbox)
 	v1.GET("/schedule/preview", a.preview)
