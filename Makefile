@@ -18,7 +18,8 @@ build: static
 # package.json or the lock changed.
 VENDOR_FILES := node_modules/jquery/dist/jquery.min.js \
 	node_modules/datatables.net/js/dataTables.min.js \
-	node_modules/datatables.net-dt/css/dataTables.dataTables.min.css
+	node_modules/datatables.net-dt/css/dataTables.dataTables.min.css \
+	node_modules/datatables.net-plugins/i18n/zh.json
 static: static/vendor/.stamp
 
 static/vendor/.stamp: package.json package-lock.json
@@ -43,4 +44,4 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./mapping/schedule/
 
 clean:
-	rm -rf bin data node_modules static/vendor/.stamp static/vendor/*.js static/vendor/*.css
+	rm -rf bin data node_modules static/vendor/.stamp static/vendor/*.js static/vendor/*.css static/vendor/*.json

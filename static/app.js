@@ -48,14 +48,6 @@
       "run.now": "立即运行", "run.ok": "已触发 {id}。",
     },
   };
-  const dtLang = {
-    zh: {
-      search: "搜索：", lengthMenu: "每页 _MENU_ 行", info: "第 _START_ 至 _END_ 行，共 _TOTAL_ 行",
-      infoEmpty: "没有行", infoFiltered: "（从 _MAX_ 行中筛选）", zeroRecords: "没有匹配的行",
-      emptyTable: "表中没有数据", processing: "处理中…",
-      paginate: { first: "首页", last: "末页", next: "下一页", previous: "上一页" },
-    },
-  };
   const lang = localStorage.getItem("cronsheet.lang") ||
     ((navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en");
   function t(key, vars) {
@@ -583,7 +575,9 @@
       serverSide: true, processing: false, ajax: fetchPage, rowId: "id",
       columns: columns, order: [[0, "asc"]], orderMulti: false,
       pageLength: 25, lengthMenu: [10, 25, 50, 100, 500], searchDelay: 300,
-      language: dtLang[lang] || {},
+      // DataTables' own strings come from its i18n file (npm
+      // datatables.net-plugins, copied by `make static`).
+      language: lang === "zh" ? { url: "/assets/vendor/zh.json" } : {},
     });
     const tbody = document.querySelector("#rows tbody");
     tbody.addEventListener("click", (e) => {

@@ -340,4 +340,16 @@ func TestBrowserTable(t *testing.T) {
 		jsClick(tr+` button.del-yes`),
 		chromedp.WaitNotPresent(css(tr)),
 	)
+
+	// Simplified Chinese: the page's strings and DataTables' own (from its
+	// i18n file, npm datatables.net-plugins) switch together.
+	// (The switch stores the choice and reloads; the test does the same
+	// with a navigation it can wait for.)
+	run(t, ctx, "switch to Chinese", 20*time.Second,
+		chromedp.Evaluate[chromedp.Void](`localStorage.setItem("cronsheet.lang", "zh")`),
+		chromedp.Navigate(base+"/?poll=300"),
+		waitJS(`document.documentElement.lang === "zh-CN"`),
+		waitJS(`(document.querySelector(".dt-search label") || {}).textContent === "搜索:"`),
+		waitJS(`(document.querySelector("#rows tbody tr button.run-now") || {}).textContent === "立即运行"`),
+	)
 }
