@@ -47,11 +47,6 @@ func NewSlots(t *task.Task, s *schedule.Schedule) Slots {
 // Once reports whether the task fires a single slot.
 func (s Slots) Once() bool { return s.once }
 
-// First returns the first slot of the schedule, or zero when there is none.
-func (s Slots) First() time.Time {
-	return s.Next(time.Time{})
-}
-
 // Next returns the first slot strictly after `after` that lies inside the
 // task's start/end window, or zero when there is none.
 func (s Slots) Next(after time.Time) time.Time {

@@ -239,8 +239,8 @@ func TestSlotsNext(t *testing.T) {
 				t.Errorf("Once() = %v, want %v", s.Once(), tt.once)
 			}
 			after := tt.after
-			if first := s.First(); after.IsZero() && !first.Equal(tt.want[0]) {
-				t.Errorf("First() = %s, want %s", fmtTime(first), fmtTime(tt.want[0]))
+			if first := s.Next(time.Time{}); after.IsZero() && !first.Equal(tt.want[0]) {
+				t.Errorf("first slot = %s, want %s", fmtTime(first), fmtTime(tt.want[0]))
 			}
 			for i := 0; i <= len(tt.want); i++ {
 				got := s.Next(after)

@@ -89,15 +89,10 @@ func nextMonthStart(y int64, m int) int64 {
 	return daysFromCivil(y, m+1, 1)
 }
 
-// wallOf returns the wall-clock reading of t in loc, in whole seconds.
-func wallOf(t time.Time, loc *time.Location) int64 {
-	_, off := t.In(loc).Zone()
-	return t.Unix() + int64(off)
-}
-
 // maxWallSoFar returns the highest wall reading shown at or before after, in
-// whole seconds. It differs from wallOf(after) only inside a fall-back
-// overlap, where the clock already showed later times before it was set back.
+// whole seconds. It differs from after's own wall reading only inside a
+// fall-back overlap, where the clock already showed later times before it
+// was set back.
 func maxWallSoFar(after time.Time, loc *time.Location) int64 {
 	a := after.In(loc)
 	_, off := a.Zone()
