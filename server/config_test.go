@@ -72,6 +72,13 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 		{"SMSNeedsSID", "sms: {mode: send, from: '+15005550006'}\n", "sms.account_sid"},
 		{"BadScenario", "scenarios: [{name: 'no spaces', collection: x}]\n", "scenarios[0]"},
 		{"NotYAML", "listen: [\n", "config"},
+		{"NoURI", "store: {driver: mongo, database: x}\n", "store.uri"},
+		{"BadURI", "store: {driver: mongo, uri: 'http://h/', database: x}\n", "store.uri"},
+		{"NoDatabase", "store: {driver: mongo, uri: 'mongodb://h/'}\n", "store.database"},
+		{"BadDatabase", "store: {driver: mongo, uri: 'mongodb://h/', database: 'a.b'}\n", "store.database"},
+		{"ShortConnect", "store: {driver: mongo, uri: 'mongodb://h/', database: x, connect_timeout: 1ms}\n", "store.connect_timeout"},
+		{"BadWriteConcern", "store: {driver: mongo, uri: 'mongodb://h/', database: x, write_concern: all}\n", "store.write_concern"},
+		{"BadReadPref", "store: {driver: mongo, uri: 'mongodb://h/', database: x, read_preference: any}\n", "store.read_preference"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -161,25 +161,3 @@ func TestLoadConfigMongo(t *testing.T) {
 		t.Errorf("uri from the environment only: %v", err)
 	}
 }
-
-func TestLoadConfigMongoErrorsNameTheKey(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ name, body, want string }{
-		{"NoURI", "store: {driver: mongo, database: x}\n", "store.uri"},
-		{"BadURI", "store: {driver: mongo, uri: 'http://h/', database: x}\n", "store.uri"},
-		{"NoDatabase", "store: {driver: mongo, uri: 'mongodb://h/'}\n", "store.database"},
-		{"BadDatabase", "store: {driver: mongo, uri: 'mongodb://h/', database: 'a.b'}\n", "store.database"},
-		{"ShortConnect", "store: {driver: mongo, uri: 'mongodb://h/', database: x, connect_timeout: 1ms}\n", "store.connect_timeout"},
-		{"BadWriteConcern", "store: {driver: mongo, uri: 'mongodb://h/', database: x, write_concern: all}\n", "store.write_concern"},
-		{"BadReadPref", "store: {driver: mongo, uri: 'mongodb://h/', database: x, read_preference: any}\n", "store.read_preference"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := LoadConfig(writeConfig(t, tt.body), noEnv)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("LoadConfig(%q) error = %v, want it to name %q", tt.body, err, tt.want)
-			}
-		})
-	}
-}
