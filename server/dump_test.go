@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cronsheet/store"
+	"cronsheet/store/mongo/mongotest"
 	"cronsheet/store/sqlite"
 	"cronsheet/task"
 )
@@ -124,7 +125,7 @@ func TestExportImportSQLite(t *testing.T) {
 // TestExportImportSQLiteMongoSQLite moves a store from SQLite to MongoDB and
 // back: nothing is lost on the way.
 func TestExportImportSQLiteMongoSQLite(t *testing.T) {
-	uri := mongoURI(t)
+	uri := mongotest.URI(t, "the export/import round trip on the mongo driver")
 	src := openSQLite(t)
 	fillStore(t, src)
 	dump := export(t, src)

@@ -1,59 +1,22 @@
 package server
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"cronsheet/store/mongo"
+	"cronsheet/store/mongo/mongotest"
 	"cronsheet/task"
 )
-
-// mongoURI returns CRONSHEET_TEST_MONGO_URI or skips t without it (fails it
-// under CI=true, where the Mongo run is required).
-func mongoURI(t *testing.T) string {
-	t.Helper()
-	uri := os.Getenv("CRONSHEET_TEST_MONGO_URI")
-	if uri != "" {
-		return uri
-	}
-	const how = "CRONSHEET_TEST_MONGO_URI is not set: set it to a MongoDB or FerretDB URI " +
-		"(e.g. mongodb://127.0.0.1:27017/) to run the server on the mongo driver; " +
-		"`bash .ci/run` starts FerretDB on PostgreSQL and sets it"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(how + " (required under CI=true)")
-	}
-	t.Skip(how)
-	return ""
-}
 
 // useMongo points cfg at a database of its own on uri, dropped when t ends
 // (after the node has stopped).
 func useMongo(t *testing.T, uri string) func(*Config) {
 	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	db := "cronsheet_server_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		s, err := mongo.Open(ctx, mongo.Config{URI: uri, Database: db})
-		if err != nil {
-			t.Errorf("open to drop %s: %v", db, err)
-			return
-		}
-		defer s.Close()
-		if err := s.Drop(ctx); err != nil {
-			t.Errorf("drop %s: %v", db, err)
-		}
-	})
+	db := mongotest.TempDatabase(t, uri, "cronsheet_server_")
 	return func(c *Config) {
 		c.Store.Driver, c.Store.URI, c.Store.Database = "mongo", uri, db
 	}
@@ -62,7 +25,7 @@ func useMongo(t *testing.T, uri string) func(*Config) {
 // TestMemosLoopOnMongo runs the memos loop on the mongo driver: a row due
 // every second delivers to the outbox again and again, read through the API.
 func TestMemosLoopOnMongo(t *testing.T) {
-	b := setup(t, useMongo(t, mongoURI(t)))
+	b := setup(t, useMongo(t, mongotest.URI(t, "the server on the mongo driver")))
 	var row task.Row
 	code := b.call(t, "POST", "/api/v1/scenarios/memos/rows", map[string]any{
 		"title": "stand-up", "content": "Stand up, please.", "when": "every 1s", "channel": "outbox",

@@ -1,12 +1,8 @@
 package mongo_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +12,7 @@ import (
 
 	"cronsheet/store"
 	"cronsheet/store/mongo"
+	"cronsheet/store/mongo/mongotest"
 	"cronsheet/store/storetest"
 	"cronsheet/task"
 )
@@ -24,40 +21,22 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// testURI returns CRONSHEET_TEST_MONGO_URI or skips t without it (fails it
-// under CI=true, where the Mongo run is required).
+// testURI returns the test server's URI or skips t (see mongotest.URI).
 func testURI(t testing.TB) string {
 	t.Helper()
-	uri := os.Getenv("CRONSHEET_TEST_MONGO_URI")
-	if uri != "" {
-		return uri
-	}
-	const how = "CRONSHEET_TEST_MONGO_URI is not set: set it to a MongoDB or FerretDB URI " +
-		"(e.g. mongodb://127.0.0.1:27017/) to run the MongoDB driver's tests; " +
-		"`bash .ci/run` starts FerretDB on PostgreSQL and sets it"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(how + " (required under CI=true)")
-	}
-	t.Skip(how)
-	return ""
+	return mongotest.URI(t, "the MongoDB driver's tests")
 }
 
 // openTemp opens a store on a new database of its own; when t ends the
 // database is dropped and the store closed.
 func openTemp(t testing.TB, uri string) *mongo.Store {
 	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	s, err := mongo.Open(t.Context(), mongo.Config{URI: uri, Database: "cronsheet_test_" + hex.EncodeToString(b[:])})
+	db := mongotest.TempDatabase(t, uri, "cronsheet_test_")
+	s, err := mongo.Open(t.Context(), mongo.Config{URI: uri, Database: db})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := s.Drop(ctx); err != nil {
-			t.Errorf("drop test database: %v", err)
-		}
 		if err := s.Close(); err != nil {
 			t.Errorf("close: %v", err)
 		}
