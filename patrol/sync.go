@@ -14,7 +14,6 @@ import (
 // SyncStore is what the sync patrol needs from storage.
 type SyncStore interface {
 	ListUnfetchedRows(ctx context.Context, limit int) ([]*task.Row, error)
-	GetTask(ctx context.Context, taskID string) (*task.Task, error)
 	ApplySync(ctx context.Context, p store.ApplySyncParams) error
 }
 
@@ -71,10 +70,9 @@ func (s *Sync) RunOnce(ctx context.Context) (SyncResult, error) {
 func (s *Sync) syncRow(ctx context.Context, row *task.Row, res *SyncResult) error {
 	now := s.now()
 	p := store.ApplySyncParams{Scenario: row.Scenario, RowID: row.ID, RowVersion: row.Version, Now: now}
+	// The task's anchor is now; ApplySync keeps the stored one while the
+	// schedule is unchanged (store.ApplySyncParams).
 	t, err := s.toTask(row, now)
-	if err == nil {
-		err = s.keepAnchor(ctx, t)
-	}
 	switch {
 	case errors.Is(err, task.ErrInvalid):
 		p.DisableTask, p.IsActive, p.Error = true, task.RowError, err.Error()
@@ -112,25 +110,4 @@ func (s *Sync) toTask(row *task.Row, now time.Time) (*task.Task, error) {
 		return nil, task.Invalid("scenario", "unknown scenario %q", row.Scenario)
 	}
 	return m.ToTask(row, now)
-}
-
-// keepAnchor keeps the stored anchor while the schedule is unchanged and the
-// task stays enabled, so intervals keep their phase across content edits. A
-// new schedule, or re-enabling, starts counting afresh: slots missed while a
-// task was off are not misfires.
-func (s *Sync) keepAnchor(ctx context.Context, t *task.Task) error {
-	old, err := s.store.GetTask(ctx, t.TaskID)
-	if errors.Is(err, task.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("get task %s: %w", t.TaskID, err)
-	}
-	if old.Scenario != t.Scenario || old.RowID != t.RowID {
-		return nil // ApplySync reports the clash
-	}
-	if old.SameSchedule(t) && (old.IsEnable == 1 || t.IsEnable == 0) && !old.Anchor.IsZero() {
-		t.Anchor = old.Anchor
-	}
-	return nil
 }
