@@ -75,9 +75,8 @@ type ApplySyncParams struct {
 	//     back (it was deleted, or disabled and is now enabled), gets Anchor =
 	//     Task.Anchor, is_claimed=0, is_done=0, version+1;
 	//   - any other change updates the fields and bumps version, keeping the
-	//     stored Anchor and the claim (the armed job re-reads the task at
-	//     each fire): slots missed while a task was off are not misfires,
-	//     and an interval keeps its phase across content edits;
+	//     stored Anchor (an interval keeps its phase across content edits)
+	//     and the claim (the armed job re-reads the task at each fire);
 	//   - a task_id owned by another (scenario,row) is task.ErrConflict, unless
 	//     that row was deleted (its task awaits purge): then the task moves to
 	//     this row, rescheduled.
