@@ -31,6 +31,7 @@ const (
 	FieldMaxRetries  = "max_retries"  // 0..100
 	FieldTZ          = "tz"           // IANA zone name
 	FieldMisfire     = "misfire"      // skip | once | all
+	FieldTargets     = "targets"      // target ids, comma-separated; none = the task's own channel
 )
 
 // CanonicalFields lists every canonical field in the order ToTask checks them.
@@ -39,6 +40,7 @@ func CanonicalFields() []string {
 		FieldTaskID, FieldTitle, FieldTaskPara, FieldTZ, FieldCronPara,
 		FieldExecuteType, FieldTaskType, FieldTo, FieldActive,
 		FieldStartTime, FieldEndTime, FieldTTL, FieldMaxRetries, FieldMisfire,
+		FieldTargets,
 	}
 }
 
@@ -112,6 +114,7 @@ func MemosConfig() Config {
 			FieldMaxRetries:  "retries",
 			FieldTZ:          "tz",
 			FieldMisfire:     "misfire",
+			FieldTargets:     "targets",
 		},
 		Defaults: map[string]any{
 			"channel": string(task.ChannelOutbox),
@@ -302,6 +305,8 @@ func (s *Scenario) checkDefault(canon string, v any) error {
 		_, err = readZone(v)
 	case FieldMisfire:
 		_, err = readMisfire(v)
+	case FieldTargets:
+		_, err = readTargets(v)
 	case FieldTo, FieldTitle:
 		_, err = lineValue(v)
 	default:

@@ -125,7 +125,7 @@ func TestNewMinimal(t *testing.T) {
 func TestCanonicalFields(t *testing.T) {
 	t.Parallel()
 	got := CanonicalFields()
-	if len(got) != 14 || len(slices.Compact(slices.Sorted(slices.Values(got)))) != 14 {
+	if len(got) != 15 || len(slices.Compact(slices.Sorted(slices.Values(got)))) != 15 {
 		t.Errorf("CanonicalFields() = %v", got)
 	}
 	got[0] = "mutated"

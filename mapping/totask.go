@@ -48,7 +48,7 @@ func (s *Scenario) ToTask(row *task.Row, now time.Time) (*task.Task, error) {
 	steps := []func() error{
 		func() error { return m.id(row.ID) },
 		m.text, m.zone, m.when, m.repeat, m.channel, m.to, m.active, m.window,
-		m.limits, m.misfire,
+		m.limits, m.misfire, m.targets,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -355,5 +355,18 @@ func (m *mapper) misfire() error {
 		}
 		m.t.Misfire = mf
 	}
+	return nil
+}
+
+func (m *mapper) targets() error {
+	v := m.get(FieldTargets)
+	if v == nil {
+		return nil
+	}
+	ids, err := readTargets(v)
+	if err != nil {
+		return m.invalid(FieldTargets, err)
+	}
+	m.t.Targets = ids
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/mail"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -317,4 +318,46 @@ func truncate(s string) string {
 		return s
 	}
 	return string(r[:max]) + "…"
+}
+
+// readTargets reads target ids: a text of ids separated by commas or
+// spaces, or a list of texts. Each must be a valid target id; repeats are
+// dropped; at most task.MaxTargetsPerTask.
+func readTargets(v any) ([]string, error) {
+	var parts []string
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("must be target ids (texts), got %T", e)
+			}
+			parts = append(parts, s)
+		}
+	default:
+		s, err := lineValue(v)
+		if err != nil {
+			return nil, err
+		}
+		parts = strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '，' })
+	}
+	var ids []string
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" || slices.Contains(ids, p) {
+			continue
+		}
+		if err := task.ValidTargetID(p); err != nil {
+			var ve *task.ValidationError
+			if errors.As(err, &ve) {
+				return nil, fmt.Errorf("target %q: %s", truncate(p), ve.Msg)
+			}
+			return nil, err
+		}
+		ids = append(ids, p)
+	}
+	if len(ids) > task.MaxTargetsPerTask {
+		return nil, fmt.Errorf("names %d targets; at most %d", len(ids), task.MaxTargetsPerTask)
+	}
+	return ids, nil
 }

@@ -1,6 +1,11 @@
 package task
 
-import "time"
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
 
 // RunState is the state of one fire in the ledger.
 type RunState string
@@ -16,6 +21,10 @@ const (
 	RunTimeout   RunState = "timeout"
 	RunCancelled RunState = "cancelled"
 	RunSkipped   RunState = "skipped" // the task was disabled or changed before delivery
+	// RunAccepted: the target took the trigger and the run waits for its
+	// feedback (or its deadline, then RunTimeout). Not final, and not
+	// resumed either: the target has the work.
+	RunAccepted RunState = "accepted"
 )
 
 // Final reports whether no further attempt of the run will happen.
@@ -58,6 +67,43 @@ type Run struct {
 	NextAttempt time.Time   `json:"next_attempt,omitzero"`
 	Error       string      `json:"error,omitempty"`
 	Output      string      `json:"output,omitempty"`
+	// Params are one-off params given with a manual trigger; they override
+	// the task's params for this run only.
+	Params map[string]string `json:"params,omitempty"`
+	// Deadline is when an accepted run without final feedback times out.
+	Deadline time.Time `json:"deadline,omitzero"`
+	// Feedback holds the target's reports, oldest first (at most
+	// MaxFeedback).
+	Feedback []Feedback `json:"feedback,omitempty"`
+}
+
+// Feedback is one report of a target about a run it accepted
+// (POST /api/v1/runs/{trigger_id}/feedback).
+type Feedback struct {
+	At time.Time `json:"at"`
+	// Status 0 is success; anything else is a failure code of the target's.
+	Status  int    `json:"status"`
+	Message string `json:"message,omitempty"`
+	Output  string `json:"output,omitempty"`
+	// Progress marks a report that is not final: the run stays accepted.
+	Progress bool `json:"progress,omitempty"`
+}
+
+// Bounds on feedback.
+const (
+	MaxFeedback        = 50 // reports kept per run
+	MaxFeedbackMessage = 1 << 10
+)
+
+// Validate checks a report's sizes.
+func (f *Feedback) Validate() error {
+	if len(f.Message) > MaxFeedbackMessage {
+		return Invalid("message", "at most %d bytes", MaxFeedbackMessage)
+	}
+	if len(f.Output) > MaxOutput {
+		return Invalid("output", "at most %d bytes", MaxOutput)
+	}
+	return nil
 }
 
 // OutboxMessage is a delivery kept instead of sent, for channels in outbox
@@ -83,7 +129,57 @@ type Delivery struct {
 	To        string
 	Subject   string
 	Body      string
-	Params    map[string]string
+	// Params are the task's params with the run's one-off params over them.
+	Params map[string]string
+	// TriggerType is what caused the run.
+	TriggerType TriggerType
+	// Target is the target delivered to; nil for a task's own channel.
+	Target *Target
+}
+
+// IdempotencyKey names the (task, slot) this delivery is for: the same for
+// every attempt and every node, so a receiver can drop repeats.
+func (d *Delivery) IdempotencyKey() string {
+	return fmt.Sprintf("%s:%d", d.TaskID, d.Slot.UnixMilli())
+}
+
+// Vars returns the template variables of d: its params, then the trigger's
+// own variables (which win over params of the same name).
+func (d *Delivery) Vars() map[string]string {
+	v := make(map[string]string, len(d.Params)+6)
+	for k, x := range d.Params {
+		v[k] = x
+	}
+	v["trigger_id"] = d.TriggerID
+	v["task_id"] = d.TaskID
+	v["slot"] = d.Slot.UTC().Format(time.RFC3339Nano)
+	v["attempt"] = strconv.Itoa(d.Attempt)
+	v["trigger_type"] = string(d.TriggerType)
+	v["target"] = ""
+	if d.Target != nil {
+		v["target"] = d.Target.ID
+	}
+	return v
+}
+
+// Document returns the default JSON body of d (an HTTP POST without a body
+// template, a Kafka record without a value template).
+func (d *Delivery) Document() []byte {
+	doc := struct {
+		TriggerID      string            `json:"trigger_id"`
+		TaskID         string            `json:"task_id"`
+		Target         string            `json:"target,omitempty"`
+		Slot           time.Time         `json:"slot"`
+		Attempt        int               `json:"attempt"`
+		TriggerType    TriggerType       `json:"trigger_type,omitempty"`
+		IdempotencyKey string            `json:"idempotency_key"`
+		Params         map[string]string `json:"params,omitempty"`
+	}{d.TriggerID, d.TaskID, "", d.Slot.UTC(), d.Attempt, d.TriggerType, d.IdempotencyKey(), d.Params}
+	if d.Target != nil {
+		doc.Target = d.Target.ID
+	}
+	b, _ := json.Marshal(doc) // strings, ints and a time: cannot fail
+	return b
 }
 
 // Truncate cuts s to at most n bytes, marking the cut.
