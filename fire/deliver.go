@@ -12,13 +12,13 @@ import (
 // deliver runs the attempts of one run until it is done, dead, or ctx ends.
 // stored says the ledger already holds the run as it is (a fresh fire), so
 // the first attempt needs no write before it starts.
-func (f *Firer) deliver(ctx context.Context, t *task.Task, run *task.Run, stored bool) {
+func (f *Firer) deliver(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run, stored bool) {
 	// A resumed run waits for the retry time its failed attempt recorded.
 	if !sleep(ctx, run.NextAttempt.Sub(f.now())) {
 		return
 	}
 	for {
-		wait, again := f.step(ctx, t, run, stored)
+		wait, again := f.step(ctx, t, tg, run, stored)
 		stored = false
 		if !again || !sleep(ctx, wait) {
 			return
@@ -31,7 +31,7 @@ func (f *Firer) deliver(ctx context.Context, t *task.Task, run *task.Run, stored
 // Firer's delivery slots meanwhile (never while waiting to retry). It
 // returns how long to wait before the next attempt, or again=false when
 // the run is finished or ctx ended.
-func (f *Firer) step(ctx context.Context, t *task.Task, run *task.Run, stored bool) (wait time.Duration, again bool) {
+func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run, stored bool) (wait time.Duration, again bool) {
 	select {
 	case f.slots <- struct{}{}:
 		defer func() { <-f.slots }()
@@ -48,7 +48,7 @@ func (f *Firer) step(ctx context.Context, t *task.Task, run *task.Run, stored bo
 		run.NextAttempt = time.Time{}
 		f.updateRun(ctx, run)
 	}
-	out, err := f.attempt(ctx, t, run)
+	out, err := f.attempt(ctx, t, tg, run)
 	if err != nil && ctx.Err() != nil {
 		// Shutting down: leave the run unfinished for whoever arms the task
 		// next; this attempt is counted when it resumes. (An attempt that
@@ -58,7 +58,11 @@ func (f *Firer) step(ctx context.Context, t *task.Task, run *task.Run, stored bo
 	}
 	run.Output = task.Truncate(out, task.MaxOutput)
 	if err == nil {
-		f.finish(ctx, t, run, task.RunDone, "")
+		if tg != nil && tg.FeedbackTimeout > 0 {
+			f.accept(ctx, t, tg, run)
+		} else {
+			f.finish(ctx, t, run, task.RunDone, "")
+		}
 		return 0, false
 	}
 	run.Error = task.Truncate(err.Error(), task.MaxOutput)
@@ -95,8 +99,12 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // attempt makes one delivery attempt with the task's ttl as deadline.
-func (f *Firer) attempt(ctx context.Context, t *task.Task, run *task.Run) (string, error) {
-	exec, err := f.execs.Get(t.TaskType)
+func (f *Firer) attempt(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run) (string, error) {
+	kind := t.TaskType
+	if tg != nil {
+		kind = tg.Kind
+	}
+	exec, err := f.execs.Get(kind)
 	if err != nil {
 		return "", err
 	}
@@ -106,16 +114,19 @@ func (f *Firer) attempt(ctx context.Context, t *task.Task, run *task.Run) (strin
 	}
 	actx, cancel := context.WithTimeout(ctx, ttl)
 	defer cancel()
+	params := mergeParams(t.Params, run.Params)
 	d := task.Delivery{
-		TaskID:    t.TaskID,
-		TriggerID: run.TriggerID,
-		Slot:      run.Slot,
-		Attempt:   run.Attempt,
-		Channel:   t.TaskType,
-		To:        t.Params[task.ParamTo],
-		Subject:   t.Params[task.ParamTitle],
-		Body:      t.TaskPara,
-		Params:    t.Params,
+		TaskID:      t.TaskID,
+		TriggerID:   run.TriggerID,
+		Slot:        run.Slot,
+		Attempt:     run.Attempt,
+		Channel:     kind,
+		To:          params[task.ParamTo],
+		Subject:     params[task.ParamTitle],
+		Body:        t.TaskPara,
+		Params:      params,
+		TriggerType: run.TriggerType,
+		Target:      tg,
 	}
 	out, err := exec.Execute(actx, d)
 	if err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
@@ -132,10 +143,7 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, run *task.Run, state t
 	if msg != "" {
 		run.Error = task.Truncate(msg, task.MaxOutput)
 	}
-	// A manual run ("run now") does not use up the schedule: a once task
-	// still fires at its slot, an until_success task keeps its schedule.
-	done := run.TriggerType != task.TriggerManual && (t.ExecuteType == task.Once ||
-		(t.ExecuteType == task.UntilSuccess && state == task.RunDone))
+	done := usesUpSchedule(t, run, state == task.RunDone)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.StoreTimeout)
 	defer cancel()
 	err := f.store.FinishRun(sctx, run, store.TaskStatusParams{
@@ -152,4 +160,52 @@ func (f *Firer) updateRun(ctx context.Context, run *task.Run) {
 	if err := f.store.UpdateRun(sctx, run); err != nil {
 		f.logger.ErrorContext(ctx, "update run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
 	}
+}
+
+// usesUpSchedule reports whether run finishing (succeeded or not) makes its
+// task done. Only scheduled runs count: a manual run ("run now") does not
+// use up the schedule: a once task still fires at its slot, an
+// until_success task keeps its schedule.
+func usesUpSchedule(t *task.Task, run *task.Run, succeeded bool) bool {
+	return run.TriggerType.Scheduled() && (t.ExecuteType == task.Once ||
+		(t.ExecuteType == task.UntilSuccess && succeeded))
+}
+
+// accept records that tg accepted run: the run waits, accepted, for the
+// target's feedback until its deadline (tg.FeedbackTimeout from now). For
+// the schedule, acceptance counts as success. Feedback that arrived
+// before this (the target answered before its response) stands.
+func (f *Firer) accept(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run) {
+	run.State = task.RunAccepted
+	run.Deadline = f.now().Add(time.Duration(tg.FeedbackTimeout) * time.Second)
+	run.NextAttempt = time.Time{}
+	run.Error = ""
+	done := usesUpSchedule(t, run, true)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.StoreTimeout)
+	defer cancel()
+	ok, err := f.store.AcceptRun(sctx, run, store.TaskStatusParams{
+		TaskID: t.TaskID, LastStatus: string(task.RunAccepted), Done: done, SetNextFire: done,
+	})
+	switch {
+	case err != nil:
+		f.logger.ErrorContext(ctx, "accept run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
+	case !ok:
+		f.logger.DebugContext(ctx, "run finished by feedback before it was accepted", "trigger_id", run.TriggerID)
+	}
+}
+
+// mergeParams returns base with over's keys set over it (base itself when
+// over is empty).
+func mergeParams(base, over map[string]string) map[string]string {
+	if len(over) == 0 {
+		return base
+	}
+	m := make(map[string]string, len(base)+len(over))
+	for k, v := range base {
+		m[k] = v
+	}
+	for k, v := range over {
+		m[k] = v
+	}
+	return m
 }

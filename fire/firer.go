@@ -21,6 +21,8 @@ type Store interface {
 	FinishRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) error
 	UpdateRun(ctx context.Context, r *task.Run) error
 	UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error)
+	GetTarget(ctx context.Context, id string) (*task.Target, error)
+	AcceptRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) (bool, error)
 }
 
 // Executors finds the executor of a channel.
@@ -146,34 +148,31 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 		(t.Version != p.Armed.Version && !t.SameSchedule(p.Armed)) {
 		return Stale, t, nil
 	}
-	now := f.now()
-	run := &task.Run{
-		TriggerID:   newTriggerID(),
-		TaskID:      t.TaskID,
-		Slot:        p.Slot,
-		Target:      string(t.TaskType),
-		TriggerType: p.Trigger,
-		State:       task.RunRunning,
-		Attempt:     1,
-		Node:        f.cfg.Node,
-		FiredAt:     now,
+	routes, err := f.routes(ctx, t, p.Slot, p.Trigger, nil)
+	if err != nil {
+		return 0, t, err
 	}
-	// The ledger record and the row's feedback are written together, in a
+	status := store.TaskStatusParams{TaskID: t.TaskID, LastFire: p.Slot, NextFire: p.NextFire, SetNextFire: true}
+	// The ledger records and the row's feedback are written together, in a
 	// transaction shared with the fires that are due at the same time.
-	res := f.rec.record(store.FireRecord{Run: run, Status: store.TaskStatusParams{
-		TaskID: t.TaskID, LastFire: p.Slot, LastStatus: string(task.RunRunning),
-		NextFire: p.NextFire, SetNextFire: true,
-	}})
-	if errors.Is(res.Err, task.ErrNotFound) {
-		return Stale, t, nil // deleted meanwhile
+	results := f.rec.recordAll(records(routes, status))
+	fired := false
+	for i, res := range results {
+		switch {
+		case errors.Is(res.Err, task.ErrNotFound):
+			return Stale, t, nil // deleted meanwhile
+		case res.Err != nil:
+			return 0, t, fmt.Errorf("record fire of %s at %s: %w", t.TaskID, p.Slot.Format(time.RFC3339Nano), res.Err)
+		case res.Inserted:
+			fired = true
+			if routes[i].run.State == task.RunRunning {
+				f.deliverAsync(t, routes[i].target, routes[i].run, true)
+			}
+		}
 	}
-	if res.Err != nil {
-		return 0, t, fmt.Errorf("record fire of %s at %s: %w", t.TaskID, p.Slot.Format(time.RFC3339Nano), res.Err)
-	}
-	if !res.Inserted {
+	if !fired {
 		return Duplicate, t, nil
 	}
-	f.deliverAsync(t, run, true)
 	return Fired, t, nil
 }
 
@@ -188,22 +187,30 @@ func (f *Firer) Resume(ctx context.Context, t *task.Task) (int, error) {
 	}
 	n := 0
 	for _, r := range runs {
+		tg, err := f.resumeTarget(ctx, t, r)
+		if err != nil {
+			return n, err
+		}
+		if tg == nil && r.Target != string(t.TaskType) && !task.Channel(r.Target).Valid() {
+			f.finish(ctx, t, r, task.RunDead, fmt.Sprintf("target %q not found", r.Target))
+			continue
+		}
 		// The stored attempt was cut short (running, pending) or failed and
 		// awaits its retry (failed): either way it counts, and the next one
 		// is attempt+1. deliver honours the stored next_attempt.
 		r.Attempt++
 		r.State = task.RunRunning
 		r.Node = f.cfg.Node
-		if f.deliverAsync(t, r, false) {
+		if f.deliverAsync(t, tg, r, false) {
 			n++
 		}
 	}
 	return n, nil
 }
 
-// deliverAsync starts delivering run unless this process already is.
-// stored says the run is in the ledger as it is (a fresh fire).
-func (f *Firer) deliverAsync(t *task.Task, run *task.Run, stored bool) bool {
+// deliverAsync starts delivering run to tg (nil: the task's own channel)
+// unless this process already is. stored says the run is in the ledger as it is (a fresh fire).
+func (f *Firer) deliverAsync(t *task.Task, tg *task.Target, run *task.Run, stored bool) bool {
 	f.mu.Lock()
 	if f.closed || f.inflight[run.TriggerID] {
 		f.mu.Unlock()
@@ -219,7 +226,7 @@ func (f *Firer) deliverAsync(t *task.Task, run *task.Run, stored bool) bool {
 			delete(f.inflight, run.TriggerID)
 			f.mu.Unlock()
 		}()
-		f.deliver(f.workCtx, t, run, stored)
+		f.deliver(f.workCtx, t, tg, run, stored)
 	}()
 	return true
 }

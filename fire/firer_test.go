@@ -164,6 +164,19 @@ func (b *testBundle) edit(t *testing.T, tk *task.Task) *task.Task {
 	return b.task(t, tk.TaskID)
 }
 
+// setState sets a task's state as the API does and returns the stored task.
+func (b *testBundle) setState(t *testing.T, id string, state task.State) *task.Task {
+	t.Helper()
+	tk, err := b.store.SetTaskState(t.Context(), store.TaskStateParams{TaskID: id, State: state, Anchor: fireAnchor, Now: fireAnchor})
+	if err != nil {
+		t.Fatalf("SetTaskState(%s, %s): %v", id, state, err)
+	}
+	if tk.State != state {
+		t.Fatalf("task %s state = %s after SetTaskState, want %s", id, tk.State, state)
+	}
+	return tk
+}
+
 // claim has owner claim every claimable task.
 func (b *testBundle) claim(t *testing.T, owner string) {
 	t.Helper()
@@ -448,10 +461,10 @@ func TestFire(t *testing.T) {
 			}},
 			{"NotRunning", func(t *testing.T, id string) *task.Task {
 				armed := b.add(t, newTask(id), node)
-				stopped := newTask(id)
-				stopped.State = task.StateStopped
-				if got := b.edit(t, stopped); got.State != task.StateStopped || got.ClaimedBy != node {
-					t.Fatalf("stopped task = %+v, want stopped, still claimed by %s", got, node)
+				b.setState(t, id, task.StateStopped)
+				b.claim(t, node) // claimed here again: only the state differs
+				if got := b.task(t, id); got.State != task.StateStopped || got.ClaimedBy != node {
+					t.Fatalf("stopped task = %+v, want stopped, claimed by %s", got, node)
 				}
 				return armed
 			}},

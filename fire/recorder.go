@@ -40,19 +40,26 @@ type recordReq struct {
 	done chan store.FireResult // buffered: the writer never blocks on it
 }
 
-// record queues rec and returns its result once a transaction holding it
-// has committed (or failed for good).
-func (r *recorder) record(rec store.FireRecord) store.FireResult {
-	req := recordReq{rec: rec, done: make(chan store.FireResult, 1)}
+// recordAll queues recs together (so they usually share a transaction)
+// and returns their results, in order.
+func (r *recorder) recordAll(recs []store.FireRecord) []store.FireResult {
+	reqs := make([]recordReq, len(recs))
 	r.mu.Lock()
-	r.queue = append(r.queue, req)
+	for i, rec := range recs {
+		reqs[i] = recordReq{rec: rec, done: make(chan store.FireResult, 1)}
+		r.queue = append(r.queue, reqs[i])
+	}
 	lead := !r.writing
 	r.writing = true
 	r.mu.Unlock()
 	if lead {
 		r.writeAll()
 	}
-	return <-req.done
+	out := make([]store.FireResult, len(reqs))
+	for i, req := range reqs {
+		out[i] = <-req.done
+	}
+	return out
 }
 
 // writeAll writes batches until the queue is empty.

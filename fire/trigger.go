@@ -1,6 +1,7 @@
 package fire
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,70 +11,90 @@ import (
 	"cronsheet/task"
 )
 
-// Trigger fires taskID once now, by hand: the slot is at, truncated to the
-// millisecond, and the run's trigger type is task.TriggerManual. It does not
-// need this node's claim (any node's API may trigger), and a stopped task
-// fires too (DESIGN: stopped fires only on manual trigger). The ledger key
-// (task_id, slot, target) keeps it exactly-once per instant. The run is
-// recorded like a scheduled fire (the row shows it as its last fire, its
-// next fire is left alone) and delivered in the background; Trigger returns
-// it as recorded.
+// TriggerParams are the arguments of Firer.Trigger.
+type TriggerParams struct {
+	TaskID string
+	// At is the instant of the trigger; the slot is At truncated to the
+	// millisecond.
+	At time.Time
+	// Type is the trigger type; default task.TriggerManual. Scheduled types
+	// (schedule, misfire) are refused: those come from the armer.
+	Type task.TriggerType
+	// Params are one-off params for this trigger only, over the task's.
+	Params map[string]string
+}
+
+// Trigger fires a task once now, by hand (or by a program or another
+// task): one run per target, each with its own trigger id and record. It
+// does not need this node's claim (any node's API may trigger). The states
+// decide per target (task.Admit): a stopped task fires, a closed one is
+// recorded rejected, as is a preset target; a paused target takes it. The
+// ledger key (task_id, slot, target) keeps it exactly-once per instant.
+// The runs are recorded like a scheduled fire's (the row shows it as its
+// last fire, its next fire is left alone) and delivered in the background;
+// Trigger returns them as recorded, rejected ones included.
 //
-// Errors: task.ErrNotFound when the task does not exist; task.ErrConflict
-// when it is disabled, done or closed, or when the instant was already
-// fired; context.Canceled after Shutdown.
-func (f *Firer) Trigger(ctx context.Context, taskID string, at time.Time) (*task.Run, error) {
+// Errors: task.ErrNotFound when the task does not exist; task.ErrInvalid
+// for bad params or a scheduled trigger type; task.ErrConflict when it is
+// disabled or done, or when the instant was already fired;
+// context.Canceled after Shutdown.
+func (f *Firer) Trigger(ctx context.Context, p TriggerParams) ([]*task.Run, error) {
 	f.mu.Lock()
 	closed := f.closed
 	f.mu.Unlock()
 	if closed {
-		return nil, fmt.Errorf("trigger %s: firer is shut down: %w", taskID, context.Canceled)
+		return nil, fmt.Errorf("trigger %s: firer is shut down: %w", p.TaskID, context.Canceled)
 	}
-	t, err := f.getTask(ctx, taskID)
+	tt := cmp.Or(p.Type, task.TriggerManual)
+	if tt.Scheduled() {
+		return nil, fmt.Errorf("trigger %s: %w", p.TaskID, task.Invalid("trigger_type", "%s triggers come from the schedule", tt))
+	}
+	if err := task.ValidParams("params", p.Params); err != nil {
+		return nil, fmt.Errorf("trigger %s: %w", p.TaskID, err)
+	}
+	t, err := f.getTask(ctx, p.TaskID)
 	if err != nil {
-		return nil, fmt.Errorf("trigger %s: %w", taskID, err)
+		return nil, fmt.Errorf("trigger %s: %w", p.TaskID, err)
 	}
 	if why := notTriggerable(t); why != "" {
-		return nil, fmt.Errorf("task %s is %s and cannot be triggered: %w", taskID, why, task.ErrConflict)
+		return nil, fmt.Errorf("task %s is %s and cannot be triggered: %w", p.TaskID, why, task.ErrConflict)
 	}
-	slot := at.Truncate(time.Millisecond)
-	run := &task.Run{
-		TriggerID:   newTriggerID(),
-		TaskID:      t.TaskID,
-		Slot:        slot,
-		Target:      string(t.TaskType),
-		TriggerType: task.TriggerManual,
-		State:       task.RunRunning,
-		Attempt:     1,
-		Node:        f.cfg.Node,
-		FiredAt:     f.now(),
+	slot := p.At.Truncate(time.Millisecond)
+	routes, err := f.routes(ctx, t, slot, tt, p.Params)
+	if err != nil {
+		return nil, err
 	}
-	res := f.rec.record(store.FireRecord{Run: run, Status: store.TaskStatusParams{
-		TaskID: t.TaskID, LastFire: slot, LastStatus: string(task.RunRunning),
-	}})
-	if errors.Is(res.Err, task.ErrNotFound) {
-		return nil, fmt.Errorf("trigger %s: task was deleted meanwhile: %w", taskID, res.Err)
+	results := f.rec.recordAll(records(routes, store.TaskStatusParams{TaskID: t.TaskID, LastFire: slot}))
+	var runs []*task.Run
+	for i, res := range results {
+		switch {
+		case errors.Is(res.Err, task.ErrNotFound):
+			return nil, fmt.Errorf("trigger %s: task was deleted meanwhile: %w", p.TaskID, res.Err)
+		case res.Err != nil:
+			return nil, fmt.Errorf("record %s trigger of %s at %s: %w", tt, p.TaskID, slot.Format(time.RFC3339Nano), res.Err)
+		case res.Inserted:
+			run := routes[i].run
+			answer := *run // deliveries change run; the caller gets it as recorded
+			runs = append(runs, &answer)
+			if run.State == task.RunRunning {
+				f.deliverAsync(t, routes[i].target, run, true)
+			}
+		}
 	}
-	if res.Err != nil {
-		return nil, fmt.Errorf("record manual fire of %s at %s: %w", taskID, slot.Format(time.RFC3339Nano), res.Err)
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("task %s was already fired at %s: %w", p.TaskID, slot.Format(time.RFC3339Nano), task.ErrConflict)
 	}
-	if !res.Inserted {
-		return nil, fmt.Errorf("task %s was already fired at %s: %w", taskID, slot.Format(time.RFC3339Nano), task.ErrConflict)
-	}
-	answer := *run // deliveries change run; the caller gets it as recorded
-	f.deliverAsync(t, run, true)
-	return &answer, nil
+	return runs, nil
 }
 
-// notTriggerable says why t may not fire by hand ("" when it may).
+// notTriggerable says why t may not fire by hand at all ("" when it may;
+// a closed task is recorded as rejected instead).
 func notTriggerable(t *task.Task) string {
 	switch {
 	case t.IsEnable != 1:
 		return "disabled"
 	case t.IsDone == 1:
 		return "done"
-	case t.State == task.StateClosed:
-		return "closed"
 	}
 	return ""
 }

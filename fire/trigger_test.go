@@ -1,14 +1,27 @@
 package fire_test
 
 import (
-	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"cronsheet/fire"
 	"cronsheet/store"
 	"cronsheet/task"
 )
+
+// triggerOne triggers a task without targets by hand and returns its one
+// run, failing the test otherwise.
+func triggerOne(t *testing.T, f *fire.Firer, id string, at time.Time) *task.Run {
+	t.Helper()
+	runs, err := f.Trigger(t.Context(), fire.TriggerParams{TaskID: id, At: at})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("Trigger(%s) = %+v, %v; want one run", id, runs, err)
+	}
+	return runs[0]
+}
 
 // manualAt is the instant of the manual triggers; the sub-millisecond part
 // is dropped from the slot.
@@ -26,10 +39,7 @@ func TestTrigger(t *testing.T) {
 			t.Fatalf("SetTaskStatus: %v", err)
 		}
 
-		run, err := b.firer.Trigger(t.Context(), "manual", manualAt)
-		if err != nil {
-			t.Fatalf("Trigger: %v", err)
-		}
+		run := triggerOne(t, b.firer, "manual", manualAt)
 		at := manualAt.Truncate(time.Millisecond)
 		if run.TriggerType != task.TriggerManual || !run.Slot.Equal(at) || run.TaskID != "manual" ||
 			run.Target != string(task.ChannelSMS) || run.Attempt != 1 || run.Node != node || run.TriggerID == "" {
@@ -54,10 +64,7 @@ func TestTrigger(t *testing.T) {
 		tk := newTask("once")
 		tk.ExecuteType = task.Once
 		b.add(t, tk, node)
-		run, err := b.firer.Trigger(t.Context(), "once", manualAt)
-		if err != nil {
-			t.Fatalf("Trigger: %v", err)
-		}
+		run := triggerOne(t, b.firer, "once", manualAt)
 		if r := b.finalRun(t, "once", run.Slot); r.State != task.RunDone {
 			t.Fatalf("manual run = %+v, want done", r)
 		}
@@ -71,15 +78,8 @@ func TestTrigger(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.add(t, newTask("stopped"), node)
-		stopped := newTask("stopped")
-		stopped.State = task.StateStopped
-		if got := b.edit(t, stopped); got.State != task.StateStopped {
-			t.Fatalf("task state = %s, want stopped", got.State)
-		}
-		run, err := b.firer.Trigger(t.Context(), "stopped", manualAt)
-		if err != nil {
-			t.Fatalf("Trigger of a stopped task: %v", err)
-		}
+		b.setState(t, "stopped", task.StateStopped)
+		run := triggerOne(t, b.firer, "stopped", manualAt)
 		if r := b.finalRun(t, "stopped", run.Slot); r.State != task.RunDone || r.TriggerType != task.TriggerManual {
 			t.Errorf("run = %+v, want a done manual run", r)
 		}
@@ -109,22 +109,14 @@ func TestTrigger(t *testing.T) {
 					t.Fatalf("SetTaskStatus: %v", err)
 				}
 			}, task.ErrConflict},
-			{"Closed", func(t *testing.T, id string) {
-				b.add(t, newTask(id), node)
-				closed := newTask(id)
-				closed.State = task.StateClosed
-				if got := b.edit(t, closed); got.State != task.StateClosed {
-					t.Fatalf("task state = %s, want closed", got.State)
-				}
-			}, task.ErrConflict},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				id := "refused-" + tc.name
 				tc.prepare(t, id)
-				run, err := b.firer.Trigger(ctx, id, manualAt)
-				if !errors.Is(err, tc.want) || run != nil {
-					t.Errorf("Trigger = %+v, %v; want an error wrapping %v", run, err, tc.want)
+				runs, err := b.firer.Trigger(ctx, fire.TriggerParams{TaskID: id, At: manualAt})
+				if !errors.Is(err, tc.want) || runs != nil {
+					t.Errorf("Trigger = %+v, %v; want an error wrapping %v", runs, err, tc.want)
 				}
 				if runs := b.runs(t, id); len(runs) != 0 {
 					t.Errorf("ledger = %+v, want no run", runs)
@@ -137,23 +129,54 @@ func TestTrigger(t *testing.T) {
 		}
 	})
 
+	t.Run("ClosedIsRecordedRejected", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.add(t, newTask("closed"), node)
+		b.setState(t, "closed", task.StateClosed)
+		run := triggerOne(t, b.firer, "closed", manualAt)
+		if run.State != task.RunRejected || !strings.Contains(run.Error, "closed") || run.FinishedAt.IsZero() {
+			t.Errorf("run = %+v, want rejected because the task is closed", run)
+		}
+		shutdown(t, b.firer)
+		if n := len(b.exec.seen()); n != 0 {
+			t.Errorf("executor ran %d times for a closed task, want 0", n)
+		}
+		if r := b.run(t, "closed", run.Slot); r == nil || r.State != task.RunRejected || r.TriggerID != run.TriggerID {
+			t.Errorf("ledger run = %+v, want the rejected record", r)
+		}
+	})
+
+	t.Run("ScheduledTypeRefused", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.add(t, newTask("sched"), node)
+		_, err := b.firer.Trigger(t.Context(), fire.TriggerParams{TaskID: "sched", At: manualAt, Type: task.TriggerSchedule})
+		if !errors.Is(err, task.ErrInvalid) {
+			t.Errorf("Trigger with type schedule = %v, want task.ErrInvalid", err)
+		}
+		big := map[string]string{}
+		for i := range task.MaxParams + 1 {
+			big[fmt.Sprint("k", i)] = "v"
+		}
+		_, err = b.firer.Trigger(t.Context(), fire.TriggerParams{TaskID: "sched", At: manualAt, Params: big})
+		if !errors.Is(err, task.ErrInvalid) {
+			t.Errorf("Trigger with %d params = %v, want task.ErrInvalid", len(big), err)
+		}
+	})
+
 	t.Run("SameInstantFiresOnce", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.add(t, newTask("twice"), node)
 		other := b.newFirer(t) // another process, say another node's API
 
-		first, err := b.firer.Trigger(t.Context(), "twice", manualAt)
-		if err != nil {
-			t.Fatalf("first Trigger: %v", err)
-		}
+		first := triggerOne(t, b.firer, "twice", manualAt)
 		// The same millisecond, through this firer and through another one.
-		for i, f := range []interface {
-			Trigger(context.Context, string, time.Time) (*task.Run, error)
-		}{b.firer, other} {
-			run, err := f.Trigger(t.Context(), "twice", manualAt.Add(time.Microsecond))
-			if !errors.Is(err, task.ErrConflict) || run != nil {
-				t.Errorf("Trigger %d at the same instant = %+v, %v; want task.ErrConflict", i+2, run, err)
+		for i, f := range []*fire.Firer{b.firer, other} {
+			runs, err := f.Trigger(t.Context(), fire.TriggerParams{TaskID: "twice", At: manualAt.Add(time.Microsecond)})
+			if !errors.Is(err, task.ErrConflict) || runs != nil {
+				t.Errorf("Trigger %d at the same instant = %+v, %v; want task.ErrConflict", i+2, runs, err)
 			}
 		}
 		shutdown(t, b.firer)

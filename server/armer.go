@@ -73,7 +73,9 @@ func newArmer(ctx context.Context, logger *slog.Logger, sched gocron.Scheduler, 
 
 // Arm schedules t here, replacing an older arming of the same task: it fires
 // the slots missed while no node held the task (per its misfire policy),
-// resumes its unfinished runs, and schedules the next slot.
+// resumes its unfinished runs, and schedules the next slot. A task that is
+// not running (stopped, closed) is held without a schedule: it fires only
+// by hand (stopped) or not at all (closed), and shows no next fire.
 func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 	sched, err := mapping.Schedule(t)
 	if err != nil {
@@ -96,6 +98,12 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 	a.jobs[t.TaskID] = e
 	a.mu.Unlock()
 
+	if t.State != task.StateRunning {
+		// Stopped or closed: held here, its unfinished runs resumed, but
+		// no slot fires. A state change releases the claim, so it comes
+		// back through Arm under its new state at once.
+		return a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, SetNextFire: true})
+	}
 	if plan.Skipped > 0 {
 		a.logger.InfoContext(ctx, "missed slots skipped", "task_id", t.TaskID, "skipped", plan.Skipped, "policy", t.Misfire)
 	}

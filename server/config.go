@@ -30,6 +30,10 @@ type Config struct {
 	Email     EmailConfig      `yaml:"email"`
 	SMS       SMSConfig        `yaml:"sms"`
 	Fire      FireConfig       `yaml:"fire"`
+	// HTTP, Exec and Kafka configure targets of those kinds.
+	HTTP  HTTPTargetConfig  `yaml:"http"`
+	Exec  ExecTargetConfig  `yaml:"exec"`
+	Kafka KafkaTargetConfig `yaml:"kafka"`
 	// LogLevel is debug, info (default), warn or error.
 	LogLevel string `yaml:"log_level"`
 	// ShutdownTimeout bounds graceful shutdown (default 10s).
@@ -107,6 +111,38 @@ type FireConfig struct {
 	BackoffBase time.Duration `yaml:"backoff_base"`
 	// BackoffMax caps a retry delay (default 5m).
 	BackoffMax time.Duration `yaml:"backoff_max"`
+}
+
+// HTTPTargetConfig says which hosts HTTP targets may call back. The rules,
+// in order, for the URL's host and every address dialed: an allow entry
+// permits; else a deny entry refuses; else public addresses are permitted
+// and loopback, private, link-local (cloud metadata) and other special
+// addresses are refused. Entries are CIDRs, IPs, host names or ".domain".
+type HTTPTargetConfig struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+}
+
+// ExecTargetConfig lists the commands exec targets may run, by name.
+type ExecTargetConfig struct {
+	Commands map[string]ExecCommandConfig `yaml:"commands"`
+}
+
+// ExecCommandConfig is one allow-listed command: an absolute path and its
+// arguments, each a template whose {{name}} placeholders params fill (one
+// argv element each, no shell).
+type ExecCommandConfig struct {
+	Path string   `yaml:"path"`
+	Args []string `yaml:"args"`
+	Dir  string   `yaml:"dir"`
+	Env  []string `yaml:"env"`
+}
+
+// KafkaTargetConfig configures the producer of kafka targets; with no
+// brokers, kafka targets are refused.
+type KafkaTargetConfig struct {
+	Brokers  []string `yaml:"brokers"`
+	ClientID string   `yaml:"client_id"`
 }
 
 // Delivery modes of a channel.

@@ -11,12 +11,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-co-op/gocron/v2"
 
+	"cronsheet/builtin"
 	"cronsheet/executors"
 	"cronsheet/fire"
 	"cronsheet/mapping"
@@ -38,8 +41,10 @@ type Server struct {
 	sched  gocron.Scheduler
 	armer  *armer
 	runner *patrol.Runner
-	ln     net.Listener
-	http   *http.Server
+	// closers release the executors' clients after the firer stops.
+	closers []func()
+	ln      net.Listener
+	http    *http.Server
 
 	stopArm context.CancelFunc
 	once    sync.Once
@@ -67,6 +72,9 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (
 	}
 	s := &Server{cfg: cfg, logger: logger, store: st}
 	if err := s.build(); err != nil {
+		for _, c := range s.closers {
+			c()
+		}
 		_ = st.Close()
 		return nil, err
 	}
@@ -108,7 +116,7 @@ func (s *Server) build() error {
 	if err != nil {
 		return err
 	}
-	registry, err := s.executors()
+	registry, checkTarget, err := s.executors()
 	if err != nil {
 		return err
 	}
@@ -135,6 +143,9 @@ func (s *Server) build() error {
 	armCtx, stopArm := context.WithCancel(context.Background())
 	s.stopArm = stopArm
 	s.armer = newArmer(armCtx, s.logger, s.sched, s.firer, s.store)
+	trigger := func(ctx context.Context, taskID string, tt task.TriggerType, params map[string]string) ([]*task.Run, error) {
+		return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: taskID, At: time.Now(), Type: tt, Params: params})
+	}
 
 	mappers := make(map[string]patrol.Mapper, len(scenarios))
 	for name, sc := range scenarios {
@@ -147,6 +158,13 @@ func (s *Server) build() error {
 		patrol.NewReconcile(s.logger, s.store, s.armer, cfg.NodeID, nil),
 		patrol.NewRenew(s.store, cfg.NodeID, p.Lease, nil),
 	)
+	registry.Register(task.ChannelBuiltin, builtin.New(builtin.Deps{
+		Logger: s.logger, Store: s.store, Wake: s.runner.Wake,
+		Trigger: func(ctx context.Context, taskID string, params map[string]string) error {
+			_, err := trigger(ctx, taskID, task.TriggerFlow, params)
+			return err
+		},
+	}))
 
 	engine := gin.New()
 	engine.Use(webtable.Middleware(s.logger)...)
@@ -156,9 +174,11 @@ func (s *Server) build() error {
 		Scenarios: scenarios,
 		Wake:      s.runner.Wake,
 		Health:    s.health,
-		Trigger: func(ctx context.Context, taskID string) (*task.Run, error) {
-			return s.firer.Trigger(ctx, taskID, time.Now())
+		Control:   s.store,
+		Trigger: func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error) {
+			return trigger(ctx, taskID, task.TriggerManual, params)
 		},
+		CheckTarget: checkTarget,
 	}).Register(engine)
 	table.Register(engine)
 	webtable.NewPages(static.FS).Register(engine)
@@ -189,7 +209,10 @@ func (s *Server) scenarios() (map[string]*mapping.Scenario, error) {
 	return out, nil
 }
 
-func (s *Server) executors() (*executors.Registry, error) {
+// executors builds the registry of every channel's executor (the builtin
+// one is added once the firer exists) and the check of what a target may
+// name under this config.
+func (s *Server) executors() (*executors.Registry, func(*task.Target) error, error) {
 	reg := executors.NewRegistry()
 	outbox := executors.NewOutbox(s.logger, s.store)
 	reg.Register(task.ChannelOutbox, outbox)
@@ -199,7 +222,7 @@ func (s *Server) executors() (*executors.Registry, error) {
 			From: e.From, TLS: e.TLS, Timeout: e.Timeout,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("email: %w", err)
+			return nil, nil, fmt.Errorf("email: %w", err)
 		}
 		reg.Register(task.ChannelEmail, email)
 	} else {
@@ -211,13 +234,70 @@ func (s *Server) executors() (*executors.Registry, error) {
 			BaseURL: m.APIBaseURL, Timeout: m.Timeout,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("sms: %w", err)
+			return nil, nil, fmt.Errorf("sms: %w", err)
 		}
 		reg.Register(task.ChannelSMS, sms)
 	} else {
 		reg.Register(task.ChannelSMS, outbox)
 	}
-	return reg, nil
+	httpExec, err := executors.NewHTTP(s.logger, executors.HTTPConfig{Allow: s.cfg.HTTP.Allow, Deny: s.cfg.HTTP.Deny})
+	if err != nil {
+		return nil, nil, fmt.Errorf("http: %w", err)
+	}
+	s.closers = append(s.closers, httpExec.Close)
+	reg.Register(task.ChannelHTTP, httpExec)
+	cmds := make(map[string]executors.ExecCommand, len(s.cfg.Exec.Commands))
+	for name, c := range s.cfg.Exec.Commands {
+		cmds[name] = executors.ExecCommand{Path: c.Path, Args: c.Args, Dir: c.Dir, Env: c.Env}
+	}
+	execExec, err := executors.NewExec(s.logger, executors.ExecConfig{Commands: cmds})
+	if err != nil {
+		return nil, nil, fmt.Errorf("exec.commands: %w", err)
+	}
+	reg.Register(task.ChannelExec, execExec)
+	var kafka *executors.Kafka
+	if k := s.cfg.Kafka; len(k.Brokers) > 0 {
+		if kafka, err = executors.NewKafka(s.logger, executors.KafkaConfig{Brokers: k.Brokers, ClientID: k.ClientID}); err != nil {
+			return nil, nil, fmt.Errorf("kafka: %w", err)
+		}
+		s.closers = append(s.closers, kafka.Close)
+		reg.Register(task.ChannelKafka, kafka)
+	} else {
+		reg.Register(task.ChannelKafka, executors.ExecutorFunc(func(context.Context, task.Delivery) (string, error) {
+			return "", task.Permanent(errors.New("kafka targets need kafka.brokers in config"))
+		}))
+	}
+	check := func(tg *task.Target) error {
+		switch tg.Kind {
+		case task.ChannelExec:
+			if !execExec.Has(tg.Exec.Command) {
+				return task.Invalid("exec.command", "%q is not listed in config exec.commands", tg.Exec.Command)
+			}
+		case task.ChannelHTTP:
+			if err := httpExec.Guard().Check(urlHost(tg.HTTP.URL)); err != nil {
+				return task.Invalid("http.url", "%v", err)
+			}
+		case task.ChannelKafka:
+			if kafka == nil {
+				return task.Invalid("kind", "kafka targets need kafka.brokers in config")
+			}
+		}
+		return nil
+	}
+	return reg, check, nil
+}
+
+// urlHost returns the host name of a target URL (whose templates, if any,
+// follow the host).
+func urlHost(raw string) string {
+	if i := strings.Index(raw, "{{"); i >= 0 {
+		raw = raw[:i]
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 func (s *Server) health(ctx context.Context) error {
@@ -269,7 +349,33 @@ func (s *Server) Run(ctx context.Context) error {
 	return err
 }
 
-// sweepJobs removes gocron's spent one-time jobs every second until ctx ends.
+// expireAccepted turns accepted runs whose feedback deadline passed into
+// timeout.
+func (s *Server) expireAccepted(ctx context.Context) {
+	for {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		runs, err := s.store.ExpireAccepted(sctx, time.Now(), expireBatch)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				s.logger.Error("expire accepted runs", "error", err)
+			}
+			return
+		}
+		for _, r := range runs {
+			s.logger.Info("run timed out waiting for feedback", "task_id", r.TaskID, "trigger_id", r.TriggerID, "target", r.Target)
+		}
+		if len(runs) < expireBatch {
+			return
+		}
+	}
+}
+
+// expireBatch bounds the runs one ExpireAccepted call times out.
+const expireBatch = 500
+
+// sweepJobs removes gocron's spent one-time jobs and times out accepted runs
+// past their deadline, every second until ctx ends.
 func (s *Server) sweepJobs(ctx context.Context) {
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
@@ -279,6 +385,7 @@ func (s *Server) sweepJobs(ctx context.Context) {
 			return
 		case <-ticker.C:
 			s.armer.Sweep()
+			s.expireAccepted(ctx)
 		}
 	}
 }
@@ -292,6 +399,9 @@ func (s *Server) shutdown(ctx context.Context) {
 		}
 		if err := s.firer.Shutdown(ctx); err != nil {
 			s.logger.Warn("deliveries cut short by shutdown timeout", "error", err)
+		}
+		for _, c := range s.closers {
+			c()
 		}
 		s.stopArm()
 		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -312,5 +422,8 @@ func (s *Server) shutdown(ctx context.Context) {
 func (s *Server) closeBuilt() {
 	_ = s.sched.Shutdown()
 	s.stopArm()
+	for _, c := range s.closers {
+		c()
+	}
 	_ = s.store.Close()
 }

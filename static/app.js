@@ -31,6 +31,13 @@
       "select": "select row", "select.all": "select the rows of this page",
       "export": "Export CSV", "runs": "Runs", "runs.title": "Runs of", "runs.older": "Older runs", "runs.none": "No runs yet.",
       "run.now": "Run now", "run.ok": "{id} triggered.",
+      "nav.targets": "Targets", "nav.runs": "Runs", "runs.all": "All runs of this task",
+      "state": "Task state", "state.running": "running", "state.stopped": "stopped", "state.closed": "closed",
+      "state.unknown": "—", "state.ok": "Task {id} is {state} now.",
+      "run.params": "Params…", "run.params.title": "Run now with one-off params", "params.title": "Run now with params:", "params.add": "Add param",
+      "params.key": "key", "params.value": "value", "params.run": "Run now", "params.cancel": "Cancel",
+      "params.nokey": "line {n}: a param needs a key", "params.remove": "remove",
+      "run.rejected": "{n} of {total} runs rejected: {why}",
     },
     zh: {
       "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加",
@@ -46,6 +53,13 @@
       "select": "选择此行", "select.all": "选择本页所有行",
       "export": "导出 CSV", "runs": "运行记录", "runs.title": "运行记录：", "runs.older": "更早的记录", "runs.none": "还没有运行记录。",
       "run.now": "立即运行", "run.ok": "已触发 {id}。",
+      "nav.targets": "目标", "nav.runs": "运行记录", "runs.all": "此任务的全部运行记录",
+      "state": "任务状态", "state.running": "运行", "state.stopped": "停止", "state.closed": "关闭",
+      "state.unknown": "—", "state.ok": "任务 {id} 现在是{state}状态。",
+      "run.params": "参数…", "run.params.title": "带一次性参数立即运行", "params.title": "带参数立即运行：", "params.add": "添加参数",
+      "params.key": "键", "params.value": "值", "params.run": "立即运行", "params.cancel": "取消",
+      "params.nokey": "第 {n} 行：参数需要键", "params.remove": "删除",
+      "run.rejected": "{total} 个运行中有 {n} 个被拒绝：{why}",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||
@@ -202,13 +216,14 @@
       const row = table.row((i, d) => d.id === data.id);
       if (JSON.stringify(row.data()) !== JSON.stringify(data)) row.data(data);
     }
+    loadStates(false);
   }
 
   // ---- editing -------------------------------------------------------------
   function rowOf(td) { return table.row(td.closest("tr")); }
   // taskIDOf is the task id of the row holding el: its id field, else its id.
-  function taskIDOf(el) {
-    const row = rowOf(el.closest("td")).data();
+  function taskIDOf(el) { return taskIDOfRow(rowOf(el.closest("td")).data()); }
+  function taskIDOfRow(row) {
     const idField = cols.find((c) => c.type === "id");
     return String((idField && row.fields && row.fields[idField.field]) || row.id);
   }
@@ -450,15 +465,22 @@
   }
 
   // ---- runs drawer ---------------------------------------------------------
-  const drawer = { taskID: "", before: "" };
+  // Older runs come with the API's cursor (`next`); a server without run
+  // queries pages by slot (`before`) instead.
+  const drawer = { taskID: "", cursor: "", before: "" };
   async function showRuns(taskID, more) {
-    if (!more) { drawer.taskID = taskID; drawer.before = ""; document.querySelector("#runs tbody").replaceChildren(); }
+    if (!more) {
+      Object.assign(drawer, { taskID: taskID, cursor: "", before: "" });
+      document.querySelector("#runs tbody").replaceChildren();
+    }
     const q = new URLSearchParams({ task_id: drawer.taskID, limit: "20" });
-    if (drawer.before) q.set("before", drawer.before);
+    if (drawer.cursor) q.set("cursor", drawer.cursor);
+    else if (drawer.before) q.set("before", drawer.before);
     const r = await getJSON("/api/v1/runs?" + q);
     const box = document.getElementById("drawer");
     box.hidden = false;
     document.getElementById("drawer-task").textContent = drawer.taskID;
+    document.getElementById("drawer-all").href = "/runs?" + new URLSearchParams({ task_id: drawer.taskID });
     if (!r.ok) { notice(r.body.error, true); return; }
     const tb = document.querySelector("#runs tbody");
     const cell = (tr, v) => { const td = document.createElement("td"); td.textContent = v == null ? "" : String(v); tr.appendChild(td); };
@@ -467,25 +489,154 @@
       tr.className = "run-" + run.state;
       cell(tr, run.slot); cell(tr, run.trigger_type); cell(tr, run.state); cell(tr, run.attempt);
       cell(tr, run.fired_at); cell(tr, run.finished_at); cell(tr, run.error); cell(tr, run.output);
+      const link = document.createElement("a");
+      link.href = "/runs?" + new URLSearchParams({ task_id: run.task_id, trigger_id: run.trigger_id });
+      link.textContent = run.target || "→";
+      link.className = "run-link";
+      const td = document.createElement("td"); td.appendChild(link); tr.appendChild(td);
       tb.appendChild(tr);
     }
     if (!more && r.body.runs.length === 0) {
       const tr = document.createElement("tr"); cell(tr, t("runs.none")); tb.appendChild(tr);
     }
     const last = r.body.runs[r.body.runs.length - 1];
-    drawer.before = last ? last.slot : drawer.before;
-    document.getElementById("runs-older").hidden = r.body.runs.length < 20;
+    drawer.cursor = r.body.next || "";
+    drawer.before = !drawer.cursor && last ? last.slot : "";
+    document.getElementById("runs-older").hidden = !drawer.cursor && r.body.runs.length < 20;
   }
 
   // ---- run now -------------------------------------------------------------
-  // The row's task fires once, now; the drawer then shows its runs.
-  async function runNow(button, taskID) {
-    button.disabled = true;
-    const r = await getJSON("/api/v1/tasks/" + encodeURIComponent(taskID) + "/trigger", { method: "POST" });
-    button.disabled = false;
-    if (!r.ok) { notice(r.body.error, true); return; }
-    notice(t("run.ok", { id: taskID }));
+  // The row's task fires once, now, optionally with one-off params; the
+  // drawer then shows its runs. The answer has one run per target: all of
+  // them rejected is a 409 with the reasons.
+  async function runNow(button, taskID, params) {
+    if (button) button.disabled = true;
+    const opts = { method: "POST" };
+    if (params) {
+      opts.headers = { "Content-Type": "application/json" };
+      opts.body = JSON.stringify({ params: params });
+    }
+    const r = await getJSON("/api/v1/tasks/" + encodeURIComponent(taskID) + "/trigger", opts);
+    if (button) button.disabled = false;
+    if (!r.ok) { notice(r.body.error, true); return r; }
+    const runs = r.body.runs || [];
+    const refused = runs.filter((x) => x.state === "rejected");
+    let msg = t("run.ok", { id: taskID });
+    if (refused.length) {
+      msg += " " + t("run.rejected", { n: refused.length, total: runs.length,
+        why: refused.map((x) => x.target + ": " + x.error).join("; ") });
+    }
+    notice(msg, false);
     showRuns(taskID, false);
+    return r;
+  }
+
+  // ---- run now with params: a small key = value editor ---------------------
+  const paramsBox = { taskID: "" };
+  function paramLine(key, value) {
+    const li = document.createElement("li");
+    const k = document.createElement("input");
+    k.className = "param-key"; k.placeholder = t("params.key"); k.setAttribute("aria-label", t("params.key")); k.value = key || "";
+    const eq = document.createElement("span"); eq.textContent = " = ";
+    const v = document.createElement("input");
+    v.className = "param-value"; v.placeholder = t("params.value"); v.setAttribute("aria-label", t("params.value")); v.value = value || "";
+    const rm = document.createElement("button");
+    rm.type = "button"; rm.className = "param-remove"; rm.textContent = "✕"; rm.setAttribute("aria-label", t("params.remove"));
+    rm.addEventListener("click", () => li.remove());
+    li.append(k, eq, v, rm);
+    document.getElementById("params-list").appendChild(li);
+    return k;
+  }
+  function openParams(taskID) {
+    paramsBox.taskID = taskID;
+    document.getElementById("params-task").textContent = taskID;
+    document.getElementById("params-error").textContent = "";
+    document.getElementById("params-list").replaceChildren();
+    document.getElementById("params").hidden = false;
+    paramLine("", "").focus();
+  }
+  // readParams collects the editor's lines; a value without a key is an
+  // error (returned as a string); empty lines are skipped.
+  function readParams() {
+    const out = {};
+    let n = 0;
+    for (const li of document.querySelectorAll("#params-list li")) {
+      n++;
+      const k = li.querySelector(".param-key").value.trim();
+      const v = li.querySelector(".param-value").value;
+      if (!k && !v) continue;
+      if (!k) return t("params.nokey", { n: n });
+      out[k] = v;
+    }
+    return out;
+  }
+  async function runWithParams(e) {
+    e.preventDefault();
+    const err = document.getElementById("params-error");
+    err.textContent = "";
+    const params = readParams();
+    if (typeof params === "string") { err.textContent = params; return; }
+    const r = await runNow(document.getElementById("params-run"), paramsBox.taskID, params);
+    if (!r.ok) { err.textContent = r.body.error; return; }
+    document.getElementById("params").hidden = true;
+  }
+
+  // ---- task states -----------------------------------------------------------
+  // The state of each shown row's task (running, stopped, closed), fetched
+  // after each draw; a row whose task was not there (not synced yet) is
+  // asked again on a later poll once the row was synced or edited.
+  const taskStates = new Map(); // task id → state
+  const noTask = new Map(); // row id → the row's version and is_fetched when its task was missing
+  const asking = new Set(); // task ids with a request on its way
+  async function loadStates(all) {
+    const want = [];
+    table.rows({ page: "current" }).every(function () {
+      const row = this.data();
+      const id = taskIDOfRow(row);
+      if (asking.has(id)) return;
+      if (!all && (taskStates.has(id) || noTask.get(row.id) === row.version + ":" + row.is_fetched)) return;
+      want.push([row, id]);
+    });
+    await Promise.all(want.map(async ([row, id]) => {
+      asking.add(id);
+      try {
+        const r = await getJSON("/api/v1/tasks/" + encodeURIComponent(id));
+        if (r.ok) { taskStates.set(id, r.body.state); noTask.delete(row.id); }
+        else if (r.status === 404) { taskStates.delete(id); noTask.set(row.id, row.version + ":" + row.is_fetched); }
+        else return;
+      } finally {
+        asking.delete(id);
+      }
+      const cur = table.row("#" + CSS.escape(row.id));
+      if (cur.any() && !(editing && editing.id === row.id) && !busy.has(row.id)) cur.invalidate("data");
+    }));
+  }
+  function stateCell(data, type, row) {
+    if (type !== "display") return "";
+    const cur = taskStates.get(taskIDOfRow(row));
+    let html = '<select class="task-state" aria-label="' + esc(t("state")) + '"' + (cur ? "" : " disabled") + ">";
+    if (!cur) html += '<option value="">' + esc(t("state.unknown")) + "</option>";
+    for (const s of ["running", "stopped", "closed"]) {
+      html += '<option value="' + s + '"' + (s === cur ? " selected" : "") + ">" + esc(t("state." + s)) + "</option>";
+    }
+    return html + "</select>";
+  }
+  async function setTaskState(sel) {
+    const td = sel.closest("td");
+    const row = rowOf(td).data();
+    const id = taskIDOfRow(row);
+    const was = taskStates.get(id);
+    sel.disabled = true;
+    busy.add(row.id);
+    const r = await getJSON("/api/v1/tasks/" + encodeURIComponent(id) + "/state", {
+      method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ state: sel.value }),
+    });
+    busy.delete(row.id);
+    sel.disabled = false;
+    if (!r.ok) { sel.value = was || ""; cellError(td, r.body.error); return; }
+    taskStates.set(id, r.body.state);
+    notice(t("state.ok", { id: id, state: t("state." + r.body.state) }));
+    rowOf(td).invalidate("data");
   }
 
   // ---- adding --------------------------------------------------------------
@@ -553,6 +704,10 @@
       className: "dt-head-left dt-body-left" + (c.editable && c.type !== "switch" ? " editable" : ""),
     }));
     columns.push({
+      data: null, title: esc(t("state")), orderable: false, searchable: false, defaultContent: "",
+      className: "task-state-cell", render: stateCell,
+    });
+    columns.push({
       data: null, title: "", orderable: false, searchable: false, defaultContent: "",
       render: (data, type, row) => {
         if (type !== "display") return "";
@@ -561,6 +716,7 @@
             '</button> <button type="button" class="del-no">' + esc(t("no")) + "</button>";
         }
         return '<button type="button" class="run-now">' + esc(t("run.now")) + '</button> ' +
+          '<button type="button" class="run-params" title="' + esc(t("run.params.title")) + '">' + esc(t("run.params")) + '</button> ' +
           '<button type="button" class="runs">' + esc(t("runs")) + '</button> ' +
           '<button type="button" class="del">' + esc(t("del")) + "</button>";
       },
@@ -586,16 +742,22 @@
       if (target.matches("button.del-yes, button.del-no")) { answerDelete(target, target.matches(".del-yes")); return; }
       if (target.matches("button.runs")) { showRuns(taskIDOf(target), false); return; }
       if (target.matches("button.run-now")) { runNow(target, taskIDOf(target)); return; }
-      if (target.closest("td.editing") || target.matches("input.act-switch, button")) return;
+      if (target.matches("button.run-params")) { openParams(taskIDOf(target)); return; }
+      if (target.closest("td.editing") || target.matches("input.act-switch, button, select")) return;
       const td = target.closest("td.editable");
       if (td) openEdit(td);
     });
     tbody.addEventListener("change", (e) => {
       if (e.target.matches("input.act-switch")) toggleActive(e.target);
       if (e.target.matches("input.sel-row")) selectRow(e.target);
+      if (e.target.matches("select.task-state")) setTaskState(e.target);
     });
     document.getElementById("select-all").addEventListener("change", (e) => selectPage(e.target.checked));
     table.on("draw", showBulk);
+    table.on("draw", () => loadStates(true));
+    document.getElementById("params-form").addEventListener("submit", runWithParams);
+    document.getElementById("params-add").addEventListener("click", () => paramLine("", "").focus());
+    document.getElementById("params-cancel").addEventListener("click", () => { document.getElementById("params").hidden = true; });
     document.getElementById("bulk-activate").addEventListener("click", () => bulk("activate"));
     document.getElementById("bulk-deactivate").addEventListener("click", () => bulk("deactivate"));
     document.getElementById("bulk-delete").addEventListener("click", () => {
@@ -616,7 +778,8 @@
       if (lastQuery) location.href = exportURL();
     });
     setInterval(poll, pollMS);
-    window.cronsheet = { table: table, polls: () => polls, editing: () => editing, exportURL: exportURL, importCSV: importCSV, selected: () => Array.from(selected) };
+    window.cronsheet = { table: table, polls: () => polls, editing: () => editing, exportURL: exportURL, importCSV: importCSV,
+      selected: () => Array.from(selected), taskState: (id) => taskStates.get(id) };
     document.body.dataset.ready = "1";
   }
   start();

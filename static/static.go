@@ -6,7 +6,8 @@ package static
 
 import "embed"
 
-// FS holds the pages (index.html, outbox.html), their script and style, and
+// FS holds the pages (index.html, targets.html, runs.html, outbox.html),
+// their scripts (app.js, common.js, targets.js, runs.js) and style, and
 // vendor/.
 //
 //go:embed *.html *.js *.css vendor

@@ -22,6 +22,7 @@ type Store interface {
 	Tasks
 	Ledger
 	Outbox
+	Control
 	// Close releases the store's resources.
 	Close() error
 }
@@ -82,6 +83,9 @@ type ApplySyncParams struct {
 	//     this row, rescheduled.
 	//   - the row's task under another task_id (the id field was edited) is
 	//     retired as by DeleteRow (is_enable=0, deleted, version+1).
+	//   - an existing task (also a deleted one that comes back) keeps its
+	//     stored State: Control.SetTaskState owns it, and a row's mapping
+	//     always says running. A new task takes Task.State.
 	// IsEnable follows Task.IsEnable.
 	Task *task.Task
 	// DisableTask, when Task is nil, sets is_enable=0 on the row's existing

@@ -133,12 +133,13 @@ func run(t *testing.T, ctx context.Context, step string, timeout time.Duration, 
 	}
 }
 
-// pageState is the table's HTML and the page's notice, for failure reports.
+// pageState is the table's HTML (the main element's on other pages) and the
+// page's notice, for failure reports.
 func pageState(ctx context.Context) string {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
 	s, err := chromedp.Run(sctx, chromedp.Evaluate[string](
-		`"errors: " + JSON.stringify(window.cronsheetErrors) + "\nnotice: " + document.getElementById("notice").textContent + "\n" + document.querySelector("#rows tbody").innerHTML`))
+		`"errors: " + JSON.stringify(window.cronsheetErrors) + "\nnotice: " + document.getElementById("notice").textContent + "\n" + (document.querySelector("#rows tbody") || document.querySelector("main")).innerHTML`))
 	if err != nil {
 		return "(unavailable: " + err.Error() + ")"
 	}

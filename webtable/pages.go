@@ -8,18 +8,22 @@ import (
 )
 
 // Pages serves the web pages from an embedded FS (package static): the
-// table at /, the outbox at /outbox, and their files under /assets/.
+// table at /, the targets at /targets, the runs at /runs, the outbox at
+// /outbox, and their files under /assets/.
 type Pages struct {
 	files fs.FS
 }
 
 // NewPages returns the pages over files, which holds index.html,
-// outbox.html, app.js, app.css and vendor/.
+// targets.html, runs.html, outbox.html, their scripts and style, and
+// vendor/.
 func NewPages(files fs.FS) *Pages { return &Pages{files: files} }
 
 // Register mounts the pages on r.
 func (p *Pages) Register(r gin.IRouter) {
 	r.GET("/", p.page("index.html"))
+	r.GET("/targets", p.page("targets.html"))
+	r.GET("/runs", p.page("runs.html"))
 	r.GET("/outbox", p.page("outbox.html"))
 	assets := http.StripPrefix("/assets/", http.FileServerFS(p.files))
 	r.GET("/assets/*path", func(c *gin.Context) {

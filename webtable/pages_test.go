@@ -23,6 +23,11 @@ func TestPages(t *testing.T) {
 	}{
 		{"/", "text/html", "<table id=\"rows\"", 200},
 		{"/outbox", "text/html", "outbox", 200},
+		{"/targets", "text/html", "<table id=\"targets\"", 200},
+		{"/runs", "text/html", "<table id=\"runs-table\"", 200},
+		{"/assets/common.js", "javascript", "cronsheetUI", 200},
+		{"/assets/targets.js", "javascript", "/api/v1/targets", 200},
+		{"/assets/runs.js", "javascript", "/api/v1/runs", 200},
 		{"/assets/app.js", "javascript", "DataTable", 200},
 		{"/assets/app.css", "text/css", "cell-error", 200},
 		{"/assets/vendor/README.md", "", "make static", 200},

@@ -14,11 +14,6 @@ import (
 // healthTimeout bounds one health check.
 const healthTimeout = 5 * time.Second
 
-// runsPage is the answer of GET /api/v1/runs.
-type runsPage struct {
-	Runs []*task.Run `json:"runs"`
-}
-
 // outboxPage is the answer of GET /api/v1/outbox.
 type outboxPage struct {
 	Messages []*task.OutboxMessage `json:"messages"`
@@ -39,38 +34,6 @@ func (a *API) getTask(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, t)
-}
-
-// listRuns handles GET /api/v1/runs?task_id=&before=&limit=: a task's runs,
-// newest slot first, with slots before `before` when given.
-func (a *API) listRuns(c *gin.Context) {
-	taskID, err := stringQuery(c, "task_id")
-	if err == nil && taskID == "" {
-		err = task.Invalid("task_id", "required")
-	}
-	if err != nil {
-		a.writeError(c, err)
-		return
-	}
-	before, err := timeQuery(c, "before")
-	if err != nil {
-		a.writeError(c, err)
-		return
-	}
-	limit, err := intQuery(c, "limit", defaultLimit, 1, maxLimit)
-	if err != nil {
-		a.writeError(c, err)
-		return
-	}
-	runs, err := a.store.ListRuns(c.Request.Context(), taskID, before, limit)
-	if err != nil {
-		a.writeError(c, err)
-		return
-	}
-	if runs == nil {
-		runs = []*task.Run{}
-	}
-	c.JSON(http.StatusOK, runsPage{Runs: runs})
 }
 
 // listOutbox handles GET /api/v1/outbox?before=&limit=: messages newest

@@ -268,14 +268,14 @@ func ifMatch(header string, patch map[string]any) (int64, error) {
 	return max(fromHeader, fromBody), nil
 }
 
-// parseVersion reads a row version: 3, "3" or W/"3".
+// parseVersion reads a row's or a target's version: 3, "3" or W/"3".
 func parseVersion(s string) (int64, error) {
 	s = strings.TrimSpace(s)
 	s = strings.TrimPrefix(s, "W/")
 	s = strings.TrimSuffix(strings.TrimPrefix(s, `"`), `"`)
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v < 1 {
-		return 0, errors.New("must be a row version, a positive integer")
+		return 0, errors.New("must be a version, a positive integer")
 	}
 	return v, nil
 }

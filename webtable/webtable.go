@@ -1,10 +1,13 @@
 // Package webtable serves cronsheet's JSON REST API with Gin: scenario row
-// edits (the table's source of truth), tasks, the fire ledger, the outbox,
-// the schedule preview and /healthz. The web table UI will live here too.
+// edits (the table's source of truth), tasks and their states, manual
+// triggers, targets, the fire ledger and execution feedback, the outbox,
+// the schedule preview and /healthz; the DataTables endpoint of the web
+// table; and the embedded web pages.
 //
-// Handlers hold only the small consumer interface Store, the scenarios and a
-// few callbacks; they pass the request's context down, validate every input
-// with bounds, and map errors to HTTP statuses in one place (errors.go).
+// Handlers hold only the small consumer interfaces Store and
+// store.Control, the scenarios and a few callbacks; they pass the
+// request's context down, validate every input with bounds, and map errors
+// to HTTP statuses in one place (errors.go).
 //
 // It imports task, mapping and the store package (for the parameter types of
 // the Store methods it calls), never a store driver, patrol, executors or
@@ -39,6 +42,8 @@ type Store interface {
 	ListRows(ctx context.Context, scenario, afterID string, limit int) ([]*task.Row, error)
 	// GetTask returns a task or task.ErrNotFound.
 	GetTask(ctx context.Context, taskID string) (*task.Task, error)
+	// GetRun returns the run with triggerID or task.ErrNotFound.
+	GetRun(ctx context.Context, triggerID string) (*task.Run, error)
 	// ListRuns returns a task's runs, newest slot first, before beforeSlot.
 	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
 	// ListOutbox returns outbox messages newest first, with ID < beforeID.
@@ -62,9 +67,25 @@ type Deps struct {
 	Now func() time.Time
 	// Health reports whether the service can serve; nil = always healthy.
 	Health func(ctx context.Context) error
-	// Trigger fires a task now, by hand, and returns its run (see
-	// POST /api/v1/tasks/:task_id/trigger); nil answers 501.
-	Trigger func(ctx context.Context, taskID string) (*task.Run, error)
+	// Control holds targets, task states, run queries and feedback (the
+	// /api/v1/targets endpoints, PUT /api/v1/tasks/:task_id/state, the run
+	// filters of GET /api/v1/runs and POST /api/v1/runs/:trigger_id/feedback);
+	// nil answers those with 501 (GET /api/v1/runs?task_id= still works).
+	Control store.Control
+	// CheckTarget checks what a target's validity depends on in the
+	// configuration (an exec command that config lists, a callback host
+	// that is allowed), after task.Target.Validate passed; nil checks
+	// nothing. A *task.ValidationError names its field; any other error is
+	// answered 400 naming the target's kind.
+	CheckTarget func(*task.Target) error
+	// Trigger fires a task now, by hand, with one-off params (nil for none)
+	// that override the task's for this run, and returns one run per target
+	// (a run the task's or target's state refuses is recorded with state
+	// task.RunRejected and the reason in Error). Errors: task.ErrNotFound
+	// for an unknown task, task.ErrConflict when it was already fired at
+	// this instant, task.ErrInvalid for bad params (see
+	// POST /api/v1/tasks/:task_id/trigger). nil answers 501.
+	Trigger func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error)
 }
 
 // API is the REST API's handler set; build it with New and mount it with
@@ -76,7 +97,9 @@ type API struct {
 	wake      func()
 	now       func() time.Time
 	health    func(ctx context.Context) error
-	trigger   func(ctx context.Context, taskID string) (*task.Run, error)
+	trigger   func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error)
+	control   store.Control // nil: 501 on its endpoints
+	check     func(*task.Target) error
 	audit     store.AuditLog // nil when the store keeps no audit trail
 }
 
@@ -97,6 +120,8 @@ func New(d Deps) *API {
 		now:       d.Now,
 		health:    d.Health,
 		trigger:   d.Trigger,
+		control:   d.Control,
+		check:     d.CheckTarget,
 	}
 	if al, ok := d.Store.(store.AuditLog); ok {
 		a.audit = al
@@ -114,6 +139,14 @@ func New(d Deps) *API {
 }
 
 // Register mounts the routes on r: /api/v1/... and /healthz.
+//
+//	POST   /api/v1/scenarios/:scenario/rows, GET …/rows, GET|PATCH|DELETE …/rows/:id
+//	GET    …/rows/:id/audit, POST …/rows/bulk, POST /api/v1/scenarios/:scenario/import
+//	GET    /api/v1/tasks/:task_id, PUT /api/v1/tasks/:task_id/state
+//	POST   /api/v1/tasks/:task_id/trigger
+//	GET|POST /api/v1/targets, GET|PUT|DELETE /api/v1/targets/:id
+//	GET    /api/v1/runs, GET /api/v1/runs/:trigger_id, POST /api/v1/runs/:trigger_id/feedback
+//	GET    /api/v1/outbox, GET /api/v1/schedule/preview, GET /healthz
 func (a *API) Register(r gin.IRouter) {
 	v1 := r.Group("/api/v1")
 
@@ -128,8 +161,19 @@ func (a *API) Register(r gin.IRouter) {
 	v1.POST("/scenarios/:scenario/import", a.importCSV)
 
 	v1.GET("/tasks/:task_id", a.getTask)
+	v1.PUT("/tasks/:task_id/state", a.setTaskState)
 	v1.POST("/tasks/:task_id/trigger", a.triggerTask)
+
+	targets := v1.Group("/targets")
+	targets.GET("", a.listTargets)
+	targets.POST("", a.createTarget)
+	targets.GET("/:id", a.getTarget)
+	targets.PUT("/:id", a.putTarget)
+	targets.DELETE("/:id", a.deleteTarget)
+
 	v1.GET("/runs", a.listRuns)
+	v1.GET("/runs/:trigger_id", a.getRun)
+	v1.POST("/runs/:trigger_id/feedback", a.addFeedback)
 	v1.GET("/outbox", a.listOutbox)
 	v1.GET("/schedule/preview", a.preview)
 

@@ -117,6 +117,41 @@ type runDoc struct {
 	NextAttempt int64            `bson:"next_attempt"`
 	Error       string           `bson:"error"`
 	Output      string           `bson:"output"`
+	// Params are left out when empty.
+	Params   map[string]string `bson:"params,omitempty"`
+	Deadline int64             `bson:"deadline"`
+	// Feedback is left out when empty, never null: $push (AddFeedback)
+	// creates a missing array but fails on a null.
+	Feedback []feedbackDoc `bson:"feedback,omitempty"`
+}
+
+// feedbackDoc is one report in a run's feedback array.
+type feedbackDoc struct {
+	At       int64  `bson:"at"`
+	Status   int    `bson:"status"`
+	Message  string `bson:"message"`
+	Output   string `bson:"output"`
+	Progress bool   `bson:"progress"`
+}
+
+func feedbackDocOf(f *task.Feedback) feedbackDoc {
+	return feedbackDoc{At: store.UnixMS(f.At), Status: f.Status, Message: f.Message, Output: f.Output, Progress: f.Progress}
+}
+
+// feedbackDocsOf returns the documents of fs, nil when there are none.
+func feedbackDocsOf(fs []task.Feedback) []feedbackDoc {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]feedbackDoc, len(fs))
+	for i := range fs {
+		out[i] = feedbackDocOf(&fs[i])
+	}
+	return out
+}
+
+func (d *feedbackDoc) feedback() task.Feedback {
+	return task.Feedback{At: store.FromUnixMS(d.At), Status: d.Status, Message: d.Message, Output: d.Output, Progress: d.Progress}
 }
 
 // runDocOf checks r and returns its document: TriggerID and TaskID are
@@ -138,16 +173,32 @@ func runDocOf(r *task.Run) (*runDoc, error) {
 		TriggerType: r.TriggerType, State: state, Attempt: r.Attempt, Node: r.Node,
 		FiredAt: store.UnixMS(r.FiredAt), FinishedAt: store.UnixMS(r.FinishedAt), NextAttempt: store.UnixMS(r.NextAttempt),
 		Error: task.Truncate(r.Error, task.MaxOutput), Output: task.Truncate(r.Output, task.MaxOutput),
+		Params: nilIfEmpty(r.Params), Deadline: store.UnixMS(r.Deadline), Feedback: feedbackDocsOf(r.Feedback),
 	}, nil
 }
 
+// nilIfEmpty returns m, or nil when it has no keys.
+func nilIfEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
 func (d *runDoc) run() *task.Run {
-	return &task.Run{
+	r := &task.Run{
 		TriggerID: d.TriggerID, TaskID: d.TaskID, Slot: store.FromUnixMS(d.Slot), Target: d.Target,
 		TriggerType: d.TriggerType, State: d.State, Attempt: d.Attempt, Node: d.Node,
 		FiredAt: store.FromUnixMS(d.FiredAt), FinishedAt: store.FromUnixMS(d.FinishedAt), NextAttempt: store.FromUnixMS(d.NextAttempt),
-		Error: d.Error, Output: d.Output,
+		Error: d.Error, Output: d.Output, Params: d.Params, Deadline: store.FromUnixMS(d.Deadline),
 	}
+	if len(d.Feedback) > 0 {
+		r.Feedback = make([]task.Feedback, len(d.Feedback))
+		for i := range d.Feedback {
+			r.Feedback[i] = d.Feedback[i].feedback()
+		}
+	}
+	return r
 }
 
 // outboxDoc is a document of the outbox collection; _id is the message id.

@@ -41,7 +41,24 @@ import (
 //     DeleteRow).
 //   - time_task ix_task_deleted (deleted, is_claimed): PurgeDeleted.
 //   - runs ix_runs_sched (task_id, trigger_type, slot): LastSlot.
-//   - runs ix_runs_unfinished (task_id, state, slot): UnfinishedRuns.
+//   - runs ix_runs_unfinished (task_id, state, slot): UnfinishedRuns, and
+//     a task's finished runs newest slot first (CleanupRuns' KeepPerTask).
+//   - runs ix_runs_deadline (state, deadline): ExpireAccepted. A partial
+//     index on state "accepted" would be smaller, but FerretDB v1 has no
+//     partial indexes, so every run has an entry (deadline 0 when unset).
+//   - runs ix_runs_finished (state, finished_at): CleanupRuns' OlderThan.
+//
+// QueryRuns pages newest first by (fired_at, trigger_id), optionally for
+// one task or one target:
+//
+//   - runs ix_runs_fired (fired_at, trigger_id): all runs.
+//   - runs ix_runs_task_fired (task_id, fired_at, trigger_id): one task's.
+//   - runs ix_runs_target_fired (target, fired_at, trigger_id): one
+//     target's.
+//
+// A state filter alone walks ix_runs_fired and skips the other states (a
+// fifth sort index on a collection every fire writes was not worth it).
+// targets needs no index but its _id (the target id).
 type indexSpec struct {
 	coll   *mongo.Collection
 	name   string
@@ -72,6 +89,11 @@ func (s *Store) indexSpecs() []indexSpec {
 		{s.runs, "ux_runs_trigger", k("trigger_id"), true},
 		{s.runs, "ix_runs_sched", k("task_id", "trigger_type", "slot"), false},
 		{s.runs, "ix_runs_unfinished", k("task_id", "state", "slot"), false},
+		{s.runs, "ix_runs_deadline", k("state", "deadline"), false},
+		{s.runs, "ix_runs_finished", k("state", "finished_at"), false},
+		{s.runs, "ix_runs_fired", k("fired_at", "trigger_id"), false},
+		{s.runs, "ix_runs_task_fired", k("task_id", "fired_at", "trigger_id"), false},
+		{s.runs, "ix_runs_target_fired", k("target", "fired_at", "trigger_id"), false},
 
 		{s.outbox, "ux_outbox_tkey", k("tkey"), true},
 	}

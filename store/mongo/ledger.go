@@ -214,8 +214,10 @@ func (s *Store) applyFireStatuses(ctx context.Context, recs []store.FireRecord, 
 	return s.applyStatuses(ctx, ps)
 }
 
-// UpdateRun stores r's state, attempt, node (when set), times, error and
-// output, found by TriggerID; task.ErrNotFound when absent.
+// UpdateRun stores r's state, attempt, node (when set), times, error,
+// output, params, deadline and feedback (when r has any: a caller holding
+// a copy read before AddFeedback appended reports must not drop them),
+// found by TriggerID; task.ErrNotFound when absent.
 func (s *Store) UpdateRun(ctx context.Context, r *task.Run) error {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
@@ -229,11 +231,21 @@ func (s *Store) updateRun(ctx context.Context, r *task.Run) error {
 	set := bson.D{{Key: "state", Value: r.State}, {Key: "attempt", Value: r.Attempt},
 		{Key: "fired_at", Value: store.UnixMS(r.FiredAt)}, {Key: "finished_at", Value: store.UnixMS(r.FinishedAt)},
 		{Key: "next_attempt", Value: store.UnixMS(r.NextAttempt)}, {Key: "error", Value: task.Truncate(r.Error, task.MaxOutput)},
-		{Key: "output", Value: task.Truncate(r.Output, task.MaxOutput)}}
+		{Key: "output", Value: task.Truncate(r.Output, task.MaxOutput)}, {Key: "deadline", Value: store.UnixMS(r.Deadline)}}
 	if r.Node != "" {
 		set = append(set, bson.E{Key: "node", Value: r.Node})
 	}
-	res, err := s.runs.UpdateOne(ctx, triggerKey(r.TriggerID), bson.D{{Key: "$set", Value: set}})
+	if fb := feedbackDocsOf(r.Feedback); fb != nil {
+		set = append(set, bson.E{Key: "feedback", Value: fb})
+	}
+	update := bson.D{}
+	if len(r.Params) > 0 {
+		set = append(set, bson.E{Key: "params", Value: r.Params})
+	} else {
+		update = append(update, bson.E{Key: "$unset", Value: bson.D{{Key: "params", Value: ""}}})
+	}
+	update = append(update, bson.E{Key: "$set", Value: set})
+	res, err := s.runs.UpdateOne(ctx, triggerKey(r.TriggerID), update)
 	if err != nil {
 		return translate(err)
 	}
@@ -305,8 +317,8 @@ func scheduledTriggers() bson.A {
 	return bson.A{string(task.TriggerSchedule), string(task.TriggerMisfire)}
 }
 
-// unfinishedStates lists the run states that are not final
-// (task.RunState.Final is false).
+// unfinishedStates lists the run states a node resumes: not final
+// (task.RunState.Final is false) and not accepted (the target has it).
 func unfinishedStates() bson.A {
 	return bson.A{string(task.RunPending), string(task.RunRunning), string(task.RunFailed)}
 }
@@ -329,8 +341,8 @@ func (s *Store) LastSlot(ctx context.Context, taskID string) (time.Time, error) 
 	return store.FromUnixMS(d.Slot), nil
 }
 
-// UnfinishedRuns returns a task's runs that are not final, oldest slot
-// first.
+// UnfinishedRuns returns a task's runs that are pending, running or
+// failed, oldest slot first (accepted runs wait for their target).
 func (s *Store) UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error) {
 	filter := bson.D{{Key: "task_id", Value: taskID}, {Key: "state", Value: bson.D{{Key: "$in", Value: unfinishedStates()}}}}
 	runs, err := s.findRuns(ctx, filter, options.Find().SetSort(bson.D{{Key: "slot", Value: 1}}))

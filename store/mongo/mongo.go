@@ -4,7 +4,7 @@
 // leases, the unique fire ledger).
 //
 // Collections: rows (scenario rows), time_task (canonical tasks), runs (the
-// fire ledger) and outbox. Times are stored as unix milliseconds (0 =
+// fire ledger), outbox and targets (_id the target id). Times are stored as unix milliseconds (0 =
 // unset), exactly as the SQLite driver keeps them, and come back in UTC.
 // Row fields are a sub-document.
 //
@@ -46,14 +46,18 @@ import (
 	"cronsheet/task"
 )
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Control = (*Store)(nil)
+)
 
 // Collection names.
 const (
-	collRows   = "rows"
-	collTasks  = "time_task"
-	collRuns   = "runs"
-	collOutbox = "outbox"
+	collRows    = "rows"
+	collTasks   = "time_task"
+	collRuns    = "runs"
+	collOutbox  = "outbox"
+	collTargets = "targets"
 )
 
 // Defaults of Config.
@@ -92,6 +96,7 @@ type Store struct {
 	tasks   *mongo.Collection
 	runs    *mongo.Collection
 	outbox  *mongo.Collection
+	targets *mongo.Collection
 	timeout time.Duration
 	bulkMax int // statements per bulk write
 	now     func() time.Time
@@ -166,6 +171,7 @@ func newStore(client *mongo.Client, cfg Config) *Store {
 		tasks:   db.Collection(collTasks),
 		runs:    db.Collection(collRuns),
 		outbox:  db.Collection(collOutbox),
+		targets: db.Collection(collTargets),
 		timeout: cmp.Or(cfg.Timeout, DefaultTimeout),
 		bulkMax: defaultBulkMax,
 		now:     time.Now,

@@ -49,23 +49,35 @@ const ferretReason = "FerretDB v1 does not make findOneAndUpdate atomic under co
 	"(measured: concurrent claims return the same task twice, and $inc loses updates; " +
 	"see docs/DESIGN.md, \"Storage and scale\"); these cases run on SQLite and real MongoDB"
 
-func TestConformance(t *testing.T) {
-	uri := testURI(t)
+// suiteOptions asks the server what it is: on FerretDB the suites skip
+// their concurrency cases.
+func suiteOptions(t *testing.T, uri string) []storetest.Option {
+	t.Helper()
 	probe := openTemp(t, uri)
 	info, err := probe.ServerInfo(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var opts []storetest.Option
 	if info.FerretDB {
 		t.Logf("server is FerretDB (buildInfo version %s): concurrency cases skipped", info.Version)
-		opts = append(opts, storetest.SkipConcurrency(ferretReason))
-	} else {
-		t.Logf("server is MongoDB %s", info.Version)
+		return []storetest.Option{storetest.SkipConcurrency(ferretReason)}
 	}
+	t.Logf("server is MongoDB %s", info.Version)
+	return nil
+}
+
+func TestConformance(t *testing.T) {
+	uri := testURI(t)
 	storetest.Run(t, func(t *testing.T) store.Store {
 		return keepOpen{openTemp(t, uri)}
-	}, opts...)
+	}, suiteOptions(t, uri)...)
+}
+
+func TestControlConformance(t *testing.T) {
+	uri := testURI(t)
+	storetest.RunControl(t, func(t *testing.T) store.Store {
+		return keepOpen{openTemp(t, uri)}
+	}, suiteOptions(t, uri)...)
 }
 
 // keepOpen leaves closing to openTemp's cleanup, which runs after the

@@ -16,7 +16,8 @@ import (
 // row's version, upserts p.Task (or disables the row's task when
 // p.DisableTask), retires the row's tasks under other ids, and marks the row
 // fetched, with the same contract as the SQLite driver. A zero Task.Anchor
-// means p.Now.
+// means p.Now. An existing task keeps its stored state (see SetTaskState);
+// a new one takes Task.State.
 //
 // Without a transaction, the row is marked fetched last and only if it still
 // has p.RowVersion: interrupted before that, the row stays unfetched and the
@@ -127,10 +128,16 @@ func (s *Store) insertTask(ctx context.Context, p store.ApplySyncParams, c conte
 // updateTask rewrites an existing task's content: a changed schedule, or a
 // task coming back (deleted or disabled before), takes the new anchor, loses
 // its claim and its is_done, and moves to p's row; any other change keeps
-// the stored anchor and the claim. The version read must still be there.
+// the stored anchor and the claim. The stored state stays (SetTaskState
+// sets it; a task stored without one takes p's). The version read must
+// still be there.
 func (s *Store) updateTask(ctx context.Context, old *taskDoc, p store.ApplySyncParams, anchor int64, enable int, now int64) error {
 	revived := old.Deleted == 1 || (old.IsEnable == 0 && enable == 1)
 	c := contentOf(p.Task, old.Content.Anchor)
+	if old.Content.State != "" {
+		// SetTaskState owns the state; a row's mapping always says running.
+		c.State = old.Content.State
+	}
 	reschedule := revived || !old.Content.sameSchedule(&c)
 	set := bson.D{{Key: "is_enable", Value: enable}, {Key: "updated_at", Value: now},
 		{Key: "version", Value: old.Version + 1}}

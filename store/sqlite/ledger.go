@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -13,17 +14,25 @@ import (
 )
 
 const runCols = `trigger_id, task_id, slot, target, trigger_type, state, attempt, node, fired_at,
-	finished_at, next_attempt, error, output`
+	finished_at, next_attempt, error, output, params, deadline, feedback`
 
 const (
 	// qInsertRun is the ledger gate. It ignores a clash on the ledger key
 	// only (the "OR IGNORE" of SQLITE-PROBE.md §7 limited to that key), so a
 	// reused trigger_id still fails loudly as task.ErrConflict.
-	qInsertRun = `INSERT INTO runs (` + runCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	qInsertRun = `INSERT INTO runs (` + runCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (task_id, slot, target) DO NOTHING`
+	// qUpdateRun leaves node when ?3 is empty and feedback when ?10 is NULL
+	// (a run without reports: AddFeedback owns them). It does not name
+	// fired_at: SQLite rewrites the entries of every index on a column an
+	// UPDATE sets, even to the same value, and fired_at is in the six
+	// QueryRuns indexes while it rarely changes after the insert;
+	// qUpdateRunFired sets it, only when it differs.
 	qUpdateRun = `UPDATE runs SET state = ?1, attempt = ?2, node = CASE WHEN ?3 <> '' THEN ?3 ELSE node END,
-			fired_at = ?4, finished_at = ?5, next_attempt = ?6, error = ?7, output = ?8
-		WHERE trigger_id = ?9`
+			finished_at = ?4, next_attempt = ?5, error = ?6, output = ?7,
+			params = ?8, deadline = ?9, feedback = coalesce(?10, feedback)
+		WHERE trigger_id = ?11`
+	qUpdateRunFired = `UPDATE runs SET fired_at = ?1 WHERE trigger_id = ?2 AND fired_at <> ?1`
 	// qDeleteRun undoes a fire whose task vanished (RecordFires).
 	qDeleteRun = `DELETE FROM runs WHERE trigger_id = ?`
 	qGetRun    = `SELECT ` + runCols + ` FROM runs WHERE trigger_id = ?`
@@ -39,8 +48,9 @@ const (
 // InsertRun inserts r unless its (TaskID, Slot, Target) is already in the
 // ledger, and reports whether it did. TriggerID and TaskID are required; an
 // empty State is stored as pending; Error and Output are capped at
-// task.MaxOutput. A TriggerID already used by another key is
-// task.ErrConflict.
+// task.MaxOutput; Params, Deadline and Feedback are stored as given (a
+// restored run keeps its reports). A TriggerID already used by another key
+// is task.ErrConflict.
 func (s *Store) InsertRun(ctx context.Context, r *task.Run) (bool, error) {
 	args, err := insertRunArgs(r)
 	if err != nil {
@@ -140,9 +150,18 @@ func insertRunArgs(r *task.Run) ([]any, error) {
 	if state == "" {
 		state = task.RunPending
 	}
+	params, err := encodeParams(r.Params)
+	if err != nil {
+		return nil, fmt.Errorf("insert run %s: %w", r.TriggerID, err)
+	}
+	feedback, err := encodeFeedback(r.Feedback)
+	if err != nil {
+		return nil, fmt.Errorf("insert run %s: %w", r.TriggerID, err)
+	}
 	return []any{r.TriggerID, r.TaskID, store.UnixMS(r.Slot), r.Target, string(r.TriggerType), string(state),
 		r.Attempt, r.Node, store.UnixMS(r.FiredAt), store.UnixMS(r.FinishedAt), store.UnixMS(r.NextAttempt),
-		task.Truncate(r.Error, task.MaxOutput), task.Truncate(r.Output, task.MaxOutput)}, nil
+		task.Truncate(r.Error, task.MaxOutput), task.Truncate(r.Output, task.MaxOutput),
+		params, store.UnixMS(r.Deadline), feedback}, nil
 }
 
 // insertRun runs the ledger gate and reports whether it inserted.
@@ -155,10 +174,15 @@ func insertRun(ctx context.Context, st *sql.Stmt, args []any) (bool, error) {
 	return n == 1, err
 }
 
-// UpdateRun stores r's state, attempt, node (when set), times, error and
-// output, found by TriggerID; task.ErrNotFound when absent.
+// UpdateRun stores r's state, attempt, node (when set), times (Deadline
+// too), error, output and params, found by TriggerID; task.ErrNotFound when
+// absent. r's Feedback replaces the stored reports only when it is not nil:
+// a run value read before a report came in does not erase it.
 func (s *Store) UpdateRun(ctx context.Context, r *task.Run) error {
-	if err := updateRun(ctx, s.st.updateRun, r); err != nil {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		return s.updateRun(ctx, tx, r)
+	})
+	if err != nil {
 		return fmt.Errorf("update run %s: %w", r.TriggerID, err)
 	}
 	return nil
@@ -169,7 +193,7 @@ func (s *Store) UpdateRun(ctx context.Context, r *task.Run) error {
 // or task is task.ErrNotFound), nothing.
 func (s *Store) FinishRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) error {
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := updateRun(ctx, in(ctx, tx, s.st.updateRun), r); err != nil {
+		if err := s.updateRun(ctx, tx, r); err != nil {
 			return err
 		}
 		if err := s.statusIn(ctx, tx).apply(ctx, status); err != nil {
@@ -183,11 +207,25 @@ func (s *Store) FinishRun(ctx context.Context, r *task.Run, status store.TaskSta
 	return nil
 }
 
-// updateRun runs qUpdateRun for r; task.ErrNotFound when r is absent.
-func updateRun(ctx context.Context, st *sql.Stmt, r *task.Run) error {
-	n, err := execCount(ctx, st, string(r.State), r.Attempt, r.Node, store.UnixMS(r.FiredAt),
+// updateRun stores r in tx (qUpdateRunFired, then qUpdateRun);
+// task.ErrNotFound when r is absent.
+func (s *Store) updateRun(ctx context.Context, tx *sql.Tx, r *task.Run) error {
+	if _, err := in(ctx, tx, s.st.updateRunFired).ExecContext(ctx, store.UnixMS(r.FiredAt), r.TriggerID); err != nil {
+		return err
+	}
+	params, err := encodeParams(r.Params)
+	if err != nil {
+		return err
+	}
+	var feedback any // NULL keeps the stored reports
+	if r.Feedback != nil {
+		if feedback, err = encodeFeedback(r.Feedback); err != nil {
+			return err
+		}
+	}
+	n, err := execCount(ctx, in(ctx, tx, s.st.updateRun), string(r.State), r.Attempt, r.Node,
 		store.UnixMS(r.FinishedAt), store.UnixMS(r.NextAttempt), task.Truncate(r.Error, task.MaxOutput),
-		task.Truncate(r.Output, task.MaxOutput), r.TriggerID)
+		task.Truncate(r.Output, task.MaxOutput), params, store.UnixMS(r.Deadline), feedback, r.TriggerID)
 	if err == nil && n == 0 {
 		err = task.ErrNotFound
 	}
@@ -261,16 +299,93 @@ func queryRuns(ctx context.Context, st *sql.Stmt, args ...any) ([]*task.Run, err
 	return out, rs.Err()
 }
 
+// scanRun reads the runCols of one row.
 func scanRun(sc scanner) (*task.Run, error) {
 	var (
-		r                            task.Run
-		slot, fired, finished, retry int64
+		r                                      task.Run
+		slot, fired, finished, retry, deadline int64
+		params, feedback                       string
 	)
 	err := sc.Scan(&r.TriggerID, &r.TaskID, &slot, &r.Target, &r.TriggerType, &r.State, &r.Attempt,
-		&r.Node, &fired, &finished, &retry, &r.Error, &r.Output)
+		&r.Node, &fired, &finished, &retry, &r.Error, &r.Output, &params, &deadline, &feedback)
 	if err != nil {
 		return nil, err
 	}
 	r.Slot, r.FiredAt, r.FinishedAt, r.NextAttempt = store.FromUnixMS(slot), store.FromUnixMS(fired), store.FromUnixMS(finished), store.FromUnixMS(retry)
+	r.Deadline = store.FromUnixMS(deadline)
+	if r.Params, err = decodeParams(params); err != nil {
+		return nil, fmt.Errorf("decode params of run %s: %w", r.TriggerID, err)
+	}
+	if r.Feedback, err = decodeFeedback(feedback); err != nil {
+		return nil, fmt.Errorf("decode feedback of run %s: %w", r.TriggerID, err)
+	}
 	return &r, nil
+}
+
+// encodeParams returns the runs.params text of p, empty when p is.
+func encodeParams(p map[string]string) (string, error) {
+	if len(p) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(p)
+	return string(b), err
+}
+
+// decodeParams reads runs.params; empty text and "null" are none.
+func decodeParams(text string) (map[string]string, error) {
+	if text == "" || text == "null" {
+		return nil, nil
+	}
+	var p map[string]string
+	if err := json.Unmarshal([]byte(text), &p); err != nil {
+		return nil, err
+	}
+	if len(p) == 0 {
+		return nil, nil
+	}
+	return p, nil
+}
+
+// feedbackDoc is one report in runs.feedback, its time in unix
+// milliseconds like every time the store keeps.
+type feedbackDoc struct {
+	At       int64  `json:"at"`
+	Status   int    `json:"status"`
+	Message  string `json:"message,omitempty"`
+	Output   string `json:"output,omitempty"`
+	Progress bool   `json:"progress,omitempty"`
+}
+
+// encodeFeedback returns the runs.feedback text of fs, empty when fs is.
+func encodeFeedback(fs []task.Feedback) (string, error) {
+	if len(fs) == 0 {
+		return "", nil
+	}
+	docs := make([]feedbackDoc, len(fs))
+	for i, f := range fs {
+		docs[i] = feedbackDoc{At: store.UnixMS(f.At), Status: f.Status, Message: f.Message, Output: f.Output,
+			Progress: f.Progress}
+	}
+	b, err := json.Marshal(docs)
+	return string(b), err
+}
+
+// decodeFeedback reads runs.feedback; empty text and "null" are none.
+func decodeFeedback(text string) ([]task.Feedback, error) {
+	if text == "" || text == "null" {
+		return nil, nil
+	}
+	var docs []feedbackDoc
+	if err := json.Unmarshal([]byte(text), &docs); err != nil {
+		return nil, err
+	}
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	fs := make([]task.Feedback, len(docs))
+	for i, d := range docs {
+		fs[i] = task.Feedback{At: store.FromUnixMS(d.At), Status: d.Status, Message: d.Message, Output: d.Output,
+			Progress: d.Progress}
+	}
+	return fs, nil
 }

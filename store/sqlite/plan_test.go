@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,7 +16,7 @@ type planQuery struct{ name, sql string }
 
 // planQueries lists every query the store issues.
 func planQueries() []planQuery {
-	return []planQuery{
+	qs := []planQuery{
 		// The patrol queries.
 		{"Claim", qClaim},
 		{"UnfetchedRows", qListUnfetchedRows},
@@ -48,12 +49,37 @@ func planQueries() []planQuery {
 		{"MarkRowFetched", qMarkRowFetched},
 		{"InsertRun", qInsertRun},
 		{"UpdateRun", qUpdateRun},
+		{"UpdateRunFired", qUpdateRunFired},
 		{"DeleteRun", qDeleteRun},
 		{"GetRun", qGetRun},
 		{"AddOutbox", qAddOutbox},
 		{"OutboxByTrigger", qOutboxByTrigger},
 		{"ListOutbox", qListOutbox},
+		// Control.
+		{"InsertTarget", qInsertTarget},
+		{"GetTarget", qGetTarget},
+		{"TargetVersion", qTargetVersion},
+		{"UpdateTarget", qUpdateTarget},
+		{"DeleteTarget", qDeleteTarget},
+		{"ListTargets", qListTargets},
+		{"TaskForState", qTaskForState},
+		{"SetTaskState", qSetTaskState},
+		{"AcceptRun", qAcceptRun},
+		{"RunExists", qRunExists},
+		{"RunForFeedback", qRunForFeedback},
+		{"AddProgress", qAddProgress},
+		{"AddFinal", qAddFinal},
+		{"AnyDueAccepted", qAnyDueAccepted},
+		{"DueAccepted", qDueAccepted},
+		{"TimeoutRun", qTimeoutRun},
+		{"CleanupAge", qCleanupAge},
+		{"CleanupKeep", qCleanupKeep},
 	}
+	for v := range runQueryVariants {
+		qs = append(qs, planQuery{fmt.Sprintf("QueryRuns/task=%t,target=%t,state=%t",
+			v&byTask != 0, v&byTarget != 0, v&byState != 0), qQueryRuns(v)})
+	}
+	return qs
 }
 
 // TestQueryPlansCoverPrepared checks that TestQueryPlans explains every
@@ -84,7 +110,7 @@ func TestQueryPlans(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 
 	partial := partialIndexes(t, s)
-	fullScan := regexp.MustCompile(`^SCAN (rows|time_task|runs|outbox)\b(?: USING (?:COVERING )?INDEX (\w+))?`)
+	fullScan := regexp.MustCompile(`^SCAN (rows|time_task|runs|outbox|targets)\b(?: USING (?:COVERING )?INDEX (\w+))?`)
 	for _, q := range queries {
 		t.Run(q.name, func(t *testing.T) {
 			rs, err := s.w.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.sql, make([]any, countParams(q.sql))...)
@@ -120,7 +146,7 @@ func TestQueryPlans(t *testing.T) {
 // partialIndexes returns the names of the schema's partial indexes.
 func partialIndexes(t *testing.T, s *Store) map[string]bool {
 	t.Helper()
-	rs, err := s.r.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql LIKE '% WHERE %'`)
+	rs, err := s.r.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql LIKE '%WHERE%'`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,15 +183,21 @@ func countParams(query string) int {
 	return max(n, highest)
 }
 
-// TestUnfinishedStates checks that the partial index's state list is exactly
-// the states that are not final.
+// TestUnfinishedStates checks that the partial indexes' state lists are
+// exactly right: unfinishedStates the states that are neither final nor
+// accepted (an accepted run is not final, yet not resumed either),
+// finalStates the final ones.
 func TestUnfinishedStates(t *testing.T) {
 	all := []task.RunState{task.RunPending, task.RunRunning, task.RunDone, task.RunFailed, task.RunDead,
-		task.RunRejected, task.RunTimeout, task.RunCancelled, task.RunSkipped}
+		task.RunRejected, task.RunTimeout, task.RunCancelled, task.RunSkipped, task.RunAccepted}
 	for _, st := range all {
-		listed := strings.Contains(unfinishedStates, "'"+string(st)+"'")
-		if listed == st.Final() {
-			t.Errorf("state %q: listed in unfinishedStates = %v, Final() = %v", st, listed, st.Final())
+		unfinished := strings.Contains(unfinishedStates, "'"+string(st)+"'")
+		final := strings.Contains(finalStates, "'"+string(st)+"'")
+		if final != st.Final() {
+			t.Errorf("state %q: listed in finalStates = %v, Final() = %v", st, final, st.Final())
+		}
+		if want := !st.Final() && st != task.RunAccepted; unfinished != want {
+			t.Errorf("state %q: listed in unfinishedStates = %v, want %v", st, unfinished, want)
 		}
 	}
 }

@@ -38,17 +38,73 @@ package sqlite
 //
 // time_task and runs declare an INTEGER PRIMARY KEY so that the rowid the
 // claim orders by stays stable across VACUUM.
+//
+// Control (store.Control, schema version 2):
+//
+//   - targets: the primary key (id) serves GetTarget and keyset ListTargets.
+//   - ix_runs_accepted (deadline) WHERE state='accepted' holds only runs
+//     waiting for feedback, for ExpireAccepted.
+//   - QueryRuns pages newest first by (fired_at, trigger_id): ix_runs_fired
+//     (no filter), ix_runs_task_fired and ix_runs_target_fired have the
+//     filter as equality prefix and (fired_at, trigger_id) as tail, so a
+//     page is an index range read in order, never a sort. A target filter
+//     with a task filter uses the task's index and checks the target on
+//     the way (a task has a handful of targets). A state filter has no
+//     index of its own: it walks the same index and skips other states.
+//     Indexes with state were measured and dropped: every state change of
+//     every run rewrites them, and the three of them made a run's insert
+//     and finish 1.65x as slow (the three kept cost 1.06x, written at
+//     insert only: UpdateRun names fired_at only when it changes,
+//     qUpdateRunFired). Fires are the hot path; a state-filtered page is an
+//     operator's query, and costs in proportion to how rare the state is.
+//   - CleanupRuns: ix_runs_final_age (finished_at) and ix_runs_final_slot
+//     (task_id, slot DESC, target DESC) are partial on the final states, so
+//     unfinished runs are in neither and a run enters them once, when it
+//     finishes. The age rule is a range read of the first; the keep rule
+//     numbers each task's finished runs newest first straight off the
+//     second (a window function over index order, no sort). It walks the
+//     finished runs until it has Limit to delete, all of them when fewer
+//     are due: a cleanup job's cost, paid by no fire.
 
-// unfinishedStates lists the run states that are not final
-// (task.RunState.Final is false); the partial index and the query must spell
-// it the same way for the planner to match them.
+// unfinishedStates lists the run states a node resumes: not final
+// (task.RunState.Final is false) and not accepted (the target has those);
+// the partial index and the query must spell it the same way for the
+// planner to match them.
 const unfinishedStates = `('pending','running','failed')`
+
+// finalStates lists the run states that are final (task.RunState.Final is
+// true): the only ones CleanupRuns deletes. As with unfinishedStates, the
+// partial indexes and the queries spell it the same way. A run that is
+// accepted is in neither list: it is not final, and not resumed either.
+const finalStates = `('done','dead','rejected','timeout','cancelled','skipped')`
 
 // scheduledTriggers lists the trigger types LastSlot considers.
 const scheduledTriggers = `('schedule','misfire')`
 
-// schemaSQL creates every table and index; it is idempotent. It stamps
-// PRAGMA user_version with the schema's version (1) for future migrations.
+// schemaVersion is the version of schemaSQL, kept in PRAGMA user_version.
+// Version 1 had no targets table and no runs.params, runs.deadline and
+// runs.feedback (nor their indexes).
+const schemaVersion = 2
+
+// migrateFrom returns the statements that bring a database at version v to
+// v+1 with what CREATE … IF NOT EXISTS cannot do (new columns of existing
+// tables); schemaSQL, applied after them, creates the new tables and
+// indexes.
+func migrateFrom(v int) string {
+	switch v {
+	case 1:
+		return `
+ALTER TABLE runs ADD COLUMN params   TEXT    NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN deadline INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN feedback TEXT    NOT NULL DEFAULT '';
+`
+	}
+	return ""
+}
+
+// schemaSQL creates every table and index of the current schema version;
+// it is idempotent. init applies the migrations first and stamps PRAGMA
+// user_version afterwards.
 const schemaSQL = `
 CREATE TABLE IF NOT EXISTS rows (
 	scenario    TEXT    NOT NULL,
@@ -106,12 +162,34 @@ CREATE TABLE IF NOT EXISTS runs (
 	next_attempt INTEGER NOT NULL DEFAULT 0,
 	error        TEXT    NOT NULL DEFAULT '',
 	output       TEXT    NOT NULL DEFAULT '',
+	-- JSON object of one-off params, '' when none.
+	params       TEXT    NOT NULL DEFAULT '',
+	deadline     INTEGER NOT NULL DEFAULT 0,
+	-- JSON array of the target's reports, '' when none.
+	feedback     TEXT    NOT NULL DEFAULT '',
 	UNIQUE (task_id, slot, target)
 );
 CREATE INDEX IF NOT EXISTS ix_runs_sched ON runs (task_id, slot)
 	WHERE trigger_type IN ` + scheduledTriggers + `;
 CREATE INDEX IF NOT EXISTS ix_runs_unfinished ON runs (task_id, slot)
 	WHERE state IN ` + unfinishedStates + `;
+CREATE INDEX IF NOT EXISTS ix_runs_accepted ON runs (deadline) WHERE state = 'accepted';
+CREATE INDEX IF NOT EXISTS ix_runs_fired ON runs (fired_at, trigger_id);
+CREATE INDEX IF NOT EXISTS ix_runs_task_fired ON runs (task_id, fired_at, trigger_id);
+CREATE INDEX IF NOT EXISTS ix_runs_target_fired ON runs (target, fired_at, trigger_id);
+CREATE INDEX IF NOT EXISTS ix_runs_final_age ON runs (finished_at)
+	WHERE state IN ` + finalStates + `;
+CREATE INDEX IF NOT EXISTS ix_runs_final_slot ON runs (task_id, slot DESC, target DESC)
+	WHERE state IN ` + finalStates + `;
+
+CREATE TABLE IF NOT EXISTS targets (
+	id         TEXT    PRIMARY KEY,
+	-- The task.Target as JSON, without id, version and times.
+	doc        TEXT    NOT NULL,
+	version    INTEGER NOT NULL DEFAULT 1,
+	created_at INTEGER NOT NULL DEFAULT 0,
+	updated_at INTEGER NOT NULL DEFAULT 0
+);
 
 CREATE TABLE IF NOT EXISTS outbox (
 	id         INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -125,6 +203,4 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 -- One message per run: a resumed delivery does not add a second one.
 CREATE UNIQUE INDEX IF NOT EXISTS ux_outbox_trigger ON outbox (trigger_id) WHERE trigger_id <> '';
-
-PRAGMA user_version = 1;
 `

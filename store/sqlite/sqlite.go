@@ -35,7 +35,10 @@ import (
 	"cronsheet/task"
 )
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Control = (*Store)(nil)
+)
 
 // dsnParams are applied by the driver to every new connection.
 const dsnParams = "_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000&_foreign_keys=0&_txlock=immediate"
@@ -50,9 +53,10 @@ type Store struct {
 }
 
 // Open opens (creating when needed) the database file at path and its parent
-// directory, checks that it runs in WAL mode, applies the schema (applying
-// it again to an existing file changes nothing) and prepares every query.
-// Close the Store when done.
+// directory, checks that it runs in WAL mode, migrates a file of an older
+// schema version, applies the schema (applying it again to an existing file
+// changes nothing) and prepares every query. A file of a newer schema
+// version is refused. Close the Store when done.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("open sqlite store: %w", task.Invalid("path", "must be a file path, got %q", path))
@@ -102,7 +106,12 @@ func escapeURIPath(p string) string {
 	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(p)
 }
 
-// init checks the journal mode and applies the schema on the writer.
+// init checks the journal mode and, on the writer, in one write
+// transaction (so two processes opening one file migrate it once): reads
+// PRAGMA user_version, applies the migrations from there (schema.go),
+// applies the schema and stamps user_version with schemaVersion. A fresh
+// file (version 0) gets the schema as it is; a file of a newer version is
+// refused rather than written with an older schema.
 func (s *Store) init(ctx context.Context) error {
 	var mode string
 	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
@@ -112,11 +121,26 @@ func (s *Store) init(ctx context.Context) error {
 		return fmt.Errorf("journal_mode is %q, want wal", mode)
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var v int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+			return fmt.Errorf("read user_version: %w", err)
+		}
+		if v > schemaVersion {
+			return fmt.Errorf("schema version %d is newer than this build's %d", v, schemaVersion)
+		}
+		for from := v; from > 0 && from < schemaVersion; from++ {
+			if _, err := tx.ExecContext(ctx, migrateFrom(from)); err != nil {
+				return fmt.Errorf("migrate schema from version %d: %w", from, err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
 			return fmt.Errorf("apply schema: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, auditSchema); err != nil {
 			return fmt.Errorf("apply audit schema: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+			return fmt.Errorf("stamp schema version: %w", err)
 		}
 		return nil
 	})

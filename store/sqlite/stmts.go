@@ -19,6 +19,10 @@ type stmts struct {
 	getTask, listClaimed, anyExpired            *sql.Stmt
 	getRun, listRuns, lastSlot, unfinishedRuns  *sql.Stmt
 	getRow, listRows, listUnfetched, listOutbox *sql.Stmt
+	getTarget, listTargets, anyDueAccepted      *sql.Stmt
+	// queryRuns has one statement per filter combination of QueryRuns
+	// (qQueryRuns).
+	queryRuns [runQueryVariants]*sql.Stmt
 
 	// Writes, on the writer.
 	claim, renewLeases, releaseTask, taskExists *sql.Stmt
@@ -30,6 +34,12 @@ type stmts struct {
 	deleteRow, retireRowTasks                   *sql.Stmt
 	taskForUpsert, insertTask, rescheduleTask   *sql.Stmt
 	updateTask, disableRowTask, markRowFetched  *sql.Stmt
+	insertTarget, targetVersion, updateTarget   *sql.Stmt
+	deleteTarget, taskForState, setTaskState    *sql.Stmt
+	acceptRun, runExists, runForFeedback        *sql.Stmt
+	addProgress, addFinal, dueAccepted          *sql.Stmt
+	timeoutRun, cleanupAge, cleanupKeep         *sql.Stmt
+	updateRunFired                              *sql.Stmt
 }
 
 // stmtSpec names one prepared statement: where it lives, its query and on
@@ -45,7 +55,7 @@ type stmtSpec struct {
 func (st *stmts) specs() []stmtSpec {
 	r := func(dst **sql.Stmt, q string) stmtSpec { return stmtSpec{dst, q, false} }
 	w := func(dst **sql.Stmt, q string) stmtSpec { return stmtSpec{dst, q, true} }
-	return []stmtSpec{
+	specs := []stmtSpec{
 		r(&st.getTask, qGetTask),
 		r(&st.listClaimed, qListClaimed),
 		r(&st.anyExpired, qAnyExpired),
@@ -68,6 +78,7 @@ func (st *stmts) specs() []stmtSpec {
 		w(&st.mirrorStatus, qMirrorStatus),
 		w(&st.insertRun, qInsertRun),
 		w(&st.updateRun, qUpdateRun),
+		w(&st.updateRunFired, qUpdateRunFired),
 		w(&st.deleteRun, qDeleteRun),
 		w(&st.addOutbox, qAddOutbox),
 		w(&st.outboxByTrigger, qOutboxByTrigger),
@@ -82,7 +93,30 @@ func (st *stmts) specs() []stmtSpec {
 		w(&st.updateTask, qUpdateTask),
 		w(&st.disableRowTask, qDisableRowTask),
 		w(&st.markRowFetched, qMarkRowFetched),
+
+		r(&st.getTarget, qGetTarget),
+		r(&st.listTargets, qListTargets),
+		r(&st.anyDueAccepted, qAnyDueAccepted),
+		w(&st.insertTarget, qInsertTarget),
+		w(&st.targetVersion, qTargetVersion),
+		w(&st.updateTarget, qUpdateTarget),
+		w(&st.deleteTarget, qDeleteTarget),
+		w(&st.taskForState, qTaskForState),
+		w(&st.setTaskState, qSetTaskState),
+		w(&st.acceptRun, qAcceptRun),
+		w(&st.runExists, qRunExists),
+		w(&st.runForFeedback, qRunForFeedback),
+		w(&st.addProgress, qAddProgress),
+		w(&st.addFinal, qAddFinal),
+		w(&st.dueAccepted, qDueAccepted),
+		w(&st.timeoutRun, qTimeoutRun),
+		w(&st.cleanupAge, qCleanupAge),
+		w(&st.cleanupKeep, qCleanupKeep),
 	}
+	for v := range st.queryRuns {
+		specs = append(specs, r(&st.queryRuns[v], qQueryRuns(v)))
+	}
+	return specs
 }
 
 // prepare prepares every statement of st: writes on w, reads on r. On

@@ -37,7 +37,8 @@ const (
 // when p.DisableTask), and marks the row fetched. Besides the contract of
 // store.ApplySyncParams: a missing row is task.ErrNotFound; a zero
 // Task.Anchor means p.Now; when the row's task_id changed, the row's previous
-// task is retired as if the row were deleted (deleted, is_enable=0).
+// task is retired as if the row were deleted (deleted, is_enable=0); an
+// existing task keeps its stored state (also one that comes back).
 // The row's version and updated_at are left alone, so a user's pending
 // edit based on that version still applies.
 func (s *Store) ApplySync(ctx context.Context, p store.ApplySyncParams) error {
@@ -125,7 +126,8 @@ func (s *Store) insertTask(ctx context.Context, tx *sql.Tx, p store.ApplySyncPar
 // updateTask rewrites an existing task's document: a changed schedule, or a
 // task coming back (deleted or disabled before), takes the new anchor, loses
 // its claim and its is_done; any other change keeps the stored anchor and
-// the claim.
+// the claim. The stored state stays: SetTaskState owns it (a row's mapping
+// always says running); a document stored without one takes t's.
 func (s *Store) updateTask(ctx context.Context, tx *sql.Tx, id int64, oldText string, revived bool,
 	p store.ApplySyncParams, t *task.Task, anchor int64, enable int, now int64) error {
 	var old taskDoc
@@ -133,6 +135,9 @@ func (s *Store) updateTask(ctx context.Context, tx *sql.Tx, id int64, oldText st
 		return fmt.Errorf("decode task %s: %w", t.TaskID, err)
 	}
 	d := docOf(t, old.Anchor)
+	if old.State != "" {
+		d.State = old.State
+	}
 	reschedule := revived || !old.sameSchedule(&d)
 	if reschedule {
 		d.Anchor = anchor

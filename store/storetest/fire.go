@@ -76,6 +76,8 @@ func testRecordFires(b *bundle) {
 		{Run: newRun("", "t1", s2, "email"), Status: firedStatus("t1", s2, next)},         // invalid
 		{Run: newRun("tr-5", "t1", s2, "email"), Status: firedStatus("t1", s2, next)},
 	}
+	recs[4].Run.Params = map[string]string{"x": "y"}
+	recs[4].Run.Deadline = at(3 * time.Hour)
 	res, err := b.s.RecordFires(b.ctx, recs)
 	b.noErr("RecordFires", err)
 	if len(res) != len(recs) {
@@ -97,6 +99,7 @@ func testRecordFires(b *bundle) {
 		b.t.Errorf("the missing task's run was stored: %v", err)
 	}
 	b.checkStatus("batch", "t1", "r1", tk.Version, fireStatus{next, s2, "running", 0})
+	b.checkRunExtras("RecordFires", recs[4].Run)
 	runs, err := b.s.ListRuns(b.ctx, "t1", time.Time{}, 10)
 	b.noErr("ListRuns", err)
 	if len(runs) != 2 {
@@ -112,9 +115,11 @@ func testRecordFire(b *bundle) {
 	slot, next := at(time.Hour), at(25*time.Hour)
 	r := newRun("tr-1", "t1", slot, "email")
 	r.State = task.RunRunning
+	r.Params = map[string]string{"who": "ann"}
 	if !b.recordFire(r, firedStatus("t1", slot, next)) {
 		b.t.Fatalf("RecordFire of a new slot = false, want true")
 	}
+	b.checkRunExtras("RecordFire", r)
 	got, err := b.s.GetRun(b.ctx, "tr-1")
 	b.noErr("GetRun", err)
 	if got.TaskID != "t1" || !got.Slot.Equal(slot) || got.Target != "email" || got.State != task.RunRunning ||

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -86,7 +87,33 @@ func testInsertRunCapsOutput(b *bundle) {
 
 func testUpdateRun(b *bundle) {
 	r := newRun("tr-1", "t1", at(0), "email")
+	r.Params = map[string]string{"who": "ann", "n": "3"}
+	r.Deadline = at(time.Hour)
+	r.Feedback = []task.Feedback{{At: at(time.Minute), Status: 0, Message: "half", Output: "50%", Progress: true},
+		{At: at(2 * time.Minute), Status: 4, Message: "stuck"}}
 	b.insertRun(r)
+	b.checkRunExtras("InsertRun", r)
+	// Every read carries them.
+	listed, err := b.s.ListRuns(b.ctx, "t1", time.Time{}, 10)
+	b.noErr("ListRuns", err)
+	unfinished, err := b.s.UnfinishedRuns(b.ctx, "t1")
+	b.noErr("UnfinishedRuns", err)
+	for what, runs := range map[string][]*task.Run{"ListRuns": listed, "UnfinishedRuns": unfinished} {
+		if len(runs) != 1 || !sameExtras(runs[0], r) {
+			b.t.Errorf("%s = %s, want tr-1 with its params, deadline and feedback", what, mustJSON(runs))
+		}
+	}
+	// UpdateRun stores params and deadline; a run value without reports
+	// (read before a report came) keeps the stored ones.
+	r.Params = map[string]string{"who": "bob"}
+	r.Deadline = at(2 * time.Hour)
+	c := *r
+	c.Feedback = nil
+	b.noErr("UpdateRun", b.s.UpdateRun(b.ctx, &c))
+	b.checkRunExtras("UpdateRun without feedback", r)
+
+	r.Params = nil
+	r.FiredAt = at(30 * time.Second)
 	r.State = task.RunDone
 	r.Attempt = 2
 	r.FinishedAt = at(time.Second)
@@ -100,6 +127,28 @@ func testUpdateRun(b *bundle) {
 		!got.NextAttempt.Equal(r.NextAttempt) || got.Error != r.Error || got.Output != r.Output ||
 		!got.FiredAt.Equal(r.FiredAt) {
 		b.t.Errorf("after UpdateRun: %+v, want %+v", got, r)
+	}
+	b.checkRunExtras("UpdateRun clearing params", r)
+}
+
+// sameExtras reports whether got has want's Params, Deadline and Feedback.
+func sameExtras(got, want *task.Run) bool {
+	return maps.Equal(got.Params, want.Params) && got.Deadline.Equal(want.Deadline) && sameJSON(got.Feedback, want.Feedback)
+}
+
+// checkRunExtras fails unless the stored run want.TriggerID has want's
+// Params, Deadline and Feedback (times in UTC).
+func (b *bundle) checkRunExtras(stage string, want *task.Run) {
+	b.t.Helper()
+	got, err := b.s.GetRun(b.ctx, want.TriggerID)
+	b.noErr(stage+": GetRun", err)
+	if !sameExtras(got, want) {
+		b.t.Errorf("%s: params %v deadline %v feedback %s, want %v %v %s", stage, got.Params, got.Deadline,
+			mustJSON(got.Feedback), want.Params, want.Deadline, mustJSON(want.Feedback))
+	}
+	utc(b.t, "Deadline", got.Deadline)
+	for _, f := range got.Feedback {
+		utc(b.t, "Feedback.At", f.At)
 	}
 }
 
@@ -162,13 +211,14 @@ func testLastSlot(b *bundle) {
 
 func testUnfinishedRuns(b *bundle) {
 	states := []task.RunState{task.RunPending, task.RunRunning, task.RunFailed, task.RunDone,
-		task.RunDead, task.RunRejected, task.RunTimeout, task.RunCancelled, task.RunSkipped}
+		task.RunDead, task.RunRejected, task.RunTimeout, task.RunCancelled, task.RunSkipped, task.RunAccepted}
 	var want []string
 	for i, st := range states {
 		r := newRun(fmt.Sprintf("tr-%d", i), "t1", at(time.Duration(i)*time.Minute), "email")
 		r.State = st
 		b.insertRun(r)
-		if !st.Final() {
+		// An accepted run is not final, yet not resumed: the target has it.
+		if !st.Final() && st != task.RunAccepted {
 			want = append(want, r.TriggerID)
 		}
 	}

@@ -1,7 +1,9 @@
 // Package storetest is the conformance suite every store.Store driver runs:
 // one Run call checks each method against the contract written in package
 // store, plus two races (N claimers, N firers) that must never double-claim
-// a task or double-fire a slot.
+// a task or double-fire a slot. RunControl does the same for store.Control
+// (targets, task states, accepted runs and feedback, run queries and
+// cleanup); RunRowTable and RunAuditLog for the optional interfaces.
 //
 // A driver's test calls it with a constructor of fresh, empty stores:
 //
@@ -54,10 +56,36 @@ func SkipConcurrency(reason string) Option {
 // registers in newStore run after that). The leaf subtests run in parallel.
 func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) {
 	t.Helper()
+	cfg := configOf(opts)
+	runGroups(t, newStore, []group{
+		{"Rows", rowCases()},
+		{"ApplySync", syncCases()},
+		{"Tasks", taskCases()},
+		{"Ledger", ledgerCases()},
+		{"Outbox", outboxCases()},
+		{"Concurrency", raceCases(cfg)},
+	})
+}
+
+// configOf applies opts.
+func configOf(opts []Option) config {
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
+	return cfg
+}
+
+// group is a named list of cases: a subtest holding one subtest per case.
+type group struct {
+	name  string
+	cases []testCase
+}
+
+// runGroups runs each case of groups as a parallel leaf subtest on a fresh
+// store from newStore, closed when the subtest ends.
+func runGroups(t *testing.T, newStore func(t *testing.T) store.Store, groups []group) {
+	t.Helper()
 	setup := func(t *testing.T) *bundle {
 		t.Helper()
 		t.Parallel()
@@ -68,17 +96,6 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) 
 			}
 		})
 		return &bundle{t: t, ctx: t.Context(), s: s}
-	}
-	groups := []struct {
-		name  string
-		cases []testCase
-	}{
-		{"Rows", rowCases()},
-		{"ApplySync", syncCases()},
-		{"Tasks", taskCases()},
-		{"Ledger", ledgerCases()},
-		{"Outbox", outboxCases()},
-		{"Concurrency", raceCases(cfg)},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

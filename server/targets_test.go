@@ -1,0 +1,251 @@
+package server
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cronsheet/task"
+)
+
+// hookCall is one request an HTTP target received.
+type hookCall struct {
+	path, triggerID, idemKey string
+}
+
+// hook is a real HTTP target: it records every call and answers 200.
+type hook struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	calls []hookCall
+}
+
+func startHook(t *testing.T) *hook {
+	t.Helper()
+	h := &hook{}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		h.calls = append(h.calls, hookCall{r.URL.Path, r.Header.Get("X-Cronsheet-Trigger-Id"), r.Header.Get("Idempotency-Key")})
+		h.mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("accepted"))
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *hook) seen() []hookCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]hookCall(nil), h.calls...)
+}
+
+// eventually polls cond every 20ms until it holds, failing after a generous
+// deadline; it never asserts on how long things take.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (b *testBundle) run(t *testing.T, triggerID string) *task.Run {
+	t.Helper()
+	var r task.Run
+	if code := b.call(t, "GET", "/api/v1/runs/"+triggerID, nil, &r); code != http.StatusOK {
+		t.Fatalf("get run %s: status %d", triggerID, code)
+	}
+	return &r
+}
+
+// TestHTTPTargetEndToEnd is issue 5's "done means", through the API of a
+// running node: an http target bound to two tasks gets each fire with its
+// trigger id and idempotency key; paused, it rejects scheduled fires and
+// takes manual ones; feedback with status 0 makes a run done, and a run
+// without feedback becomes timeout at its deadline; a stopped task fires
+// only by hand, a closed one not at all; exec targets run only what config
+// lists.
+func TestHTTPTargetEndToEnd(t *testing.T) {
+	h := startHook(t)
+	script := filepath.Join(t.TempDir(), "hello.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho hello \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := setup(t, func(c *Config) {
+		c.HTTP.Allow = []string{"127.0.0.0/8"}
+		c.Exec.Commands = map[string]ExecCommandConfig{"hello": {Path: script, Args: []string{"{{name}}"}}}
+	})
+
+	target := map[string]any{"id": "hook", "kind": "http", "state": "running", "feedback_timeout": 2,
+		"http": map[string]any{"method": "POST", "url": h.srv.URL + "/cb/{{task_id}}"}}
+	if code := b.call(t, "POST", "/api/v1/targets", target, nil); code != http.StatusCreated {
+		t.Fatalf("create target: status %d", code)
+	}
+	for _, id := range []string{"t1", "t2"} {
+		code := b.call(t, "POST", "/api/v1/scenarios/memos/rows", map[string]any{
+			"memo_id": id, "content": "ping", "when": "every 1s", "targets": "hook",
+		}, nil)
+		if code != http.StatusCreated {
+			t.Fatalf("create row %s: status %d", id, code)
+		}
+	}
+
+	// Both tasks fire to the hook, each call with its trigger id and the
+	// idempotency key of task + slot.
+	eventually(t, "fires of both tasks at the hook", func() bool {
+		got := map[string]bool{}
+		for _, c := range h.seen() {
+			got[c.path] = true
+		}
+		return got["/cb/t1"] && got["/cb/t2"]
+	})
+	for _, c := range h.seen() {
+		taskID := strings.TrimPrefix(c.path, "/cb/")
+		run := b.run(t, c.triggerID)
+		if run.TaskID != taskID || run.Target != "hook" || c.idemKey != taskID+":"+strconv.FormatInt(run.Slot.UnixMilli(), 10) {
+			t.Errorf("call %+v: run %+v does not match", c, run)
+		}
+	}
+
+	// Feedback 0 ends a run done; a run without feedback times out.
+	first := h.seen()[0]
+	var fb task.Run
+	if code := b.call(t, "POST", "/api/v1/runs/"+first.triggerID+"/feedback", map[string]any{"status": 0, "message": "ok"}, &fb); code != http.StatusOK {
+		t.Fatalf("feedback: status %d", code)
+	}
+	if fb.State != task.RunDone || len(fb.Feedback) != 1 {
+		t.Errorf("run after feedback = %+v, want done with the report", fb)
+	}
+	if code := b.call(t, "POST", "/api/v1/runs/"+first.triggerID+"/feedback", map[string]any{"status": 0}, nil); code != http.StatusConflict {
+		t.Errorf("feedback on a done run: status %d, want 409", code)
+	}
+	if code := b.call(t, "POST", "/api/v1/runs/tr_nosuchrun/feedback", map[string]any{"status": 0}, nil); code != http.StatusNotFound {
+		t.Errorf("feedback on an unknown run: status %d, want 404", code)
+	}
+	second := h.seen()[1]
+	eventually(t, "the run without feedback to time out", func() bool {
+		return b.run(t, second.triggerID).State == task.RunTimeout
+	})
+
+	// Paused: scheduled fires are rejected, a manual trigger goes through.
+	target["state"] = "paused"
+	if code := b.call(t, "PUT", "/api/v1/targets/hook", target, nil); code != http.StatusOK {
+		t.Fatalf("pause target: status %d", code)
+	}
+	eventually(t, "a scheduled fire rejected by the paused target", func() bool {
+		for _, r := range b.runs(t, "t1") {
+			if r.TriggerType == task.TriggerSchedule && r.State == task.RunRejected && strings.Contains(r.Error, "paused") {
+				return true
+			}
+		}
+		return false
+	})
+	var trig struct {
+		Runs []*task.Run `json:"runs"`
+	}
+	if code := b.call(t, "POST", "/api/v1/tasks/t1/trigger", map[string]any{"params": map[string]string{"why": "test"}}, &trig); code != http.StatusAccepted || len(trig.Runs) != 1 {
+		t.Fatalf("manual trigger of t1 with the target paused: status %d, %+v", code, trig)
+	}
+	manualID := trig.Runs[0].TriggerID
+	eventually(t, "the manual trigger at the hook", func() bool {
+		for _, c := range h.seen() {
+			if c.triggerID == manualID {
+				return true
+			}
+		}
+		return false
+	})
+	target["state"] = "running"
+	if code := b.call(t, "PUT", "/api/v1/targets/hook", target, nil); code != http.StatusOK {
+		t.Fatalf("resume target: status %d", code)
+	}
+
+	// Stopped: no scheduled fire after the change is seen, manual still
+	// works. Closed: nothing, and a manual trigger is recorded rejected.
+	var stopped task.Task
+	if code := b.call(t, "PUT", "/api/v1/tasks/t2/state", map[string]string{"state": "stopped"}, &stopped); code != http.StatusOK || stopped.State != task.StateStopped {
+		t.Fatalf("stop t2: status %d, %+v", code, stopped)
+	}
+	eventually(t, "t2 to show no next fire", func() bool {
+		return waitTaskNow(t, b, "t2").NextFire.IsZero()
+	})
+	scheduledBefore := countRuns(b.runs(t, "t2"), task.TriggerSchedule)
+	time.Sleep(2500 * time.Millisecond) // two and a half of its slots
+	if n := countRuns(b.runs(t, "t2"), task.TriggerSchedule); n != scheduledBefore {
+		t.Errorf("stopped t2 got %d scheduled runs after it stopped", n-scheduledBefore)
+	}
+	if code := b.call(t, "POST", "/api/v1/tasks/t2/trigger", nil, &trig); code != http.StatusAccepted || trig.Runs[0].State == task.RunRejected {
+		t.Errorf("manual trigger of stopped t2: status %d, %+v", code, trig)
+	}
+	if code := b.call(t, "PUT", "/api/v1/tasks/t2/state", map[string]string{"state": "closed"}, nil); code != http.StatusOK {
+		t.Fatalf("close t2: status %d", code)
+	}
+	var refused struct {
+		Error string      `json:"error"`
+		Runs  []*task.Run `json:"runs"`
+	}
+	time.Sleep(5 * time.Millisecond) // a new instant for the next manual trigger
+	if code := b.call(t, "POST", "/api/v1/tasks/t2/trigger", nil, &refused); code != http.StatusConflict ||
+		len(refused.Runs) != 1 || refused.Runs[0].State != task.RunRejected || !strings.Contains(refused.Error, "closed") {
+		t.Errorf("manual trigger of closed t2: status %d, %+v; want 409 with a rejected record", code, refused)
+	}
+
+	// Exec targets: only commands config lists.
+	bad := map[string]any{"id": "sh", "kind": "exec", "state": "running", "exec": map[string]any{"command": "rm"}}
+	var e struct {
+		Field string `json:"field"`
+	}
+	if code := b.call(t, "POST", "/api/v1/targets", bad, &e); code != http.StatusBadRequest || e.Field != "exec.command" {
+		t.Errorf("exec target of an unlisted command: status %d, field %q; want 400 on exec.command", code, e.Field)
+	}
+	good := map[string]any{"id": "hello", "kind": "exec", "state": "running", "exec": map[string]any{"command": "hello"}}
+	if code := b.call(t, "POST", "/api/v1/targets", good, nil); code != http.StatusCreated {
+		t.Fatalf("exec target of a listed command: status %d", code)
+	}
+	if code := b.call(t, "POST", "/api/v1/scenarios/memos/rows", map[string]any{
+		"memo_id": "t3", "content": "x", "when": "in 1s", "repeat": "once", "targets": "hello",
+	}, nil); code != http.StatusCreated {
+		t.Fatalf("create row t3: status %d", code)
+	}
+	eventually(t, "task t3 to be synced", func() bool {
+		return b.call(t, "GET", "/api/v1/tasks/t3", nil, nil) == http.StatusOK
+	})
+	if code := b.call(t, "POST", "/api/v1/tasks/t3/trigger", map[string]any{"params": map[string]string{"name": "Ann; rm -rf /"}}, &trig); code != http.StatusAccepted {
+		t.Fatalf("trigger t3: status %d", code)
+	}
+	id := trig.Runs[0].TriggerID
+	eventually(t, "the exec run to finish", func() bool { return b.run(t, id).State.Final() })
+	if r := b.run(t, id); r.State != task.RunDone || !strings.Contains(r.Output, "hello Ann; rm -rf /") {
+		t.Errorf("exec run = %+v, want done with the param as one argument", r)
+	}
+}
+
+func countRuns(runs []*task.Run, tt task.TriggerType) int {
+	n := 0
+	for _, r := range runs {
+		if r.TriggerType == tt {
+			n++
+		}
+	}
+	return n
+}
+
+// waitTaskNow reads a task once.
+func waitTaskNow(t *testing.T, b *testBundle, id string) *task.Task {
+	t.Helper()
+	var tk task.Task
+	if code := b.call(t, "GET", "/api/v1/tasks/"+id, nil, &tk); code != http.StatusOK {
+		t.Fatalf("get task %s: status %d", id, code)
+	}
+	return &tk
+}

@@ -1,0 +1,150 @@
+// Shared by the targets and runs pages: the language (English or
+// Simplified Chinese, chosen like the table page does), fetch helpers, and
+// time display. Values from the server reach the page through esc() or
+// textContent only.
+(function () {
+  "use strict";
+
+  // Script errors are kept for the browser tests' failure reports.
+  const errors = (window.cronsheetErrors = []);
+  window.addEventListener("error", (e) => errors.push(String(e.message)));
+  window.addEventListener("unhandledrejection", (e) => errors.push(String(e.reason && (e.reason.stack || e.reason))));
+
+  const dict = {
+    en: {
+      "nav.table": "Table", "nav.targets": "Targets", "nav.runs": "Runs", "nav.outbox": "Outbox",
+      "yes": "Yes", "no": "No", "never": "—", "now": "now", "in": "in {d}", "ago": "{d} ago",
+      "s": "{n} s", "m": "{n} min", "h": "{n} h", "d": "{n} d",
+      "refresh": "Refresh", "prev": "Previous", "next": "Next",
+      // targets
+      "tg.new": "New target", "tg.edit": "Edit target", "tg.save": "Save", "tg.cancel": "Cancel",
+      "tg.id": "id", "tg.name": "name", "tg.kind": "kind", "tg.state": "state",
+      "tg.feedback_timeout": "feedback timeout (s)", "tg.version": "version", "tg.actions": "",
+      "tg.headers": "headers (Name: value, one a line)", "tg.body": "body template", "tg.timeout": "timeout (s)",
+      "tg.method": "method", "tg.url": "url", "tg.command": "command (listed in config)",
+      "tg.topic": "topic", "tg.key": "key template", "tg.value": "value template",
+      "tg.action": "action", "tg.tasks": "task ids (comma-separated)", "tg.keep_age": "keep age (s)", "tg.keep_count": "keep count",
+      "tg.json": "Sent as", "tg.none": "no fields for this kind",
+      "tg.created": "Target {id} created.", "tg.saved": "Target {id} saved.", "tg.deleted": "Target {id} deleted.",
+      "tg.del": "Delete", "tg.del.sure": "Delete this target?", "tg.edit.btn": "Edit",
+      "tg.st.preset": "preset", "tg.st.running": "running", "tg.st.paused": "paused",
+      "tg.headers.bad": "line {n} is not Name: value",
+      // runs
+      "rn.task": "task", "rn.target": "target", "rn.state": "state", "rn.any": "any state",
+      "rn.filter": "Filter", "rn.clear": "Clear",
+      "rn.fired": "fired", "rn.trigger": "trigger", "rn.attempt": "attempt", "rn.slot": "slot",
+      "rn.finished": "finished", "rn.error": "error", "rn.id": "trigger id",
+      "rn.detail": "Run", "rn.close": "close", "rn.feedback": "Feedback reports", "rn.nofeedback": "No feedback reports.",
+      "rn.at": "at", "rn.status": "status", "rn.message": "message", "rn.output": "output", "rn.progress": "progress",
+      "rn.final": "final", "rn.params": "params", "rn.deadline": "deadline", "rn.node": "node",
+    },
+    zh: {
+      "nav.table": "表格", "nav.targets": "目标", "nav.runs": "运行记录", "nav.outbox": "发件箱",
+      "yes": "是", "no": "否", "never": "—", "now": "现在", "in": "{d}后", "ago": "{d}前",
+      "s": "{n} 秒", "m": "{n} 分钟", "h": "{n} 小时", "d": "{n} 天",
+      "refresh": "刷新", "prev": "上一页", "next": "下一页",
+      "tg.new": "新目标", "tg.edit": "编辑目标", "tg.save": "保存", "tg.cancel": "取消",
+      "tg.id": "ID", "tg.name": "名称", "tg.kind": "类型", "tg.state": "状态",
+      "tg.feedback_timeout": "反馈超时（秒）", "tg.version": "版本", "tg.actions": "",
+      "tg.headers": "请求头（每行 名称: 值）", "tg.body": "请求体模板", "tg.timeout": "超时（秒）",
+      "tg.method": "方法", "tg.url": "URL", "tg.command": "命令（配置中列出的）",
+      "tg.topic": "主题", "tg.key": "键模板", "tg.value": "值模板",
+      "tg.action": "动作", "tg.tasks": "任务 ID（逗号分隔）", "tg.keep_age": "保留时长（秒）", "tg.keep_count": "保留条数",
+      "tg.json": "将发送", "tg.none": "此类型没有其他字段",
+      "tg.created": "已创建目标 {id}。", "tg.saved": "已保存目标 {id}。", "tg.deleted": "已删除目标 {id}。",
+      "tg.del": "删除", "tg.del.sure": "删除这个目标？", "tg.edit.btn": "编辑",
+      "tg.st.preset": "预置", "tg.st.running": "运行", "tg.st.paused": "暂停",
+      "tg.headers.bad": "第 {n} 行不是 名称: 值",
+      "rn.task": "任务", "rn.target": "目标", "rn.state": "状态", "rn.any": "全部状态",
+      "rn.filter": "筛选", "rn.clear": "清除",
+      "rn.fired": "触发时间", "rn.trigger": "触发方式", "rn.attempt": "尝试", "rn.slot": "计划时间",
+      "rn.finished": "结束时间", "rn.error": "错误", "rn.id": "触发 ID",
+      "rn.detail": "运行", "rn.close": "关闭", "rn.feedback": "反馈报告", "rn.nofeedback": "没有反馈报告。",
+      "rn.at": "时间", "rn.status": "状态码", "rn.message": "消息", "rn.output": "输出", "rn.progress": "进度",
+      "rn.final": "最终", "rn.params": "参数", "rn.deadline": "截止时间", "rn.node": "节点",
+    },
+  };
+  const lang = localStorage.getItem("cronsheet.lang") ||
+    ((navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en");
+
+  function t(key, vars) {
+    let s = (dict[lang] && dict[lang][key]) || dict.en[key];
+    if (s === undefined) s = key;
+    for (const k in vars || {}) s = s.replace("{" + k + "}", vars[k]);
+    return s;
+  }
+
+  function esc(v) {
+    return String(v == null ? "" : v).replace(/[&<>"']/g, (c) =>
+      ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  }
+
+  async function getJSON(url, opts) {
+    const res = await fetch(url, opts);
+    let body = {};
+    try { body = await res.json(); } catch (e) { body = {}; }
+    if (!res.ok && !body.error) body.error = res.status + " " + res.statusText;
+    return { ok: res.ok, status: res.status, body: body };
+  }
+
+  function notice(msg, isError) {
+    const el = document.getElementById("notice");
+    el.textContent = msg || "";
+    el.className = isError ? "cell-error" : "";
+  }
+
+  function span(ms) {
+    const s = Math.round(Math.abs(ms) / 1000);
+    if (s < 60) return t("s", { n: s });
+    if (s < 3600) return t("m", { n: Math.round(s / 60) });
+    if (s < 86400) return t("h", { n: Math.round(s / 3600) });
+    return t("d", { n: Math.round(s / 86400) });
+  }
+  // timeHTML shows an instant relative to now, the exact one on hover.
+  function timeHTML(iso) {
+    if (!iso) return esc(t("never"));
+    const ms = Date.parse(iso) - Date.now();
+    const rel = Math.abs(ms) < 1000 ? t("now") : ms > 0 ? t("in", { d: span(ms) }) : t("ago", { d: span(ms) });
+    const exact = new Date(iso).toLocaleString() + " (" + iso + ")";
+    return '<time datetime="' + esc(iso) + '" title="' + esc(exact) + '">' + esc(rel) + "</time>";
+  }
+
+  // setup translates the page's data-i18n elements and wires the language
+  // switch.
+  function setup() {
+    document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+    for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+    const sel = document.getElementById("lang");
+    sel.value = lang;
+    sel.addEventListener("change", () => { localStorage.setItem("cronsheet.lang", sel.value); location.reload(); });
+  }
+
+  // cursorPaging adapts a keyset-paged list to DataTables' server-side
+  // mode: only Previous and Next move, so each page's cursor is the one the
+  // page before it answered. fetchPage(cursor, limit) resolves to
+  // {ok, error, data, next}. reset() forgets the cursors (new filters).
+  function cursorPaging(fetchPage) {
+    let cursors = { 0: "" }, length = 0;
+    const ajax = async function (d, callback) {
+      if (d.length !== length) { cursors = { 0: "" }; length = d.length; }
+      const cursor = cursors[d.start] === undefined ? "" : cursors[d.start];
+      const r = await fetchPage(cursor, d.length);
+      if (!r.ok) {
+        notice(r.error, true);
+        callback({ draw: d.draw, recordsTotal: 0, recordsFiltered: 0, data: [] });
+        return;
+      }
+      if (r.next) cursors[d.start + d.length] = r.next;
+      const total = d.start + r.data.length + (r.next ? 1 : 0);
+      callback({ draw: d.draw, recordsTotal: total, recordsFiltered: total, data: r.data });
+    };
+    return { ajax: ajax, reset: () => { cursors = { 0: "" }; } };
+  }
+
+  function dtLanguage() {
+    return lang === "zh" ? { url: "/assets/vendor/zh.json" } : {};
+  }
+
+  window.cronsheetUI = { lang: lang, t: t, esc: esc, getJSON: getJSON, notice: notice, timeHTML: timeHTML,
+    setup: setup, cursorPaging: cursorPaging, dtLanguage: dtLanguage };
+})();

@@ -1,0 +1,103 @@
+package webtable
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/task"
+)
+
+// readJSON decodes the request body, at most maxBodyBytes, as one JSON
+// object into v (a pointer to a struct), refusing fields v does not name.
+// With optional, an empty body is no error and leaves v as it is. Errors
+// are 400s naming the field (413 for a body over the limit).
+func readJSON(c *gin.Context, v any, optional bool) error {
+	if c.Request.Body == nil {
+		c.Request.Body = http.NoBody
+	}
+	body := http.MaxBytesReader(c.Writer, c.Request.Body, maxBodyBytes)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if optional && errors.Is(err, io.EOF) {
+			return nil
+		}
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if err == nil {
+			err = errors.New("data after the JSON value")
+		}
+		return bodyError(err)
+	}
+	return nil
+}
+
+// decodeError turns an error of json.Decoder.Decode into a 400 that names
+// the field: a value of the wrong type, an unknown field, or bad JSON.
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return httpErr(http.StatusBadRequest, "body", "body: must be a JSON object; got %s", jsonKind(te.Value))
+		}
+		return httpErr(http.StatusBadRequest, te.Field, "%s: must be %s; got %s", te.Field, goKind(te.Type), jsonKind(te.Value))
+	}
+	// encoding/json has no type for it; the message is its API.
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		if n, uerr := strconv.Unquote(name); uerr == nil {
+			name = n
+		}
+		return httpErr(http.StatusBadRequest, name, "%s: unknown field", name)
+	}
+	return bodyError(err)
+}
+
+// goKind says in words what JSON a Go type takes.
+func goKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer (in range)"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return goKind(t.Elem())
+	}
+	return "another kind of value"
+}
+
+// jsonKind shortens json.UnmarshalTypeError.Value ("number 1.5") to the
+// kind of JSON value ("a number").
+func jsonKind(v string) string {
+	kind, num, _ := strings.Cut(v, " ")
+	switch kind {
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	case "number":
+		if num != "" {
+			return "the number " + task.Truncate(num, 32)
+		}
+		return "a number"
+	case "":
+		return "a value"
+	}
+	return "a " + kind
+}
