@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,24 +21,66 @@ type hookCall struct {
 }
 
 // hook is a real HTTP target: it records every call and answers 200.
+// When reportTo is set, calls to /cb/t1 are reported on later, as an
+// asynchronous target does: a progress report, then a final one.
 type hook struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	calls []hookCall
+	srv      *httptest.Server
+	mu       sync.Mutex
+	calls    []hookCall
+	reportTo string
+	reports  sync.WaitGroup
+	errs     []error
 }
 
 func startHook(t *testing.T) *hook {
 	t.Helper()
 	h := &hook{}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Cronsheet-Trigger-Id")
 		h.mu.Lock()
-		h.calls = append(h.calls, hookCall{r.URL.Path, r.Header.Get("X-Cronsheet-Trigger-Id"), r.Header.Get("Idempotency-Key")})
+		h.calls = append(h.calls, hookCall{r.URL.Path, id, r.Header.Get("Idempotency-Key")})
+		if h.reportTo != "" && r.URL.Path == "/cb/t1" {
+			base := h.reportTo
+			h.reports.Go(func() { h.report(base, id) })
+		}
 		h.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte("accepted"))
 	}))
-	t.Cleanup(h.srv.Close)
+	t.Cleanup(func() {
+		h.stopReports()
+		h.srv.Close()
+	})
 	return h
+}
+
+// stopReports stops starting reports and waits for those under way.
+func (h *hook) stopReports() {
+	h.mu.Lock()
+	h.reportTo = "" // under mu: no reports.Go after this
+	h.mu.Unlock()
+	h.reports.Wait()
+}
+
+// report posts a progress and then a final report on run id, after the
+// hook's answer has gone back.
+func (h *hook) report(base, id string) {
+	time.Sleep(50 * time.Millisecond)
+	for _, body := range []string{`{"status":0,"message":"half way","progress":true}`, `{"status":0,"message":"all done","output":"42 rows"}`} {
+		resp, err := http.Post(base+"/api/v1/runs/"+id+"/feedback", "application/json", strings.NewReader(body))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("feedback on %s: status %d", id, resp.StatusCode)
+			}
+		}
+		if err != nil {
+			h.mu.Lock()
+			h.errs = append(h.errs, err)
+			h.mu.Unlock()
+			return
+		}
+	}
 }
 
 func (h *hook) seen() []hookCall {
@@ -85,6 +128,9 @@ func TestHTTPTargetEndToEnd(t *testing.T) {
 		c.HTTP.Allow = []string{"127.0.0.0/8"}
 		c.Exec.Commands = map[string]ExecCommandConfig{"hello": {Path: script, Args: []string{"{{name}}"}}}
 	})
+	h.mu.Lock()
+	h.reportTo = b.base
+	h.mu.Unlock()
 
 	target := map[string]any{"id": "hook", "kind": "http", "state": "running", "feedback_timeout": 2,
 		"http": map[string]any{"method": "POST", "url": h.srv.URL + "/cb/{{task_id}}"}}
@@ -117,14 +163,23 @@ func TestHTTPTargetEndToEnd(t *testing.T) {
 		}
 	}
 
-	// Feedback 0 ends a run done; a run without feedback times out.
-	first := h.seen()[0]
-	var fb task.Run
-	if code := b.call(t, "POST", "/api/v1/runs/"+first.triggerID+"/feedback", map[string]any{"status": 0, "message": "ok"}, &fb); code != http.StatusOK {
-		t.Fatalf("feedback: status %d", code)
+	// t1's runs: the target reports later, progress then final status 0,
+	// and the run is done. t2's runs get no feedback and time out.
+	var first, second hookCall
+	for _, c := range h.seen() {
+		switch c.path {
+		case "/cb/t1":
+			first = c
+		case "/cb/t2":
+			second = c
+		}
 	}
-	if fb.State != task.RunDone || len(fb.Feedback) != 1 {
-		t.Errorf("run after feedback = %+v, want done with the report", fb)
+	eventually(t, "the target's final report to end t1's run", func() bool {
+		return b.run(t, first.triggerID).State.Final()
+	})
+	if r := b.run(t, first.triggerID); r.State != task.RunDone || len(r.Feedback) != 2 || !r.Feedback[0].Progress ||
+		r.Feedback[1].Message != "all done" || r.Output != "42 rows" {
+		t.Errorf("run after the target's reports = %+v, want done with both reports", r)
 	}
 	if code := b.call(t, "POST", "/api/v1/runs/"+first.triggerID+"/feedback", map[string]any{"status": 0}, nil); code != http.StatusConflict {
 		t.Errorf("feedback on a done run: status %d, want 409", code)
@@ -132,7 +187,6 @@ func TestHTTPTargetEndToEnd(t *testing.T) {
 	if code := b.call(t, "POST", "/api/v1/runs/tr_nosuchrun/feedback", map[string]any{"status": 0}, nil); code != http.StatusNotFound {
 		t.Errorf("feedback on an unknown run: status %d, want 404", code)
 	}
-	second := h.seen()[1]
 	eventually(t, "the run without feedback to time out", func() bool {
 		return b.run(t, second.triggerID).State == task.RunTimeout
 	})
@@ -227,6 +281,12 @@ func TestHTTPTargetEndToEnd(t *testing.T) {
 	eventually(t, "the exec run to finish", func() bool { return b.run(t, id).State.Final() })
 	if r := b.run(t, id); r.State != task.RunDone || !strings.Contains(r.Output, "hello Ann; rm -rf /") {
 		t.Errorf("exec run = %+v, want done with the param as one argument", r)
+	}
+	h.stopReports()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, err := range h.errs {
+		t.Errorf("target's report: %v", err)
 	}
 }
 
