@@ -62,7 +62,7 @@ func runExport(ctx context.Context, cfg server.Config, path string) error {
 			return err
 		}
 	}
-	fmt.Fprintf(os.Stderr, "exported %d rows, %d tasks, %d runs, %d outbox messages\n", n.Rows, n.Tasks, n.Runs, n.Outbox)
+	fmt.Fprintf(os.Stderr, "exported %d targets, %d rows, %d tasks, %d runs, %d outbox messages\n", n.Targets, n.Rows, n.Tasks, n.Runs, n.Outbox)
 	return nil
 }
 
@@ -77,7 +77,7 @@ func runImport(ctx context.Context, cfg server.Config, path string) error {
 		r = f
 	}
 	n, err := server.Import(ctx, cfg.Store, r)
-	fmt.Fprintf(os.Stderr, "read %d rows, %d tasks, %d runs, %d outbox messages; stored %d rows, %d tasks, %d runs (the rest was already there)\n",
-		n.Read.Rows, n.Read.Tasks, n.Read.Runs, n.Read.Outbox, n.Stored.Rows, n.Stored.Tasks, n.Stored.Runs)
+	fmt.Fprintf(os.Stderr, "read %d targets, %d rows, %d tasks, %d runs, %d outbox messages; stored %d targets, %d rows, %d tasks, %d runs (the rest was already there)\n",
+		n.Read.Targets, n.Read.Rows, n.Read.Tasks, n.Read.Runs, n.Read.Outbox, n.Stored.Targets, n.Stored.Rows, n.Stored.Tasks, n.Stored.Runs)
 	return err
 }

@@ -11,18 +11,22 @@ import (
 	"cronsheet/task"
 )
 
-// DumpRecord is one line of `cronsheet export`: exactly one of Row, Task,
-// Run and Message is set, as Kind says.
+// DumpRecord is one line of `cronsheet export`: exactly one of Target,
+// Row, Task, Run and Message is set, as Kind says. Dumps written before
+// targets were carried have no target records and import as they did.
 type DumpRecord struct {
-	Kind    string              `json:"kind"` // row, task, run or outbox
+	Kind    string              `json:"kind"` // target, row, task, run or outbox
+	Target  *task.Target        `json:"target,omitempty"`
 	Row     *task.Row           `json:"row,omitempty"`
 	Task    *store.TaskDump     `json:"task,omitempty"`
 	Run     *task.Run           `json:"run,omitempty"`
 	Message *task.OutboxMessage `json:"message,omitempty"`
 }
 
-// Dump record kinds, in the order Export writes them.
+// Dump record kinds, in the order Export writes them: targets first, as
+// tasks and runs name them.
 const (
+	KindTarget = "target"
 	KindRow    = "row"
 	KindTask   = "task"
 	KindRun    = "run"
@@ -31,7 +35,7 @@ const (
 
 // DumpCounts counts records per kind.
 type DumpCounts struct {
-	Rows, Tasks, Runs, Outbox int
+	Rows, Tasks, Runs, Outbox, Targets int
 }
 
 // ImportCounts says what Import read and what it stored; the rest was
@@ -73,8 +77,8 @@ func dumper(st store.Store) (store.Dumper, error) {
 	return d, nil
 }
 
-// ExportStore writes every row, task (claims left out), run and outbox
-// message of st to w, one DumpRecord per line, in that order.
+// ExportStore writes every target, row, task (claims left out), run and
+// outbox message of st to w, one DumpRecord per line, in that order.
 func ExportStore(ctx context.Context, st store.Store, w io.Writer) (DumpCounts, error) {
 	var n DumpCounts
 	d, err := dumper(st)
@@ -83,6 +87,12 @@ func ExportStore(ctx context.Context, st store.Store, w io.Writer) (DumpCounts, 
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	if err := d.DumpTargets(ctx, func(t *task.Target) error {
+		n.Targets++
+		return enc.Encode(DumpRecord{Kind: KindTarget, Target: t})
+	}); err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
 	if err := d.DumpRows(ctx, func(r *task.Row) error {
 		n.Rows++
 		return enc.Encode(DumpRecord{Kind: KindRow, Row: r})
@@ -111,9 +121,10 @@ func ExportStore(ctx context.Context, st store.Store, w io.Writer) (DumpCounts, 
 }
 
 // ImportStore loads the DumpRecords of r into st. What st already holds
-// (same row key, task id, ledger key or outbox trigger id / id) is left as
-// it is, so importing the same file twice changes nothing. Row field
-// numbers keep their written form (json.Number).
+// (same target id, row key, task id, ledger key or outbox trigger id / id)
+// is left as it is, so importing the same file twice changes nothing. Row
+// field numbers keep their written form (json.Number). A dump without
+// target records (written before targets were carried) imports as well.
 func ImportStore(ctx context.Context, st store.Store, r io.Reader) (ImportCounts, error) {
 	var n ImportCounts
 	d, err := dumper(st)
@@ -144,6 +155,11 @@ func importRecord(ctx context.Context, st store.Store, d store.Dumper, rec *Dump
 		err error
 	)
 	switch {
+	case rec.Kind == KindTarget && rec.Target != nil:
+		n.Read.Targets++
+		if ok, err = d.RestoreTarget(ctx, rec.Target); ok {
+			n.Stored.Targets++
+		}
 	case rec.Kind == KindRow && rec.Row != nil:
 		n.Read.Rows++
 		if ok, err = d.RestoreRow(ctx, rec.Row); ok {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,9 +15,11 @@ import (
 	"cronsheet/task"
 )
 
-// fillStore writes a bit of everything into st: rows of two scenarios,
-// tasks (one claimed, one of a deleted row), fire feedback, runs in several
-// states and outbox messages with and without a trigger id.
+// fillStore writes a bit of everything into st: targets of several kinds
+// (one updated, so at version 2), rows of two scenarios, tasks (one
+// claimed, one of a deleted row), fire feedback, runs in several states
+// (two to a target, with params, a deadline and feedback reports) and
+// outbox messages with and without a trigger id.
 func fillStore(t *testing.T, st store.Store) {
 	t.Helper()
 	ctx := t.Context()
@@ -38,8 +41,24 @@ func fillStore(t *testing.T, st store.Store) {
 		must("ApplySync", st.ApplySync(ctx, store.ApplySyncParams{Scenario: "memos", RowID: id, RowVersion: 1,
 			Task: tk, IsActive: 1, Now: at(0)}))
 	}
+	for _, tg := range []*task.Target{
+		{ID: "hook", Name: "callback", Kind: task.ChannelHTTP, State: task.TargetRunning, FeedbackTimeout: 600,
+			HTTP: &task.HTTPTarget{Method: "POST", URL: "https://hooks.example.com/fire?who={{.task_id}}",
+				Headers: map[string]string{"X-Token": "t0ken", "Accept": "application/json"}, Body: `{"slot":"{{.slot}}"}`, Timeout: 10}},
+		{ID: "kafka.events", Kind: task.ChannelKafka, State: task.TargetPaused,
+			Kafka: &task.KafkaTarget{Topic: "fires", Key: "{{.task_id}}"}},
+		{ID: "nightly-cleanup", Kind: task.ChannelBuiltin, State: task.TargetPreset,
+			Builtin: &task.BuiltinTarget{Action: task.BuiltinCleanupRuns, KeepAge: 86400, KeepCount: 5}},
+	} {
+		must("CreateTarget", st.CreateTarget(ctx, tg))
+	}
+	tg, err := st.GetTarget(ctx, "hook")
+	must("GetTarget", err)
+	tg.Name = "callback, renamed"
+	_, err = st.UpdateTarget(ctx, tg, 1)
+	must("UpdateTarget", err)
 	must("InsertRow other", st.InsertRow(ctx, &task.Row{Scenario: "other", ID: "r1", IsActive: -1, Error: "when: bad"}))
-	_, err := st.ClaimTasks(ctx, store.ClaimParams{Owner: "node-a", LeaseUntil: at(time.Hour), Limit: 1})
+	_, err = st.ClaimTasks(ctx, store.ClaimParams{Owner: "node-a", LeaseUntil: at(time.Hour), Limit: 1})
 	must("ClaimTasks", err)
 	must("DeleteRow", st.DeleteRow(ctx, "memos", "r3"))
 	for i, state := range []task.RunState{task.RunDone, task.RunFailed, task.RunPending} {
@@ -52,6 +71,30 @@ func fillStore(t *testing.T, st store.Store) {
 		must("RecordFire", err)
 		must("AddOutbox", st.AddOutbox(ctx, &task.OutboxMessage{TaskID: "t-r1", TriggerID: r.TriggerID,
 			Channel: task.ChannelOutbox, To: "a@example.com", Subject: "s", Body: "hello", CreatedAt: slot}))
+	}
+	// Two manual fires to the hook target, with params, both accepted:
+	// one still waits for its final report (a deadline, a progress
+	// report), the other got it (done).
+	for i, id := range []string{"tr-hook-wait", "tr-hook-done"} {
+		slot := at(20*time.Minute + time.Duration(i)*time.Minute)
+		r := &task.Run{TriggerID: id, TaskID: "t-r1", Slot: slot, Target: "hook", TriggerType: task.TriggerManual,
+			State: task.RunRunning, Attempt: 1, Node: "node-a", FiredAt: slot,
+			Params: map[string]string{"who": "ops", "n": fmt.Sprint(i)}}
+		_, err := st.RecordFire(ctx, r, store.TaskStatusParams{TaskID: "t-r1", LastFire: slot, LastStatus: string(task.RunRunning)})
+		must("RecordFire hook", err)
+		r.Deadline, r.Output = slot.Add(10*time.Minute), "queued as job "+id
+		ok, err := st.AcceptRun(ctx, r, store.TaskStatusParams{TaskID: "t-r1", LastFire: slot, LastStatus: string(task.RunAccepted)})
+		if err != nil || !ok {
+			t.Fatalf("AcceptRun %s = %v, %v", id, ok, err)
+		}
+		_, err = st.AddFeedback(ctx, store.FeedbackParams{TriggerID: id, Feedback: task.Feedback{At: slot.Add(time.Minute),
+			Message: "halfway", Output: "50%", Progress: true}})
+		must("AddFeedback progress", err)
+		if id == "tr-hook-done" {
+			_, err = st.AddFeedback(ctx, store.FeedbackParams{TriggerID: id, Feedback: task.Feedback{At: slot.Add(2 * time.Minute),
+				Message: "all good", Output: "100%"}})
+			must("AddFeedback final", err)
+		}
 	}
 	must("AddOutbox", st.AddOutbox(ctx, &task.OutboxMessage{TaskID: "api", Channel: task.ChannelOutbox,
 		Body: "no trigger", CreatedAt: at(time.Hour)}))
@@ -76,7 +119,7 @@ func export(t *testing.T, st store.Store) string {
 		t.Fatal(err)
 	}
 	// r3's row was deleted; its task awaits purge and moves too.
-	if want := (DumpCounts{Rows: 3, Tasks: 3, Runs: 3, Outbox: 4}); n != want {
+	if want := (DumpCounts{Rows: 3, Tasks: 3, Runs: 5, Outbox: 4, Targets: 3}); n != want {
 		t.Errorf("export counts = %+v, want %+v", n, want)
 	}
 	return buf.String()
@@ -92,7 +135,7 @@ func roundTrip(t *testing.T, st store.Store, dump string) {
 	}
 	stored := n.Stored
 	stored.Outbox = n.Read.Outbox // not counted, see ImportCounts
-	if n.Read != stored || n.Read.Rows != 3 {
+	if n.Read != stored || n.Read.Rows != 3 || n.Read.Targets != 3 {
 		t.Errorf("first import = %+v, want everything read and stored", n)
 	}
 	again, err := ImportStore(t.Context(), st, strings.NewReader(dump))
@@ -111,7 +154,14 @@ func TestExportImportSQLite(t *testing.T) {
 	src := openSQLite(t)
 	fillStore(t, src)
 	dump := export(t, src)
-	for _, want := range []string{`"deleted":true`, `"n":2`, `"f":1.5`, `"trigger_id":"tr-failed"`, `"body":"no trigger"`} {
+	if !strings.HasPrefix(dump, `{"kind":"target","target":{"id":"hook",`) {
+		t.Errorf("export does not start with the targets:\n%s", dump)
+	}
+	for _, want := range []string{`"deleted":true`, `"n":2`, `"f":1.5`, `"trigger_id":"tr-failed"`, `"body":"no trigger"`,
+		`"name":"callback, renamed"`, `"version":2,"created_at":`, `"headers":{"Accept":"application/json","X-Token":"t0ken"}`,
+		`"builtin":{"action":"cleanup_runs","keep_age":86400,"keep_count":5}`,
+		`"params":{"n":"0","who":"ops"},"deadline":"2026-03-01T08:30:00Z","feedback":[{"at":"2026-03-01T08:21:00Z"`,
+		`"progress":true},{"at":"2026-03-01T08:23:00Z","status":0,"message":"all good","output":"100%"}]`} {
 		if !strings.Contains(dump, want) {
 			t.Errorf("export lacks %s:\n%s", want, dump)
 		}
@@ -120,6 +170,35 @@ func TestExportImportSQLite(t *testing.T) {
 		t.Errorf("export keeps a claim:\n%s", dump)
 	}
 	roundTrip(t, openSQLite(t), dump)
+}
+
+// TestImportDumpWithoutTargets imports a dump written before targets were
+// carried: it has no target records, and everything else goes in as before.
+func TestImportDumpWithoutTargets(t *testing.T) {
+	src := openSQLite(t)
+	fillStore(t, src)
+	var old strings.Builder
+	for line := range strings.Lines(export(t, src)) {
+		if !strings.HasPrefix(line, `{"kind":"target",`) {
+			old.WriteString(line)
+		}
+	}
+	dst := openSQLite(t)
+	n, err := ImportStore(t.Context(), dst, strings.NewReader(old.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (DumpCounts{Rows: 3, Tasks: 3, Runs: 5}); n.Stored != want || n.Read.Targets != 0 || n.Read.Outbox != 4 {
+		t.Errorf("import of a dump without targets = %+v, want stored %+v and 4 outbox messages read", n, want)
+	}
+	var buf bytes.Buffer
+	got, err := ExportStore(t.Context(), dst, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Targets != 0 || buf.String() != old.String() {
+		t.Errorf("export after importing a dump without targets differs (%+v)\n got: %s\nwant: %s", got, buf.String(), old.String())
+	}
 }
 
 // TestExportImportSQLiteMongoSQLite moves a store from SQLite to MongoDB and

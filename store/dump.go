@@ -14,6 +14,9 @@ import (
 // Runs go back with Ledger.InsertRun and outbox messages with
 // Outbox.AddOutbox (their ID kept); both already skip what is stored.
 type Dumper interface {
+	// DumpTargets calls fn with every target, in id order, exactly as
+	// stored (version and times included).
+	DumpTargets(ctx context.Context, fn func(*task.Target) error) error
 	// DumpRows calls fn with every row, in (scenario, id) order.
 	DumpRows(ctx context.Context, fn func(*task.Row) error) error
 	// DumpTasks calls fn with every task, oldest first, claims left out
@@ -30,6 +33,11 @@ type Dumper interface {
 	// RestoreTask stores a task exactly as dumped, unclaimed, unless its
 	// task_id is stored; it reports whether it inserted.
 	RestoreTask(ctx context.Context, d TaskDump) (bool, error)
+	// RestoreTarget stores a target exactly as dumped (version, created_at,
+	// updated_at kept; a version below 1 is stored as 1) unless its id is
+	// stored; it reports whether it inserted. Only the id is checked (an
+	// empty one is task.ErrInvalid): a dump holds what a store accepted.
+	RestoreTarget(ctx context.Context, t *task.Target) (bool, error)
 }
 
 // TaskDump is a task as Dumper moves it.
