@@ -155,6 +155,9 @@ type HTTPTarget struct {
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers,omitempty"`
 	Body    string            `json:"body,omitempty"`
+	// Raw sends URL and Body as they are, without templates (jobs' targets:
+	// their text is the caller's, braces included).
+	Raw bool `json:"raw,omitempty"`
 	// Timeout in seconds for one request (default 30); the task's ttl
 	// bounds it too.
 	Timeout int `json:"timeout,omitempty"`
@@ -172,6 +175,8 @@ type KafkaTarget struct {
 	Topic string `json:"topic"`
 	Key   string `json:"key,omitempty"`
 	Value string `json:"value,omitempty"`
+	// Raw sends Key and Value as they are, without templates.
+	Raw bool `json:"raw,omitempty"`
 }
 
 // BuiltinTarget is an action of cronsheet itself.

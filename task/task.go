@@ -106,7 +106,10 @@ type Task struct {
 	MaxRetries int           `json:"max_retries"`
 	Misfire    Misfire       `json:"misfire"`
 	Targets    []string      `json:"targets,omitempty"`
-	State      State         `json:"state"`
+	// Job describes a jobs-API task (scenario JobScenario): it fires to
+	// the job's inline target. Nil for row tasks.
+	Job   *Job  `json:"job,omitempty"`
+	State State `json:"state"`
 	// Anchor is the instant the current schedule became active: intervals and
 	// "in" schedules count from it. It changes only when the schedule does,
 	// so every node computes the same slots.
