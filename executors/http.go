@@ -161,6 +161,9 @@ func (h *HTTP) Execute(ctx context.Context, d task.Delivery) (string, error) {
 // the same delivery would fail the same way again.
 func (h *HTTP) newRequest(ctx context.Context, d task.Delivery, t *task.HTTPTarget) (*http.Request, error) {
 	vars := d.Vars()
+	if t.Raw {
+		vars = nil // no templates: URL and body go as they are
+	}
 	u, err := h.expandURL(t.URL, vars)
 	if err != nil {
 		return nil, err
@@ -174,7 +177,9 @@ func (h *HTTP) newRequest(ctx context.Context, d task.Delivery, t *task.HTTPTarg
 		if t.Body != "" {
 			return nil, fmt.Errorf("http target: a GET has no body: %w", task.ErrInvalid)
 		}
-		addQuery(u, d.Params)
+		if !t.Raw {
+			addQuery(u, d.Params)
+		}
 	case http.MethodPost:
 		body, contentType, err = postBody(d, t.Body, vars)
 		if err != nil {
@@ -203,10 +208,11 @@ func (h *HTTP) newRequest(ctx context.Context, d task.Delivery, t *task.HTTPTarg
 	return req, nil
 }
 
-// expandURL expands the URL template and checks the result's scheme and
-// host (the host with the guard's DNS-free check).
+// expandURL expands the URL template (nil vars: the URL is taken as it is)
+// and checks the result's scheme and host (the host with the guard's
+// DNS-free check).
 func (h *HTTP) expandURL(tmpl string, vars map[string]string) (*url.URL, error) {
-	raw, err := task.Expand(tmpl, vars)
+	raw, err := expandUnlessRaw(tmpl, vars)
 	if err != nil {
 		return nil, fmt.Errorf("http url template: %w", err)
 	}
@@ -240,12 +246,13 @@ func addQuery(u *url.URL, params map[string]string) {
 
 // postBody returns the body of a POST and its default content type: the
 // delivery's JSON document without a template, else the expanded template
-// (application/json when it is valid JSON, else text/plain).
+// (as it is with nil vars; application/json when it is valid JSON, else
+// text/plain).
 func postBody(d task.Delivery, tmpl string, vars map[string]string) ([]byte, string, error) {
 	if tmpl == "" {
 		return d.Document(), "application/json", nil
 	}
-	s, err := task.Expand(tmpl, vars)
+	s, err := expandUnlessRaw(tmpl, vars)
 	if err != nil {
 		return nil, "", fmt.Errorf("http body template: %w", err)
 	}
@@ -261,7 +268,7 @@ func setHeaders(hdr http.Header, tmpls, vars map[string]string) error {
 		if !validHeaderName(k) {
 			return fmt.Errorf("http header name %q: %w", k, task.ErrInvalid)
 		}
-		v, err := task.Expand(tmpl, vars)
+		v, err := expandUnlessRaw(tmpl, vars)
 		if err != nil {
 			return fmt.Errorf("http header %s template: %w", k, err)
 		}
@@ -387,3 +394,12 @@ func redactURL(u *url.URL) string {
 }
 
 var _ Executor = (*HTTP)(nil)
+
+// expandUnlessRaw expands tmpl with vars, or returns it as it is when vars
+// is nil (a raw target: its text is the caller's, braces included).
+func expandUnlessRaw(tmpl string, vars map[string]string) (string, error) {
+	if vars == nil {
+		return tmpl, nil
+	}
+	return task.Expand(tmpl, vars)
+}

@@ -494,3 +494,36 @@ func TestNewHTTPConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPRaw: a raw target (a job's) sends its URL and body as they are,
+// braces included, and adds no params to a GET's query.
+func TestHTTPRaw(t *testing.T) {
+	t.Parallel()
+	var gotURL, gotBody string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		gotURL, gotBody = r.URL.String(), string(b)
+	}))
+	defer srv.Close()
+	h, err := executors.NewHTTP(nil, executors.HTTPConfig{Allow: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	d := task.Delivery{TaskID: "j1", TriggerID: "tr_1", Slot: time.Now(), Attempt: 1, Params: map[string]string{"p": "1"},
+		Target: &task.Target{ID: "job", Kind: task.ChannelHTTP, State: task.TargetRunning,
+			HTTP: &task.HTTPTarget{Method: "POST", URL: srv.URL + "/hook?x={{y}}", Body: `{"a":"{{not a template}}"}`, Raw: true}}}
+	if _, err := h.Execute(t.Context(), d); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	if gotURL != "/hook?x={{y}}" && gotURL != "/hook?x=%7B%7By%7D%7D" || gotBody != `{"a":"{{not a template}}"}` {
+		t.Errorf("raw POST sent url %q body %q", gotURL, gotBody)
+	}
+	d.Target.HTTP = &task.HTTPTarget{Method: "GET", URL: srv.URL + "/q?a=1", Raw: true}
+	if _, err := h.Execute(t.Context(), d); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	if gotURL != "/q?a=1" {
+		t.Errorf("raw GET sent url %q, want the URL as it is, without params", gotURL)
+	}
+}

@@ -97,6 +97,9 @@ func (k *Kafka) Execute(ctx context.Context, d task.Delivery) (string, error) {
 // kafkaRecord builds the record of d for target t.
 func kafkaRecord(d task.Delivery, t *task.KafkaTarget) (*kgo.Record, error) {
 	vars := d.Vars()
+	if t.Raw {
+		vars = nil // no templates: key and value go as they are
+	}
 	rec := &kgo.Record{
 		Topic: t.Topic,
 		Headers: []kgo.RecordHeader{
@@ -105,7 +108,7 @@ func kafkaRecord(d task.Delivery, t *task.KafkaTarget) (*kgo.Record, error) {
 		},
 	}
 	if t.Key != "" {
-		key, err := task.Expand(t.Key, vars)
+		key, err := expandUnlessRaw(t.Key, vars)
 		if err != nil {
 			return nil, fmt.Errorf("kafka key template: %w", err)
 		}
@@ -115,7 +118,7 @@ func kafkaRecord(d task.Delivery, t *task.KafkaTarget) (*kgo.Record, error) {
 		rec.Value = d.Document()
 		return rec, nil
 	}
-	value, err := task.Expand(t.Value, vars)
+	value, err := expandUnlessRaw(t.Value, vars)
 	if err != nil {
 		return nil, fmt.Errorf("kafka value template: %w", err)
 	}

@@ -32,6 +32,13 @@ func (f *Firer) deliver(ctx context.Context, t *task.Task, tg *task.Target, run 
 // returns how long to wait before the next attempt, or again=false when
 // the run is finished or ctx ended.
 func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run, stored bool) (wait time.Duration, again bool) {
+	if f.cfg.Gate != nil {
+		release, err := f.cfg.Gate(ctx, t, tg)
+		if err != nil {
+			return 0, false // shutting down: the run stays unfinished, for resumption
+		}
+		defer release()
+	}
 	select {
 	case f.slots <- struct{}{}:
 		defer func() { <-f.slots }()
@@ -78,6 +85,7 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 	run.State = task.RunFailed
 	run.NextAttempt = f.now().Add(wait)
 	f.updateRun(ctx, run)
+	f.notify(t, run)
 	log.InfoContext(ctx, "delivery failed, will retry", "attempt", run.Attempt, "retry_in", wait, "error", err)
 	return wait, true
 }
@@ -151,7 +159,9 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, run *task.Run, state t
 	})
 	if err != nil {
 		f.logger.ErrorContext(ctx, "finish run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
+		return
 	}
+	f.notify(t, run)
 }
 
 func (f *Firer) updateRun(ctx context.Context, run *task.Run) {
@@ -191,6 +201,8 @@ func (f *Firer) accept(ctx context.Context, t *task.Task, tg *task.Target, run *
 		f.logger.ErrorContext(ctx, "accept run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
 	case !ok:
 		f.logger.DebugContext(ctx, "run finished by feedback before it was accepted", "trigger_id", run.TriggerID)
+	default:
+		f.notify(t, run)
 	}
 }
 

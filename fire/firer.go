@@ -45,6 +45,16 @@ type Config struct {
 	// more runs wait for a slot. A burst of fires then spends the CPU on
 	// firing on time rather than on thousands of deliveries at once.
 	MaxDeliveries int
+	// OnRun, when set, is called after each change of a run is stored (a
+	// fire or trigger recorded, an attempt failed, the target accepted, the
+	// run finished) with the task as fired and the run as stored. It is
+	// called from delivery goroutines and must not block.
+	OnRun func(t *task.Task, r task.Run)
+	// Gate, when set, is waited on before each attempt, before a delivery
+	// slot is taken (flow control: concurrency groups, host rate limits).
+	// It returns the release to call when the attempt is over; an error
+	// (ctx ended) ends the delivery, leaving the run for resumption.
+	Gate func(ctx context.Context, t *task.Task, tg *task.Target) (release func(), err error)
 }
 
 // Outcome says what Fire did with a slot.
@@ -165,6 +175,7 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 			return 0, t, fmt.Errorf("record fire of %s at %s: %w", t.TaskID, p.Slot.Format(time.RFC3339Nano), res.Err)
 		case res.Inserted:
 			fired = true
+			f.notify(t, routes[i].run)
 			if routes[i].run.State == task.RunRunning {
 				f.deliverAsync(t, routes[i].target, routes[i].run, true)
 			}
@@ -268,11 +279,19 @@ func (f *Firer) backoff(attempt int) time.Duration {
 	return time.Duration(float64(d) * jitter)
 }
 
-func newTriggerID() string {
+// NewTriggerID returns a new random trigger id ("tr_" and 20 characters).
+func NewTriggerID() string {
 	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
 	b := make([]byte, 20)
 	for i := range b {
 		b[i] = alphabet[rand.IntN(len(alphabet))]
 	}
 	return "tr_" + string(b)
+}
+
+// notify reports a stored change of run to Config.OnRun.
+func (f *Firer) notify(t *task.Task, run *task.Run) {
+	if f.cfg.OnRun != nil {
+		f.cfg.OnRun(t, *run)
+	}
 }

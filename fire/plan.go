@@ -28,6 +28,11 @@ type Slots struct {
 // NewSlots returns the slot calculator for t with its parsed schedule.
 func NewSlots(t *task.Task, s *schedule.Schedule) Slots {
 	anchor, floor := t.Anchor, t.Anchor
+	if t.Job != nil && t.CronPara == "" {
+		// A delayed job's due time always counts, however late it is armed
+		// (after a block, after downtime): the ledger keeps it once.
+		floor = time.Time{}
+	}
 	if !t.StartTime.IsZero() {
 		anchor = t.StartTime
 		// A wall-clock slot exactly at the start time fires.

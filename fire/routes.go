@@ -26,7 +26,7 @@ func (f *Firer) routes(ctx context.Context, t *task.Task, slot time.Time, tt tas
 	now := f.now()
 	newRun := func(target string) *task.Run {
 		return &task.Run{
-			TriggerID:   newTriggerID(),
+			TriggerID:   NewTriggerID(),
 			TaskID:      t.TaskID,
 			Slot:        slot,
 			Target:      target,
@@ -40,6 +40,15 @@ func (f *Firer) routes(ctx context.Context, t *task.Task, slot time.Time, tt tas
 	}
 	end := func(r *task.Run, state task.RunState, why string) {
 		r.State, r.Error, r.FinishedAt, r.Attempt = state, why, now, 0
+	}
+	if t.Job != nil {
+		// A job fires to its own inline target, always running.
+		tg := t.Job.Target()
+		r := newRun(tg.ID)
+		if why := task.Admit(t.State, tg.State, tt); why != "" {
+			end(r, task.RunRejected, why)
+		}
+		return []route{{run: r, target: tg}}, nil
 	}
 	if len(t.Targets) == 0 {
 		r := newRun(string(t.TaskType))
@@ -85,6 +94,9 @@ func records(routes []route, status store.TaskStatusParams) []store.FireRecord {
 // resumeTarget finds where an unfinished run goes: nil for the task's own
 // channel, else its target (nil when the target was deleted).
 func (f *Firer) resumeTarget(ctx context.Context, t *task.Task, r *task.Run) (*task.Target, error) {
+	if t.Job != nil && r.Target == task.JobTargetID {
+		return t.Job.Target(), nil
+	}
 	if len(t.Targets) == 0 && r.Target == string(t.TaskType) || task.Channel(r.Target).Valid() {
 		return nil, nil
 	}

@@ -36,7 +36,8 @@ type TriggerParams struct {
 //
 // Errors: task.ErrNotFound when the task does not exist; task.ErrInvalid
 // for bad params or a scheduled trigger type; task.ErrConflict when it is
-// disabled or done, or when the instant was already fired;
+// disabled or done (unless it is a backfill, which re-runs a finished or
+// cancelled task on purpose), or when the instant was already fired;
 // context.Canceled after Shutdown.
 func (f *Firer) Trigger(ctx context.Context, p TriggerParams) ([]*task.Run, error) {
 	f.mu.Lock()
@@ -56,11 +57,18 @@ func (f *Firer) Trigger(ctx context.Context, p TriggerParams) ([]*task.Run, erro
 	if err != nil {
 		return nil, fmt.Errorf("trigger %s: %w", p.TaskID, err)
 	}
-	if why := notTriggerable(t); why != "" {
+	routed := t
+	if tt == task.TriggerBackfill {
+		// A backfill re-runs a finished, dead or cancelled task on purpose:
+		// its own state does not stop it (its targets' states still do).
+		copied := *t
+		copied.State = task.StateRunning
+		routed = &copied
+	} else if why := notTriggerable(t); why != "" {
 		return nil, fmt.Errorf("task %s is %s and cannot be triggered: %w", p.TaskID, why, task.ErrConflict)
 	}
 	slot := p.At.Truncate(time.Millisecond)
-	routes, err := f.routes(ctx, t, slot, tt, p.Params)
+	routes, err := f.routes(ctx, routed, slot, tt, p.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +84,7 @@ func (f *Firer) Trigger(ctx context.Context, p TriggerParams) ([]*task.Run, erro
 			run := routes[i].run
 			answer := *run // deliveries change run; the caller gets it as recorded
 			runs = append(runs, &answer)
+			f.notify(t, run)
 			if run.State == task.RunRunning {
 				f.deliverAsync(t, routes[i].target, run, true)
 			}

@@ -83,8 +83,15 @@ func (s *Scenario) ParseSchedule(text, tz string) (*schedule.Schedule, error) {
 	return sched, nil
 }
 
-// Schedule parses a task's canonical CronPara in its zone TZ.
+// Schedule parses a task's canonical CronPara in its zone TZ; a delayed
+// job (Task.Job without CronPara) fires once, at its due time.
 func Schedule(t *task.Task) (*schedule.Schedule, error) {
+	if t.Job != nil && t.CronPara == "" {
+		if t.Job.DueAt.IsZero() {
+			return nil, fmt.Errorf("job %q has neither a due time nor a cron schedule: %w", t.TaskID, task.ErrInvalid)
+		}
+		return schedule.Instant(t.Job.DueAt), nil
+	}
 	sched, err := schedule.Parse(t.CronPara, t.TZ)
 	if err != nil {
 		return nil, fmt.Errorf("task %q: cron_para: %w", t.TaskID, err)

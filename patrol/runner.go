@@ -17,6 +17,9 @@ type RunnerConfig struct {
 	RenewEvery time.Duration
 	// PassTimeout bounds one pass of all patrols (default 30s).
 	PassTimeout time.Duration
+	// Observe, when set, receives how long each patrol took in a pass
+	// ("sync", "publish", "reconcile").
+	Observe func(patrol string, d time.Duration)
 }
 
 // Runner drives the patrols: sync, publish and reconcile in that order on
@@ -81,16 +84,28 @@ func (r *Runner) Pass(ctx context.Context) {
 	start := time.Now()
 	sres, serr := r.sync.RunOnce(pctx)
 	r.report(ctx, "sync", serr)
+	r.observe("sync", start)
+	mid := time.Now()
 	pres, perr := r.publish.RunOnce(pctx)
 	r.report(ctx, "publish", perr)
+	r.observe("publish", mid)
+	mid = time.Now()
 	rres, rerr := r.reconcile.RunOnce(pctx)
 	r.report(ctx, "reconcile", rerr)
+	r.observe("reconcile", mid)
 	if sres != (SyncResult{}) || pres != (PublishResult{}) || rres != (ReconcileResult{}) {
 		r.logger.DebugContext(ctx, "patrol pass", "sync", sres, "publish", pres, "reconcile", rres,
 			"duration", time.Since(start))
 	}
 	if r.passed != nil {
 		r.passed()
+	}
+}
+
+// observe reports a patrol's duration since start to Config.Observe.
+func (r *Runner) observe(patrol string, start time.Time) {
+	if r.cfg.Observe != nil {
+		r.cfg.Observe(patrol, time.Since(start))
 	}
 }
 

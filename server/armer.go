@@ -258,3 +258,22 @@ func (a *armer) Armed() []string {
 	}
 	return ids
 }
+
+// armedSummary is what the status endpoint shows of the armed tasks.
+type armedSummary struct {
+	total int
+	due   []statusNext // delayed jobs waiting for their instant
+}
+
+// armedJobs summarises the tasks armed here.
+func (a *armer) armedJobs() armedSummary {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := armedSummary{total: len(a.jobs)}
+	for id, e := range a.jobs {
+		if j := e.task.Job; j != nil && !j.DueAt.IsZero() && e.job != uuid.Nil {
+			s.due = append(s.due, statusNext{ID: id, DueAt: j.DueAt})
+		}
+	}
+	return s
+}

@@ -34,6 +34,9 @@ type Config struct {
 	HTTP  HTTPTargetConfig  `yaml:"http"`
 	Exec  ExecTargetConfig  `yaml:"exec"`
 	Kafka KafkaTargetConfig `yaml:"kafka"`
+	// Flow limits callbacks per host; Metrics configures /metrics and statsd.
+	Flow    FlowConfig    `yaml:"flow"`
+	Metrics MetricsConfig `yaml:"metrics"`
 	// LogLevel is debug, info (default), warn or error.
 	LogLevel string `yaml:"log_level"`
 	// ShutdownTimeout bounds graceful shutdown (default 10s).
@@ -145,6 +148,32 @@ type KafkaTargetConfig struct {
 	ClientID string   `yaml:"client_id"`
 }
 
+// FlowConfig rate-limits callbacks per host with token buckets (jobs past
+// the limit wait; none is dropped). Rate 0 = unlimited. Jobs' own "cc"
+// groups limit their concurrency; the firer's delivery slots are the global
+// worker pool.
+type FlowConfig struct {
+	// HostRate is the default rate (calls per second) for every host.
+	HostRate  float64 `yaml:"host_rate"`
+	HostBurst int     `yaml:"host_burst"`
+	// Hosts overrides the rate of single hosts.
+	Hosts map[string]FlowHostConfig `yaml:"hosts"`
+}
+
+// FlowHostConfig is one host's rate and burst.
+type FlowHostConfig struct {
+	Rate  float64 `yaml:"rate"`
+	Burst int     `yaml:"burst"`
+}
+
+// MetricsConfig configures metrics: /metrics is always served; a statsd
+// address turns on a push of the same figures.
+type MetricsConfig struct {
+	StatsdAddr   string        `yaml:"statsd_addr"`
+	StatsdPrefix string        `yaml:"statsd_prefix"`
+	StatsdEvery  time.Duration `yaml:"statsd_every"`
+}
+
 // Delivery modes of a channel.
 const (
 	ModeSend   = "send"
@@ -190,6 +219,7 @@ func DefaultConfig() Config {
 		Email:           EmailConfig{Mode: ModeOutbox, Port: 587, TLS: "starttls", Timeout: 30 * time.Second},
 		SMS:             SMSConfig{Mode: ModeOutbox, Timeout: 30 * time.Second},
 		Fire:            FireConfig{BackoffBase: time.Second, BackoffMax: 5 * time.Minute},
+		Metrics:         MetricsConfig{StatsdPrefix: "cronsheet", StatsdEvery: 10 * time.Second},
 		LogLevel:        "info",
 		ShutdownTimeout: 10 * time.Second,
 	}
@@ -265,6 +295,22 @@ func (c *Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("log_level: %q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	if c.Flow.HostRate < 0 || c.Flow.HostBurst < 0 {
+		return errors.New("flow: host_rate and host_burst must be >= 0")
+	}
+	for h, l := range c.Flow.Hosts {
+		if h == "" || l.Rate < 0 || l.Burst < 0 {
+			return fmt.Errorf("flow.hosts[%q]: a host name with rate and burst >= 0", h)
+		}
+	}
+	if m := c.Metrics; m.StatsdAddr != "" {
+		if _, _, err := net.SplitHostPort(m.StatsdAddr); err != nil {
+			return fmt.Errorf("metrics.statsd_addr: %q is not host:port", m.StatsdAddr)
+		}
+		if m.StatsdEvery < 100*time.Millisecond {
+			return fmt.Errorf("metrics.statsd_every: %s is under 100ms", m.StatsdEvery)
+		}
 	}
 	if err := c.Email.validate(); err != nil {
 		return err

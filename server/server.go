@@ -22,7 +22,10 @@ import (
 	"cronsheet/builtin"
 	"cronsheet/executors"
 	"cronsheet/fire"
+	"cronsheet/flow"
+	"cronsheet/jobs"
 	"cronsheet/mapping"
+	"cronsheet/metrics"
 	"cronsheet/patrol"
 	"cronsheet/static"
 	"cronsheet/store"
@@ -43,8 +46,13 @@ type Server struct {
 	runner *patrol.Runner
 	// closers release the executors' clients after the firer stops.
 	closers []func()
-	ln      net.Listener
-	http    *http.Server
+	jobs    *jobs.Service
+	// lastErrors keeps the newest run errors for /api/v1/status.
+	lastErrors errorRing
+	flow       *flow.Controller
+	metrics    *metrics.Metrics
+	ln         net.Listener
+	http       *http.Server
 
 	stopArm context.CancelFunc
 	once    sync.Once
@@ -116,7 +124,7 @@ func (s *Server) build() error {
 	if err != nil {
 		return err
 	}
-	registry, checkTarget, err := s.executors()
+	registry, checkTarget, checkJob, err := s.executors()
 	if err != nil {
 		return err
 	}
@@ -130,8 +138,18 @@ func (s *Server) build() error {
 		return fmt.Errorf("prepare the web table: %w", err)
 	}
 	cfg := s.cfg
+	hosts := make(map[string]flow.HostLimit, len(cfg.Flow.Hosts))
+	for h, l := range cfg.Flow.Hosts {
+		hosts[h] = flow.HostLimit{Rate: l.Rate, Burst: l.Burst}
+	}
+	if s.flow, err = flow.New(flow.Config{HostRate: cfg.Flow.HostRate, HostBurst: cfg.Flow.HostBurst, HostRates: hosts}); err != nil {
+		return fmt.Errorf("flow: %w", err)
+	}
+	s.metrics = metrics.New()
+	s.metrics.SetQueueDepthFunc(func() map[string]int { return s.flow.Stats().QueueDepths() })
 	s.firer = fire.New(s.logger, fire.Config{
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
+		OnRun: s.onRun, Gate: s.gate,
 	}, s.store, registry, nil)
 	s.sched, err = gocron.NewScheduler(
 		gocron.WithLogger(s.logger.With("component", "gocron")),
@@ -143,6 +161,7 @@ func (s *Server) build() error {
 	armCtx, stopArm := context.WithCancel(context.Background())
 	s.stopArm = stopArm
 	s.armer = newArmer(armCtx, s.logger, s.sched, s.firer, s.store)
+	s.armer.fireHook = func(_ time.Time, lag time.Duration) { s.metrics.TriggerLag(lag) }
 	trigger := func(ctx context.Context, taskID string, tt task.TriggerType, params map[string]string) ([]*task.Run, error) {
 		return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: taskID, At: time.Now(), Type: tt, Params: params})
 	}
@@ -152,12 +171,15 @@ func (s *Server) build() error {
 		mappers[name] = sc
 	}
 	p := cfg.Patrol
-	s.runner = patrol.NewRunner(s.logger, patrol.RunnerConfig{Interval: p.Interval, RenewEvery: p.Lease / 3},
+	s.runner = patrol.NewRunner(s.logger, patrol.RunnerConfig{Interval: p.Interval, RenewEvery: p.Lease / 3,
+		Observe: s.metrics.PatrolDuration},
 		patrol.NewSync(s.logger, s.store, mappers, p.Batch, nil),
 		patrol.NewPublish(s.logger, s.store, s.armer, cfg.NodeID, p.Lease, p.Batch, nil),
 		patrol.NewReconcile(s.logger, s.store, s.armer, cfg.NodeID, nil),
 		patrol.NewRenew(s.store, cfg.NodeID, p.Lease, nil),
 	)
+	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: checkJob, Wake: s.runner.Wake,
+		Trigger: func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error) { return s.firer.Trigger(ctx, p) }})
 	registry.Register(task.ChannelBuiltin, builtin.New(builtin.Deps{
 		Logger: s.logger, Store: s.store, Wake: s.runner.Wake,
 		Trigger: func(ctx context.Context, taskID string, params map[string]string) error {
@@ -179,8 +201,11 @@ func (s *Server) build() error {
 			return trigger(ctx, taskID, task.TriggerManual, params)
 		},
 		CheckTarget: checkTarget,
+		Jobs:        s.jobs,
 	}).Register(engine)
 	table.Register(engine)
+	engine.GET("/metrics", gin.WrapH(s.metrics.Handler()))
+	engine.GET("/api/v1/status", s.serveStatus)
 	webtable.NewPages(static.FS).Register(engine)
 	s.http = &http.Server{
 		Handler:           engine,
@@ -212,8 +237,8 @@ func (s *Server) scenarios() (map[string]*mapping.Scenario, error) {
 // executors builds the registry of every channel's executor (the builtin
 // one is added once the firer exists) and the check of what a target may
 // name under this config.
-func (s *Server) executors() (*executors.Registry, func(*task.Target) error, error) {
-	reg := executors.NewRegistry()
+func (s *Server) executors() (reg *executors.Registry, checkTarget func(*task.Target) error, checkJob func(*task.Task) error, err error) {
+	reg = executors.NewRegistry()
 	outbox := executors.NewOutbox(s.logger, s.store)
 	reg.Register(task.ChannelOutbox, outbox)
 	if e := s.cfg.Email; e.Mode == ModeSend {
@@ -222,7 +247,7 @@ func (s *Server) executors() (*executors.Registry, func(*task.Target) error, err
 			From: e.From, TLS: e.TLS, Timeout: e.Timeout,
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("email: %w", err)
+			return nil, nil, nil, fmt.Errorf("email: %w", err)
 		}
 		reg.Register(task.ChannelEmail, email)
 	} else {
@@ -234,7 +259,7 @@ func (s *Server) executors() (*executors.Registry, func(*task.Target) error, err
 			BaseURL: m.APIBaseURL, Timeout: m.Timeout,
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("sms: %w", err)
+			return nil, nil, nil, fmt.Errorf("sms: %w", err)
 		}
 		reg.Register(task.ChannelSMS, sms)
 	} else {
@@ -242,7 +267,7 @@ func (s *Server) executors() (*executors.Registry, func(*task.Target) error, err
 	}
 	httpExec, err := executors.NewHTTP(s.logger, executors.HTTPConfig{Allow: s.cfg.HTTP.Allow, Deny: s.cfg.HTTP.Deny})
 	if err != nil {
-		return nil, nil, fmt.Errorf("http: %w", err)
+		return nil, nil, nil, fmt.Errorf("http: %w", err)
 	}
 	s.closers = append(s.closers, httpExec.Close)
 	reg.Register(task.ChannelHTTP, httpExec)
@@ -252,13 +277,13 @@ func (s *Server) executors() (*executors.Registry, func(*task.Target) error, err
 	}
 	execExec, err := executors.NewExec(s.logger, executors.ExecConfig{Commands: cmds})
 	if err != nil {
-		return nil, nil, fmt.Errorf("exec.commands: %w", err)
+		return nil, nil, nil, fmt.Errorf("exec.commands: %w", err)
 	}
 	reg.Register(task.ChannelExec, execExec)
 	var kafka *executors.Kafka
 	if k := s.cfg.Kafka; len(k.Brokers) > 0 {
 		if kafka, err = executors.NewKafka(s.logger, executors.KafkaConfig{Brokers: k.Brokers, ClientID: k.ClientID}); err != nil {
-			return nil, nil, fmt.Errorf("kafka: %w", err)
+			return nil, nil, nil, fmt.Errorf("kafka: %w", err)
 		}
 		s.closers = append(s.closers, kafka.Close)
 		reg.Register(task.ChannelKafka, kafka)
@@ -284,7 +309,22 @@ func (s *Server) executors() (*executors.Registry, func(*task.Target) error, err
 		}
 		return nil
 	}
-	return reg, check, nil
+	// A job's target is built from its method and name: its errors name
+	// the job's fields.
+	jobCheck := func(t *task.Task) error {
+		var ve *task.ValidationError
+		switch err := check(t.Job.Target()); {
+		case err == nil:
+			return nil
+		case !errors.As(err, &ve):
+			return err
+		case ve.Field == "kind":
+			return task.Invalid("method", "%s", ve.Msg)
+		default:
+			return task.Invalid("name", "%s", ve.Msg)
+		}
+	}
+	return reg, check, jobCheck, nil
 }
 
 // urlHost returns the host name of a target URL (whose templates, if any,
@@ -323,6 +363,13 @@ func (s *Server) Run(ctx context.Context) error {
 		defer close(patrolsDone)
 		var wg sync.WaitGroup
 		wg.Go(func() { s.sweepJobs(runCtx) })
+		if m := s.cfg.Metrics; m.StatsdAddr != "" {
+			wg.Go(func() {
+				if err := s.metrics.PushStatsd(runCtx, m.StatsdAddr, m.StatsdPrefix, m.StatsdEvery); err != nil {
+					s.logger.Error("statsd push", "error", err)
+				}
+			})
+		}
 		s.runner.Run(runCtx)
 		wg.Wait()
 	}()
@@ -347,6 +394,44 @@ func (s *Server) Run(ctx context.Context) error {
 	<-patrolsDone
 	s.shutdown(sctx)
 	return err
+}
+
+// onRun hears each stored change of a run from the firer: the jobs'
+// transitions, the metrics and the status page's last errors.
+func (s *Server) onRun(t *task.Task, r task.Run) {
+	s.jobs.OnRun(t, r)
+	kind := string(t.TaskType)
+	if t.Job != nil {
+		kind = string(t.Job.Method.Kind())
+	}
+	switch {
+	case r.State == task.RunRejected:
+		s.metrics.Fired(kind, string(r.TriggerType))
+		s.metrics.Outcome(kind, string(r.State))
+	case r.State == task.RunRunning && r.Attempt == 1:
+		s.metrics.Fired(kind, string(r.TriggerType))
+	case r.State.Final() || r.State == task.RunAccepted:
+		s.metrics.Outcome(kind, string(r.State))
+	}
+	if r.Error != "" && (r.State == task.RunFailed || r.State == task.RunDead) {
+		s.lastErrors.add(r)
+	}
+}
+
+// gate is the firer's flow control: a job's concurrency group, then the
+// callback host's rate limit.
+func (s *Server) gate(ctx context.Context, t *task.Task, tg *task.Target) (func(), error) {
+	var req flow.Request
+	if t.Job != nil {
+		req.Group, req.Limit = t.Job.CC, t.Job.CCLimit
+	}
+	if tg != nil && tg.HTTP != nil {
+		req.Host = flow.HostOf(tg.HTTP.URL)
+	}
+	if req == (flow.Request{}) {
+		return func() {}, nil
+	}
+	return s.flow.Acquire(ctx, req)
 }
 
 // expireAccepted turns accepted runs whose feedback deadline passed into
@@ -386,6 +471,7 @@ func (s *Server) sweepJobs(ctx context.Context) {
 		case <-ticker.C:
 			s.armer.Sweep()
 			s.expireAccepted(ctx)
+			s.metrics.Armed(len(s.armer.Armed()))
 		}
 	}
 }
@@ -402,6 +488,9 @@ func (s *Server) shutdown(ctx context.Context) {
 		}
 		for _, c := range s.closers {
 			c()
+		}
+		if s.jobs != nil {
+			s.jobs.Close() // after the firer: its last transitions are stored
 		}
 		s.stopArm()
 		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -422,6 +511,9 @@ func (s *Server) shutdown(ctx context.Context) {
 func (s *Server) closeBuilt() {
 	_ = s.sched.Shutdown()
 	s.stopArm()
+	if s.jobs != nil {
+		s.jobs.Close()
+	}
 	for _, c := range s.closers {
 		c()
 	}

@@ -23,6 +23,7 @@ type Store interface {
 	Ledger
 	Outbox
 	Control
+	Jobs
 	// Close releases the store's resources.
 	Close() error
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/jobs"
 	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
@@ -78,6 +79,8 @@ type Deps struct {
 	// nothing. A *task.ValidationError names its field; any other error is
 	// answered 400 naming the target's kind.
 	CheckTarget func(*task.Target) error
+	// Jobs serves /api/v1/jobs…; nil answers 501.
+	Jobs *jobs.Service
 	// Trigger fires a task now, by hand, with one-off params (nil for none)
 	// that override the task's for this run, and returns one run per target
 	// (a run the task's or target's state refuses is recorded with state
@@ -100,6 +103,7 @@ type API struct {
 	trigger   func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error)
 	control   store.Control // nil: 501 on its endpoints
 	check     func(*task.Target) error
+	jobs      *jobs.Service
 	audit     store.AuditLog // nil when the store keeps no audit trail
 }
 
@@ -122,6 +126,7 @@ func New(d Deps) *API {
 		trigger:   d.Trigger,
 		control:   d.Control,
 		check:     d.CheckTarget,
+		jobs:      d.Jobs,
 	}
 	if al, ok := d.Store.(store.AuditLog); ok {
 		a.audit = al
@@ -171,6 +176,15 @@ func (a *API) Register(r gin.IRouter) {
 	targets.PUT("/:id", a.putTarget)
 	targets.DELETE("/:id", a.deleteTarget)
 
+	v1.POST("/jobs", a.submitJobs)
+	v1.GET("/jobs", a.listJobs)
+	v1.GET("/jobs/dead.jsonl", a.exportDead)
+	v1.POST("/jobs/backfill", a.backfillJobs)
+	v1.PUT("/jobs/by-key/:key", a.upsertJob)
+	v1.GET("/jobs/:id", a.getJob)
+	v1.DELETE("/jobs/:id", a.cancelJob)
+	v1.POST("/jobs/:id/block", a.blockJob)
+	v1.POST("/jobs/:id/unblock", a.unblockJob)
 	v1.GET("/runs", a.listRuns)
 	v1.GET("/runs/:trigger_id", a.getRun)
 	v1.POST("/runs/:trigger_id/feedback", a.addFeedback)

@@ -245,3 +245,20 @@ func TestNextEdgeArguments(t *testing.T) {
 		t.Errorf("Next(zero) = %v", got)
 	}
 }
+
+func TestInstant(t *testing.T) {
+	at := time.Date(2026, 12, 1, 15, 0, 0, 123_000_000, time.FixedZone("X", 3600))
+	s := Instant(at)
+	if !s.IsOnce() || s.String() != "once at 2026-12-01T14:00:00.123Z" {
+		t.Errorf("Instant = %q once=%v", s.String(), s.IsOnce())
+	}
+	if got := s.Next(at.Add(-time.Millisecond), time.Time{}); !got.Equal(at) {
+		t.Errorf("Next before the instant = %v, want %v", got, at)
+	}
+	if got := s.Next(at, time.Time{}); !got.IsZero() {
+		t.Errorf("Next at the instant = %v, want none (strictly after)", got)
+	}
+	if got := s.NextN(time.Time{}, time.Time{}, 3); len(got) != 1 {
+		t.Errorf("NextN = %v, want the one instant", got)
+	}
+}

@@ -14,6 +14,7 @@ const (
 	kindIn                // in D: once at anchor+D
 	kindAt                // at DATE TIME: once at a wall time
 	kindDays              // daily, weekdays, weekends, weekly, monthly, cron
+	kindInstant           // Instant: once at an exact instant (not parsed)
 )
 
 // Schedule is a parsed schedule: its canonical text, its zone and the rule
@@ -26,6 +27,16 @@ type Schedule struct {
 	secs int64   // kindEvery, kindIn: the interval; kindAt: the wall time
 	days daySpec // kindDays: which calendar days fire
 	tod  todSet  // kindDays: which times of those days fire
+	at   time.Time // kindInstant: the instant
+}
+
+// Instant returns the schedule that fires once, at exactly at (to the
+// nanosecond; jobs' due times are milliseconds). It is built, not parsed:
+// its text, "once at " and at in RFC 3339, is for display and Parse does
+// not accept it.
+func Instant(at time.Time) *Schedule {
+	at = at.UTC()
+	return &Schedule{text: "once at " + at.Format(time.RFC3339Nano), loc: time.UTC, kind: kindInstant, at: at}
 }
 
 // ParseError reports why Parse rejected a text.
@@ -71,8 +82,8 @@ func (s *Schedule) String() string { return s.text }
 func (s *Schedule) Location() *time.Location { return s.loc }
 
 // IsOnce reports whether the schedule fires at most once (the "at" and "in"
-// forms).
-func (s *Schedule) IsOnce() bool { return s.kind == kindAt || s.kind == kindIn }
+// forms, and Instant).
+func (s *Schedule) IsOnce() bool { return s.kind == kindAt || s.kind == kindIn || s.kind == kindInstant }
 
 // Next returns the first fire instant strictly after after, in the
 // schedule's location, or the zero time when there is none. anchor is the
@@ -104,6 +115,11 @@ func (s *Schedule) Next(after, anchor time.Time) time.Time {
 	case kindAt:
 		if t := firstInstant(s.secs, s.loc); t.After(after) {
 			return t
+		}
+		return time.Time{}
+	case kindInstant:
+		if s.at.After(after) {
+			return s.at
 		}
 		return time.Time{}
 	}

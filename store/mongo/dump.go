@@ -99,19 +99,24 @@ func (s *Store) RestoreRow(ctx context.Context, row *task.Row) (bool, error) {
 }
 
 // RestoreTask stores a task as dumped, unclaimed, unless its task_id is
-// stored.
+// stored. A job holding a key (Job.Key set) that it inserted then takes
+// the key back in job_keys, unless another job holds it; interrupted in
+// between, the job is stored without its key (JobByKey does not find it).
 func (s *Store) RestoreTask(ctx context.Context, td store.TaskDump) (bool, error) {
 	t := td.Task
 	if t == nil || t.TaskID == "" {
 		return false, fmt.Errorf("restore task: %w", task.Invalid("task_id", "required"))
 	}
 	d := taskDoc{TaskID: t.TaskID, Scenario: t.Scenario, RowID: t.RowID, Content: contentOf(t, store.UnixMS(t.Anchor)),
-		IsEnable: t.IsEnable, IsDone: t.IsDone, NextFire: store.UnixMS(t.NextFire), LastFire: store.UnixMS(t.LastFire),
+		Job: jobDocOf(t.Job), IsEnable: t.IsEnable, IsDone: t.IsDone, NextFire: store.UnixMS(t.NextFire), LastFire: store.UnixMS(t.LastFire),
 		LastStatus: t.LastStatus, Version: max(t.Version, 1), CreatedAt: store.UnixMS(t.CreatedAt), UpdatedAt: store.UnixMS(t.UpdatedAt)}
 	if td.Deleted {
 		d.Deleted = 1
 	}
 	ok, err := s.insertUnlessStored(ctx, s.tasks, d)
+	if err == nil && ok && t.Job != nil && t.Job.Key != "" {
+		_, err = s.insertUnlessStored(ctx, s.jobKeys, jobKeyDoc{Key: t.Job.Key, TaskID: t.TaskID, At: s.nowMS()})
+	}
 	if err != nil {
 		return false, fmt.Errorf("restore task %s: %w", t.TaskID, err)
 	}

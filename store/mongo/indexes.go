@@ -25,6 +25,9 @@ import (
 //   - outbox ux_outbox_tkey (tkey): one message per run. tkey is the run's
 //     trigger id, or "id:<_id>" for a message without one, so the index
 //     needs no partial filter (which FerretDB v1 does not support).
+//   - job_keys and job_moves need only their _id (the key; the replaced
+//     job's id), unique by nature: a key is held by one job at a time and
+//     a job is replaced once (jobs.go). JobByKey is an _id lookup.
 //
 // Every patrol query has its own index:
 //
@@ -55,6 +58,11 @@ import (
 //   - runs ix_runs_task_fired (task_id, fired_at, trigger_id): one task's.
 //   - runs ix_runs_target_fired (target, fired_at, trigger_id): one
 //     target's.
+//
+// job_events ix_job_events (job_id, at, _id): JobEvents, one job's
+// transitions oldest first as an index range, no sort. _id (an ObjectID
+// the driver makes in insertion order) orders events of the same
+// millisecond, as no sequence can be counted atomically on FerretDB v1.
 //
 // A state filter alone walks ix_runs_fired and skips the other states (a
 // fifth sort index on a collection every fire writes was not worth it).
@@ -96,6 +104,8 @@ func (s *Store) indexSpecs() []indexSpec {
 		{s.runs, "ix_runs_target_fired", k("target", "fired_at", "trigger_id"), false},
 
 		{s.outbox, "ux_outbox_tkey", k("tkey"), true},
+
+		{s.jobEvents, "ix_job_events", k("job_id", "at", "_id"), false},
 	}
 }
 

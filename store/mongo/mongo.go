@@ -3,8 +3,9 @@
 // for several nodes: nodes coordinate only through the database (claims with
 // leases, the unique fire ledger).
 //
-// Collections: rows (scenario rows), time_task (canonical tasks), runs (the
-// fire ledger), outbox and targets (_id the target id). Times are stored as unix milliseconds (0 =
+// Collections: rows (scenario rows), time_task (canonical tasks, jobs
+// among them), runs (the fire ledger), outbox, targets (_id the target id),
+// and for the jobs API job_keys, job_moves and job_events (jobs.go). Times are stored as unix milliseconds (0 =
 // unset), exactly as the SQLite driver keeps them, and come back in UTC.
 // Row fields are a sub-document.
 //
@@ -16,8 +17,9 @@
 // first, then writes in an order that leaves a consistent state when it is
 // interrupted between two steps (each method's comment says which), and lets
 // unique indexes arbitrate races: the ledger key (task_id, slot, target), the
-// run's trigger_id, the task's task_id, the row's (scenario, id) and the
-// outbox message's trigger key. Versions are compared and set (never $inc'ed)
+// run's trigger_id, the task's task_id, the row's (scenario, id), the
+// outbox message's trigger key, and the _id of job_keys (a job's key) and
+// of job_moves (a replaced job). Versions are compared and set (never $inc'ed)
 // where an edit must not be lost.
 //
 // Claims are findOneAndUpdate calls, one per task, up to the limit. On
@@ -49,6 +51,7 @@ import (
 var (
 	_ store.Store   = (*Store)(nil)
 	_ store.Control = (*Store)(nil)
+	_ store.Jobs    = (*Store)(nil)
 )
 
 // Collection names.
@@ -58,6 +61,10 @@ const (
 	collRuns    = "runs"
 	collOutbox  = "outbox"
 	collTargets = "targets"
+
+	collJobKeys   = "job_keys"
+	collJobMoves  = "job_moves"
+	collJobEvents = "job_events"
 )
 
 // Defaults of Config.
@@ -97,9 +104,13 @@ type Store struct {
 	runs    *mongo.Collection
 	outbox  *mongo.Collection
 	targets *mongo.Collection
-	timeout time.Duration
-	bulkMax int // statements per bulk write
-	now     func() time.Time
+	// The jobs API's collections (jobs.go).
+	jobKeys   *mongo.Collection
+	jobMoves  *mongo.Collection
+	jobEvents *mongo.Collection
+	timeout   time.Duration
+	bulkMax   int // statements per bulk write
+	now       func() time.Time
 	// auditReady is set once the audit collection's index exists.
 	auditReady atomic.Bool
 }
@@ -172,6 +183,11 @@ func newStore(client *mongo.Client, cfg Config) *Store {
 		runs:    db.Collection(collRuns),
 		outbox:  db.Collection(collOutbox),
 		targets: db.Collection(collTargets),
+
+		jobKeys:   db.Collection(collJobKeys),
+		jobMoves:  db.Collection(collJobMoves),
+		jobEvents: db.Collection(collJobEvents),
+
 		timeout: cmp.Or(cfg.Timeout, DefaultTimeout),
 		bulkMax: defaultBulkMax,
 		now:     time.Now,

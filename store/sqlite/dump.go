@@ -139,7 +139,8 @@ func (s *Store) RestoreRow(ctx context.Context, row *task.Row) (bool, error) {
 }
 
 // RestoreTask stores a task as dumped, unclaimed, unless its task_id is
-// stored.
+// stored. A job that holds a key (Job.Key set) takes it back in the same
+// transaction, unless another job holds it.
 func (s *Store) RestoreTask(ctx context.Context, d store.TaskDump) (bool, error) {
 	t := d.Task
 	if t == nil || t.TaskID == "" {
@@ -154,12 +155,27 @@ func (s *Store) RestoreTask(ctx context.Context, d store.TaskDump) (bool, error)
 	if d.Deleted {
 		deleted = 1
 	}
-	res, err := s.w.ExecContext(ctx, qRestoreTask, t.TaskID, t.Scenario, t.RowID, doc, t.IsEnable,
-		t.IsDone, deleted, store.UnixMS(t.NextFire), store.UnixMS(t.LastFire), t.LastStatus, max(t.Version, 1),
-		store.UnixMS(t.CreatedAt), store.UnixMS(t.UpdatedAt))
+	var inserted bool
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, qRestoreTask, t.TaskID, t.Scenario, t.RowID, doc, t.IsEnable,
+			t.IsDone, deleted, store.UnixMS(t.NextFire), store.UnixMS(t.LastFire), t.LastStatus, max(t.Version, 1),
+			store.UnixMS(t.CreatedAt), store.UnixMS(t.UpdatedAt))
+		if err != nil {
+			return translate(err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n != 1 {
+			return err
+		}
+		inserted = true
+		if t.Job == nil || t.Job.Key == "" {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, qRestoreJobKey, t.Job.Key, t.TaskID)
+		return err
+	})
 	if err != nil {
-		return false, fmt.Errorf("restore task %s: %w", t.TaskID, translate(err))
+		return false, fmt.Errorf("restore task %s: %w", t.TaskID, err)
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return inserted, nil
 }

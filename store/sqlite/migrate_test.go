@@ -82,7 +82,7 @@ func openRaw(t *testing.T, path string) *sql.DB {
 }
 
 // layout describes a database's schema: its user_version, the columns of
-// runs and the names of its tables and indexes.
+// each table and the names of its tables and indexes.
 func layout(t *testing.T, path string) string {
 	t.Helper()
 	db := openRaw(t, path)
@@ -90,43 +90,84 @@ func layout(t *testing.T, path string) string {
 	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
 		t.Fatal(err)
 	}
-	var cols []string
-	rs, err := db.Query("SELECT name, type, \"notnull\", coalesce(dflt_value, '') FROM pragma_table_info('runs')")
+	var names, tables []string
+	rs, err := db.Query("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rs.Next() {
-		var name, typ, dflt string
-		var notNull int
-		if err := rs.Scan(&name, &typ, &notNull, &dflt); err != nil {
+		var typ, n string
+		if err := rs.Scan(&typ, &n); err != nil {
 			t.Fatal(err)
 		}
-		cols = append(cols, fmt.Sprintf("%s %s %d %s", name, typ, notNull, dflt))
-	}
-	rs.Close()
-	var names []string
-	rs, err = db.Query("SELECT type || ' ' || name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rs.Next() {
-		var n string
-		if err := rs.Scan(&n); err != nil {
-			t.Fatal(err)
+		names = append(names, typ+" "+n)
+		if typ == "table" {
+			tables = append(tables, n)
 		}
-		names = append(names, n)
 	}
 	rs.Close()
 	slices.Sort(names)
+	slices.Sort(tables)
+	var out []string
+	for _, table := range tables {
+		var cols []string
+		rs, err := db.Query("SELECT name, type, \"notnull\", coalesce(dflt_value, ''), pk FROM pragma_table_info(?)", table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rs.Next() {
+			var name, typ, dflt string
+			var notNull, pk int
+			if err := rs.Scan(&name, &typ, &notNull, &dflt, &pk); err != nil {
+				t.Fatal(err)
+			}
+			cols = append(cols, fmt.Sprintf("%s %s %d %s %d", name, typ, notNull, dflt, pk))
+		}
+		rs.Close()
+		out = append(out, table+": "+strings.Join(cols, ", "))
+	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("user_version %d\nruns: %s\n%s", v, strings.Join(cols, ", "), strings.Join(names, "\n"))
+	return fmt.Sprintf("user_version %d\n%s\n%s", v, strings.Join(out, "\n"), strings.Join(names, "\n"))
 }
 
-// TestMigrateV1 opens a version 1 file: it gets the version 2 schema (the
-// same tables, columns and indexes as a fresh file), keeps its data, and
-// its old runs take part in store.Control.
+// checkMigrated checks the file at path, migrated and closed: it has the
+// same tables, columns and indexes as a fresh file of the current
+// version, and opening it again changes none of that.
+func checkMigrated(t *testing.T, path string) {
+	t.Helper()
+	migrated := layout(t, path)
+	fresh := filepath.Join(t.TempDir(), "fresh.db")
+	s, err := sqlite.Open(t.Context(), fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := layout(t, fresh); migrated != want {
+		t.Errorf("migrated schema differs from a fresh one\nmigrated:\n%s\nfresh:\n%s", migrated, want)
+	}
+	if !strings.HasPrefix(migrated, "user_version 3\n") {
+		t.Errorf("migrated file: %s, want user_version 3", firstLineOf(migrated))
+	}
+	s, err = sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("reopen the migrated file: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if again := layout(t, path); again != migrated {
+		t.Errorf("schema changed on reopen:\n%s\nwas:\n%s", again, migrated)
+	}
+}
+
+// TestMigrateV1 opens a version 1 file: it is migrated through version 2
+// to 3 and gets the current schema (the same tables, columns and indexes as
+// a fresh file), keeps its data, its old runs take part in store.Control,
+// and it takes jobs.
 func TestMigrateV1(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "v1.db")
@@ -169,27 +210,16 @@ func TestMigrateV1(t *testing.T) {
 	if runs, err := s.QueryRuns(ctx, store.RunQuery{State: task.RunDone, Limit: 10}); err != nil || len(runs) != 1 {
 		t.Errorf("QueryRuns after migration = %d runs, %v", len(runs), err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	migrated := layout(t, path)
-	fresh := filepath.Join(dir, "fresh.db")
-	s, err = sqlite.Open(ctx, fresh)
-	if err != nil {
-		t.Fatal(err)
+	// And the jobs of version 3.
+	if err := s.CreateJob(ctx, migratedJob("j1", "k1")); err != nil {
+		t.Errorf("CreateJob after migration: %v", err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if want := layout(t, fresh); migrated != want {
-		t.Errorf("migrated schema differs from a fresh one\nmigrated:\n%s\nfresh:\n%s", migrated, want)
-	}
-	if !strings.HasPrefix(migrated, "user_version 2\n") {
-		t.Errorf("migrated file: %s, want user_version 2", firstLineOf(migrated))
-	}
+	checkMigrated(t, path)
 
-	// Opening again changes nothing.
+	// Opening again keeps the data.
 	s, err = sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatalf("reopen the migrated file: %v", err)
@@ -197,12 +227,134 @@ func TestMigrateV1(t *testing.T) {
 	if r, err := s.GetRun(ctx, "tr-1"); err != nil || r.State != task.RunDone || len(r.Feedback) != 1 {
 		t.Errorf("run after reopen = %+v, %v", r, err)
 	}
+	if j, err := s.JobByKey(ctx, "k1"); err != nil || j.TaskID != "j1" {
+		t.Errorf("job after reopen = %+v, %v", j, err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if again := layout(t, path); again != migrated {
-		t.Errorf("schema changed on reopen:\n%s\nwas:\n%s", again, migrated)
+}
+
+// migratedJob is a job for a migrated file.
+func migratedJob(id, key string) *task.Task {
+	return &task.Task{TaskID: id, Scenario: task.JobScenario, TaskType: task.ChannelHTTP, ExecuteType: task.Once,
+		State: task.StateRunning, IsEnable: 1, Job: &task.Job{Method: task.JobGET, Name: "https://example.com/",
+			Key: key, DueAt: v1Time.Add(time.Hour + 5*time.Millisecond)}}
+}
+
+// schemaV2 is the schema as version 2 created it (before store.Jobs),
+// audit trail included, frozen here like schemaV1.
+const schemaV2 = `
+CREATE TABLE rows (
+	scenario TEXT NOT NULL, id TEXT NOT NULL, fields TEXT NOT NULL DEFAULT 'null',
+	is_fetched INTEGER NOT NULL DEFAULT 0, is_active INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',
+	next_fire INTEGER NOT NULL DEFAULT 0, last_fire INTEGER NOT NULL DEFAULT 0, last_status TEXT NOT NULL DEFAULT '',
+	version INTEGER NOT NULL DEFAULT 1, created_at INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (scenario, id)
+);
+CREATE INDEX ix_rows_unfetched ON rows (updated_at) WHERE is_fetched = 0;
+CREATE TABLE time_task (
+	id INTEGER PRIMARY KEY, task_id TEXT NOT NULL UNIQUE, scenario TEXT NOT NULL, row_id TEXT NOT NULL DEFAULT '',
+	doc TEXT NOT NULL, is_enable INTEGER NOT NULL DEFAULT 0, is_claimed INTEGER NOT NULL DEFAULT 0,
+	claimed_by TEXT NOT NULL DEFAULT '', lease_until INTEGER NOT NULL DEFAULT 0, is_done INTEGER NOT NULL DEFAULT 0,
+	deleted INTEGER NOT NULL DEFAULT 0, next_fire INTEGER NOT NULL DEFAULT 0, last_fire INTEGER NOT NULL DEFAULT 0,
+	last_status TEXT NOT NULL DEFAULT '', version INTEGER NOT NULL DEFAULT 1, created_at INTEGER NOT NULL DEFAULT 0,
+	updated_at INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX ix_task_due ON time_task (is_enable, is_claimed, is_done);
+CREATE INDEX ix_task_row ON time_task (scenario, row_id);
+CREATE INDEX ix_task_owner ON time_task (claimed_by) WHERE is_claimed = 1;
+CREATE INDEX ix_task_deleted ON time_task (is_claimed) WHERE deleted = 1;
+CREATE TABLE runs (
+	id INTEGER PRIMARY KEY, trigger_id TEXT NOT NULL UNIQUE, task_id TEXT NOT NULL, slot INTEGER NOT NULL,
+	target TEXT NOT NULL DEFAULT '', trigger_type TEXT NOT NULL, state TEXT NOT NULL,
+	attempt INTEGER NOT NULL DEFAULT 0, node TEXT NOT NULL DEFAULT '', fired_at INTEGER NOT NULL DEFAULT 0,
+	finished_at INTEGER NOT NULL DEFAULT 0, next_attempt INTEGER NOT NULL DEFAULT 0,
+	error TEXT NOT NULL DEFAULT '', output TEXT NOT NULL DEFAULT '',
+	params TEXT NOT NULL DEFAULT '', deadline INTEGER NOT NULL DEFAULT 0, feedback TEXT NOT NULL DEFAULT '',
+	UNIQUE (task_id, slot, target)
+);
+CREATE INDEX ix_runs_sched ON runs (task_id, slot) WHERE trigger_type IN ('schedule','misfire');
+CREATE INDEX ix_runs_unfinished ON runs (task_id, slot) WHERE state IN ('pending','running','failed');
+CREATE INDEX ix_runs_accepted ON runs (deadline) WHERE state = 'accepted';
+CREATE INDEX ix_runs_fired ON runs (fired_at, trigger_id);
+CREATE INDEX ix_runs_task_fired ON runs (task_id, fired_at, trigger_id);
+CREATE INDEX ix_runs_target_fired ON runs (target, fired_at, trigger_id);
+CREATE INDEX ix_runs_final_age ON runs (finished_at)
+	WHERE state IN ('done','dead','rejected','timeout','cancelled','skipped');
+CREATE INDEX ix_runs_final_slot ON runs (task_id, slot DESC, target DESC)
+	WHERE state IN ('done','dead','rejected','timeout','cancelled','skipped');
+CREATE TABLE targets (
+	id TEXT PRIMARY KEY, doc TEXT NOT NULL, version INTEGER NOT NULL DEFAULT 1,
+	created_at INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE outbox (
+	id INTEGER PRIMARY KEY AUTOINCREMENT, task_id TEXT NOT NULL DEFAULT '', trigger_id TEXT NOT NULL DEFAULT '',
+	channel TEXT NOT NULL DEFAULT '', recipient TEXT NOT NULL DEFAULT '', subject TEXT NOT NULL DEFAULT '',
+	body TEXT NOT NULL DEFAULT '', created_at INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX ux_outbox_trigger ON outbox (trigger_id) WHERE trigger_id <> '';
+CREATE TABLE audit (
+	id INTEGER PRIMARY KEY AUTOINCREMENT, scenario TEXT NOT NULL, row_id TEXT NOT NULL, action TEXT NOT NULL,
+	who TEXT NOT NULL DEFAULT '', at INTEGER NOT NULL DEFAULT 0, old TEXT NOT NULL DEFAULT 'null',
+	new TEXT NOT NULL DEFAULT 'null'
+);
+CREATE INDEX ix_audit_row ON audit (scenario, row_id, id);
+PRAGMA user_version = 2;
+`
+
+// v2Data is what a version 2 database held: v1Data, a target and an
+// accepted run.
+var v2Data = v1Data + fmt.Sprintf(`
+INSERT INTO targets (id, doc, version) VALUES ('hook', '{"kind":"email","state":"running"}', 2);
+INSERT INTO runs (trigger_id, task_id, slot, target, trigger_type, state, attempt, fired_at, deadline, params)
+	VALUES ('tr-2', 't1', %[1]d, 'hook', 'schedule', 'accepted', 1, %[1]d, %[2]d, '{"x":"y"}');
+`, v1Time.Add(time.Minute).UnixMilli(), v1Time.Add(time.Hour).UnixMilli())
+
+// TestMigrateV2 opens a version 2 file: it gets the version 3 schema (the
+// same tables, columns and indexes as a fresh file), keeps its data, and
+// takes jobs.
+func TestMigrateV2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v2.db")
+	db := openRaw(t, path)
+	if _, err := db.Exec(schemaV2 + v2Data); err != nil {
+		t.Fatal(err)
 	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open a version 2 file: %v", err)
+	}
+	if tk, err := s.GetTask(ctx, "t1"); err != nil || tk.Version != 4 || tk.Job != nil || tk.RowID != "m1" {
+		t.Fatalf("old task after migration = %+v, %v", tk, err)
+	}
+	if r, err := s.GetRun(ctx, "tr-2"); err != nil || r.State != task.RunAccepted || r.Params["x"] != "y" ||
+		!r.Deadline.Equal(v1Time.Add(time.Hour)) {
+		t.Fatalf("old run after migration = %+v, %v", r, err)
+	}
+	if tg, err := s.GetTarget(ctx, "hook"); err != nil || tg.Version != 2 {
+		t.Fatalf("old target after migration = %+v, %v", tg, err)
+	}
+	j := migratedJob("j1", "k1")
+	if err := s.CreateJob(ctx, j); err != nil {
+		t.Fatalf("CreateJob after migration: %v", err)
+	}
+	if got, err := s.JobByKey(ctx, "k1"); err != nil || got.Job == nil || !got.Job.DueAt.Equal(j.Job.DueAt) {
+		t.Errorf("JobByKey after migration = %+v, %v", got, err)
+	}
+	if err := s.AddJobEvents(ctx, []store.JobEvent{{JobID: "j1", At: v1Time, State: task.JobPending}}); err != nil {
+		t.Errorf("AddJobEvents after migration: %v", err)
+	}
+	if evs, err := s.JobEvents(ctx, "j1", 10); err != nil || len(evs) != 1 {
+		t.Errorf("JobEvents after migration = %+v, %v", evs, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkMigrated(t, path)
 }
 
 // TestOpenRefusesNewerSchema: a file written by a newer build is not

@@ -74,6 +74,14 @@ func planQueries() []planQuery {
 		{"TimeoutRun", qTimeoutRun},
 		{"CleanupAge", qCleanupAge},
 		{"CleanupKeep", qCleanupKeep},
+		// Jobs.
+		{"JobByKey", qJobByKey},
+		{"KeyHolder", qKeyHolder},
+		{"InsertJobKey", qInsertJobKey},
+		{"MoveJobKey", qMoveJobKey},
+		{"AddJobEvent", qAddJobEvent},
+		{"JobEvents", qJobEvents},
+		{"RestoreJobKey", qRestoreJobKey},
 	}
 	for v := range runQueryVariants {
 		qs = append(qs, planQuery{fmt.Sprintf("QueryRuns/task=%t,target=%t,state=%t",
@@ -110,7 +118,7 @@ func TestQueryPlans(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 
 	partial := partialIndexes(t, s)
-	fullScan := regexp.MustCompile(`^SCAN (rows|time_task|runs|outbox|targets)\b(?: USING (?:COVERING )?INDEX (\w+))?`)
+	fullScan := regexp.MustCompile(`^SCAN (rows|time_task|runs|outbox|targets|job_keys|job_events)\b(?: USING (?:COVERING )?INDEX (\w+))?`)
 	for _, q := range queries {
 		t.Run(q.name, func(t *testing.T) {
 			rs, err := s.w.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.sql, make([]any, countParams(q.sql))...)

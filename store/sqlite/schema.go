@@ -65,6 +65,19 @@ package sqlite
 //     second (a window function over index order, no sort). It walks the
 //     finished runs until it has Limit to delete, all of them when fewer
 //     are due: a cleanup job's cost, paid by no fire.
+//
+// Jobs (store.Jobs, schema version 3):
+//
+//   - A job is a time_task row like any other (scenario 'jobs', row_id '',
+//     task.Job in the document), so claims, fires and states need nothing
+//     new. Its row_id is '' and no row has an empty id, so the row
+//     mirroring of SetTaskStatus, DeleteRow and ApplySync never reach it,
+//     and it is never deleted=1, so PurgeDeleted leaves it.
+//   - job_keys: key -> task_id, its primary key making a key held by one
+//     job at a time (WITHOUT ROWID: the key is the table). JobByKey is a
+//     primary key lookup, then time_task's task_id index.
+//   - job_events: a job's transitions, appended; ix_job_events (job_id, id)
+//     reads one job's history oldest first as an index range, no sort.
 
 // unfinishedStates lists the run states a node resumes: not final
 // (task.RunState.Final is false) and not accepted (the target has those);
@@ -83,13 +96,15 @@ const scheduledTriggers = `('schedule','misfire')`
 
 // schemaVersion is the version of schemaSQL, kept in PRAGMA user_version.
 // Version 1 had no targets table and no runs.params, runs.deadline and
-// runs.feedback (nor their indexes).
-const schemaVersion = 2
+// runs.feedback (nor their indexes); version 2 had no job_keys and
+// job_events tables.
+const schemaVersion = 3
 
 // migrateFrom returns the statements that bring a database at version v to
 // v+1 with what CREATE … IF NOT EXISTS cannot do (new columns of existing
 // tables); schemaSQL, applied after them, creates the new tables and
-// indexes.
+// indexes. "" means there is nothing of that kind: version 2 to 3 only adds
+// tables.
 func migrateFrom(v int) string {
 	switch v {
 	case 1:
@@ -203,4 +218,20 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 -- One message per run: a resumed delivery does not add a second one.
 CREATE UNIQUE INDEX IF NOT EXISTS ux_outbox_trigger ON outbox (trigger_id) WHERE trigger_id <> '';
+
+CREATE TABLE IF NOT EXISTS job_keys (
+	key     TEXT NOT NULL PRIMARY KEY,
+	task_id TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS job_events (
+	id         INTEGER PRIMARY KEY,
+	job_id     TEXT    NOT NULL,
+	at         INTEGER NOT NULL DEFAULT 0,
+	state      TEXT    NOT NULL,
+	trigger_id TEXT    NOT NULL DEFAULT '',
+	attempt    INTEGER NOT NULL DEFAULT 0,
+	reason     TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS ix_job_events ON job_events (job_id, id);
 `

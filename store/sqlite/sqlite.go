@@ -38,6 +38,7 @@ import (
 var (
 	_ store.Store   = (*Store)(nil)
 	_ store.Control = (*Store)(nil)
+	_ store.Jobs    = (*Store)(nil)
 )
 
 // dsnParams are applied by the driver to every new connection.
@@ -129,7 +130,11 @@ func (s *Store) init(ctx context.Context) error {
 			return fmt.Errorf("schema version %d is newer than this build's %d", v, schemaVersion)
 		}
 		for from := v; from > 0 && from < schemaVersion; from++ {
-			if _, err := tx.ExecContext(ctx, migrateFrom(from)); err != nil {
+			q := migrateFrom(from)
+			if q == "" {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, q); err != nil {
 				return fmt.Errorf("migrate schema from version %d: %w", from, err)
 			}
 		}

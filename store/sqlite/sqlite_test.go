@@ -41,6 +41,10 @@ func TestControlConformance(t *testing.T) {
 	storetest.RunControl(t, func(t *testing.T) store.Store { return openTemp(t) })
 }
 
+func TestJobsConformance(t *testing.T) {
+	storetest.RunJobs(t, func(t *testing.T) store.Store { return openTemp(t) })
+}
+
 func TestOpenCreatesDirAndIsIdempotent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a", "b?c#d%e", "cronsheet.db")
 	s, err := sqlite.Open(t.Context(), path)

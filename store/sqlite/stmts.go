@@ -20,6 +20,7 @@ type stmts struct {
 	getRun, listRuns, lastSlot, unfinishedRuns  *sql.Stmt
 	getRow, listRows, listUnfetched, listOutbox *sql.Stmt
 	getTarget, listTargets, anyDueAccepted      *sql.Stmt
+	jobByKey, jobEvents                         *sql.Stmt
 	// queryRuns has one statement per filter combination of QueryRuns
 	// (qQueryRuns).
 	queryRuns [runQueryVariants]*sql.Stmt
@@ -40,6 +41,8 @@ type stmts struct {
 	addProgress, addFinal, dueAccepted          *sql.Stmt
 	timeoutRun, cleanupAge, cleanupKeep         *sql.Stmt
 	updateRunFired                              *sql.Stmt
+	keyHolder, insertJobKey, moveJobKey         *sql.Stmt
+	addJobEvent                                 *sql.Stmt
 }
 
 // stmtSpec names one prepared statement: where it lives, its query and on
@@ -112,6 +115,13 @@ func (st *stmts) specs() []stmtSpec {
 		w(&st.timeoutRun, qTimeoutRun),
 		w(&st.cleanupAge, qCleanupAge),
 		w(&st.cleanupKeep, qCleanupKeep),
+
+		r(&st.jobByKey, qJobByKey),
+		r(&st.jobEvents, qJobEvents),
+		w(&st.keyHolder, qKeyHolder),
+		w(&st.insertJobKey, qInsertJobKey),
+		w(&st.moveJobKey, qMoveJobKey),
+		w(&st.addJobEvent, qAddJobEvent),
 	}
 	for v := range st.queryRuns {
 		specs = append(specs, r(&st.queryRuns[v], qQueryRuns(v)))

@@ -3,7 +3,8 @@
 // store, plus two races (N claimers, N firers) that must never double-claim
 // a task or double-fire a slot. RunControl does the same for store.Control
 // (targets, task states, accepted runs and feedback, run queries and
-// cleanup); RunRowTable and RunAuditLog for the optional interfaces.
+// cleanup), RunJobs for store.Jobs (jobs, their keys and events);
+// RunRowTable and RunAuditLog for the optional interfaces.
 //
 // A driver's test calls it with a constructor of fresh, empty stores:
 //

@@ -1,0 +1,277 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"cronsheet/fire"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// OnRun records the transition a stored run change means for its job (the
+// firer calls it through fire.Config.OnRun) and wakes those waiting on
+// the job. Runs of row tasks are ignored. It blocks only when eventBuffer
+// transitions wait to be stored.
+func (s *Service) OnRun(t *task.Task, r task.Run) {
+	if t.Job == nil {
+		return
+	}
+	ev := store.JobEvent{JobID: t.TaskID, At: s.now(), TriggerID: r.TriggerID, Attempt: r.Attempt, Reason: r.Error}
+	switch r.State {
+	case task.RunRunning, task.RunPending:
+		ev.State = task.JobRunning
+		if r.TriggerType == task.TriggerBackfill {
+			ev.State = task.JobBackfilling
+		}
+		ev.Reason = string(r.TriggerType)
+	case task.RunAccepted:
+		ev.State, ev.Reason = task.JobRunning, "accepted; waiting for feedback"
+	case task.RunFailed:
+		ev.State = task.JobFailed
+		ev.Reason = fmt.Sprintf("attempt %d failed, retry at %s: %s", r.Attempt, r.NextAttempt.Format(time.RFC3339Nano), r.Error)
+	case task.RunDone:
+		ev.State = task.JobDone
+		if t.CronPara != "" {
+			ev.State = task.JobPending
+		}
+		ev.Reason = task.Truncate(r.Output, 200)
+	default: // dead, rejected, timeout
+		ev.State = task.JobDead
+		if t.CronPara != "" {
+			ev.State = task.JobPending
+		}
+		ev.Reason = fmt.Sprintf("%s: %s", r.State, r.Error)
+	}
+	s.event(ev)
+	if r.State.Final() {
+		s.wakeWaiters(t.TaskID)
+		s.announce(t.TaskID)
+	}
+}
+
+// event hands ev to the recorder.
+func (s *Service) event(ev store.JobEvent) {
+	select {
+	case s.events <- ev:
+	case <-s.done:
+		s.logger.Warn("job transition not stored: shutting down", "job_id", ev.JobID, "state", ev.State)
+	}
+}
+
+// recordEvents stores transitions in batches until Close, then stores
+// what is left.
+func (s *Service) recordEvents() {
+	batch := make([]store.JobEvent, 0, 256)
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		for attempt := range 3 {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err := s.store.AddJobEvents(ctx, batch)
+			cancel()
+			if err == nil {
+				break
+			}
+			s.logger.Error("store job transitions", "n", len(batch), "attempt", attempt+1, "error", err)
+			time.Sleep(100 * time.Millisecond << attempt)
+		}
+		batch = batch[:0]
+	}
+	for {
+		select {
+		case ev := <-s.events:
+			batch = append(batch, ev)
+			for len(batch) < cap(batch) {
+				select {
+				case ev := <-s.events:
+					batch = append(batch, ev)
+					continue
+				default:
+				}
+				break
+			}
+			flush()
+		case <-s.done:
+			for {
+				select {
+				case ev := <-s.events:
+					batch = append(batch, ev)
+				default:
+					flush()
+					return
+				}
+			}
+		}
+	}
+}
+
+// BackfillRequest chooses jobs to re-run: the given ids, or the newest
+// dead (or cancelled) jobs, at most Limit.
+type BackfillRequest struct {
+	IDs   []string      `json:"ids,omitempty"`
+	State task.JobState `json:"state,omitempty"` // dead (default) or cancelled, when IDs is empty
+	Limit int           `json:"limit,omitempty"` // default and maximum 1000
+}
+
+// BackfillAnswer lists the jobs a backfill will re-run and those refused.
+type BackfillAnswer struct {
+	Accepted []string          `json:"accepted"`
+	Refused  map[string]string `json:"refused,omitempty"`
+	// Rate is how many are triggered per second.
+	Rate float64 `json:"rate"`
+}
+
+// MaxBackfill bounds one backfill.
+const MaxBackfill = 1000
+
+// Backfill re-runs chosen dead or cancelled jobs (trigger type backfill)
+// in the background, at most BackfillRate per second; their state shows
+// backfilling, then done or dead.
+func (s *Service) Backfill(ctx context.Context, req BackfillRequest) (*BackfillAnswer, error) {
+	if req.Limit < 0 || req.Limit > MaxBackfill {
+		return nil, task.Invalid("limit", "must be 0 to %d", MaxBackfill)
+	}
+	if req.Limit == 0 {
+		req.Limit = MaxBackfill
+	}
+	if len(req.IDs) > MaxBackfill {
+		return nil, task.Invalid("ids", "at most %d", MaxBackfill)
+	}
+	ids := req.IDs
+	if len(ids) == 0 {
+		state := req.State
+		if state == "" {
+			state = task.JobDead
+		}
+		if state != task.JobDead && state != task.JobCancelled {
+			return nil, task.Invalid("state", "backfill takes dead or cancelled jobs; got %q", state)
+		}
+		views, _, err := s.List(ctx, ListQuery{State: state, Limit: req.Limit})
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range views {
+			ids = append(ids, v.ID)
+		}
+	}
+	ans := &BackfillAnswer{Accepted: []string{}, Refused: map[string]string{}, Rate: s.rate}
+	for _, id := range ids {
+		v, err := s.Get(ctx, id)
+		switch {
+		case errors.Is(err, task.ErrNotFound):
+			ans.Refused[id] = "no such job"
+		case err != nil:
+			return nil, err
+		case v.State != task.JobDead && v.State != task.JobCancelled:
+			ans.Refused[id] = fmt.Sprintf("job is %s; backfill re-runs dead or cancelled jobs", v.State)
+		default:
+			ans.Accepted = append(ans.Accepted, id)
+		}
+	}
+	if len(ans.Accepted) > 0 {
+		accepted := append([]string(nil), ans.Accepted...)
+		s.background(func() { s.runBackfill(accepted) })
+	}
+	return ans, nil
+}
+
+// runBackfill triggers each job, paced at s.rate per second.
+func (s *Service) runBackfill(ids []string) {
+	tick := time.NewTicker(time.Duration(float64(time.Second) / s.rate))
+	defer tick.Stop()
+	for i, id := range ids {
+		if i > 0 {
+			select {
+			case <-tick.C:
+			case <-s.ctx.Done():
+				return
+			}
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		_, err := s.trigger(ctx, fire.TriggerParams{TaskID: id, At: s.now(), Type: task.TriggerBackfill})
+		cancel()
+		if err != nil {
+			s.logger.Error("backfill", "job_id", id, "error", err)
+			s.event(store.JobEvent{JobID: id, At: s.now(), State: task.JobDead, Reason: "backfill failed: " + err.Error()})
+		}
+	}
+}
+
+// ListQuery chooses jobs by state from the ledger (dead letters: State
+// dead), newest first.
+type ListQuery struct {
+	State  task.JobState
+	Cursor store.RunCursor
+	Limit  int
+}
+
+// runStateOf returns the run state whose runs may belong to jobs in state js.
+func runStateOf(js task.JobState) (task.RunState, error) {
+	switch js {
+	case task.JobDead:
+		return task.RunDead, nil
+	case task.JobCancelled:
+		return task.RunCancelled, nil
+	case task.JobFailed:
+		return task.RunFailed, nil
+	case task.JobRunning, task.JobBackfilling:
+		return task.RunRunning, nil
+	case task.JobDone:
+		return task.RunDone, nil
+	}
+	return "", task.Invalid("state", "list takes dead, cancelled, failed, running, backfilling or done; got %q", js)
+}
+
+// List returns jobs whose newest run puts them in q.State (dead letters
+// with State dead), newest first, and the cursor of the next page (zero on
+// the last).
+func (s *Service) List(ctx context.Context, q ListQuery) ([]*View, store.RunCursor, error) {
+	rs, err := runStateOf(q.State)
+	if err != nil {
+		return nil, store.RunCursor{}, err
+	}
+	if q.Limit <= 0 || q.Limit > MaxBackfill {
+		q.Limit = 100
+	}
+	var out []*View
+	cursor := q.Cursor
+	seen := map[string]bool{}
+	for len(out) < q.Limit {
+		runs, err := s.store.QueryRuns(ctx, store.RunQuery{Target: task.JobTargetID, State: rs, Before: cursor, Limit: q.Limit})
+		if err != nil {
+			return nil, store.RunCursor{}, err
+		}
+		for _, r := range runs {
+			cursor = store.RunCursor{FiredAt: r.FiredAt, TriggerID: r.TriggerID}
+			if seen[r.TaskID] {
+				continue
+			}
+			seen[r.TaskID] = true
+			t, err := s.store.GetTask(ctx, r.TaskID)
+			if errors.Is(err, task.ErrNotFound) || err == nil && t.Job == nil {
+				continue
+			}
+			if err != nil {
+				return nil, store.RunCursor{}, err
+			}
+			latest, err := s.store.ListRuns(ctx, r.TaskID, time.Time{}, 1)
+			if err != nil {
+				return nil, store.RunCursor{}, err
+			}
+			if v := viewOf(t, latest); v.State == q.State {
+				out = append(out, v)
+				if len(out) == q.Limit {
+					return out, cursor, nil
+				}
+			}
+		}
+		if len(runs) < q.Limit {
+			return out, store.RunCursor{}, nil
+		}
+	}
+	return out, cursor, nil
+}

@@ -1,0 +1,487 @@
+// Package jobs is the jobs API's service (design 002/003): delayed,
+// immediate and cron callbacks for programs in any language. A job is a
+// task of scenario task.JobScenario carrying a task.Job; it is armed,
+// fired, retried and recorded like every task, and its state is derived
+// from the task and its runs (task.DeriveJobState). This package validates
+// submissions (one path for every intake channel), keeps keys, cancels,
+// blocks, backfills, waits for results and records each job's
+// transitions.
+package jobs
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"cronsheet/fire"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// Store is what the service needs from storage.
+type Store interface {
+	store.Jobs
+	GetTask(ctx context.Context, taskID string) (*task.Task, error)
+	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
+	InsertRun(ctx context.Context, r *task.Run) (bool, error)
+	SetTaskState(ctx context.Context, p store.TaskStateParams) (*task.Task, error)
+	QueryRuns(ctx context.Context, q store.RunQuery) ([]*task.Run, error)
+}
+
+// Deps are the service's dependencies.
+type Deps struct {
+	Logger *slog.Logger // nil discards
+	Store  Store
+	// Trigger fires a task now (backfills).
+	Trigger func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error)
+	// Check checks what a job's validity depends on in config (an EXEC
+	// command listed, a callback host allowed); nil = nothing.
+	Check func(t *task.Task) error
+	// Wake wakes the patrols so a new job is armed at once; nil = no-op.
+	Wake func()
+	Now  func() time.Time // nil = time.Now
+	// BackfillRate bounds backfill triggers per second (default 20).
+	BackfillRate float64
+}
+
+// Service runs the jobs API. Close stops its background work.
+type Service struct {
+	logger  *slog.Logger
+	store   Store
+	trigger func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error)
+	check   func(t *task.Task) error
+	wake    func()
+	now     func() time.Time
+	rate    float64
+
+	events  chan store.JobEvent
+	done    chan struct{}
+	wg      sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
+	mu      sync.Mutex
+	waiters map[string][]chan struct{}
+	closed  bool
+	finals  []func(*View) // OnFinal subscribers
+}
+
+// eventBuffer bounds transitions waiting to be stored; past it, OnRun
+// waits (back-pressure) rather than drop one.
+const eventBuffer = 10000
+
+// New returns a running Service. It panics when d.Store or d.Trigger is
+// nil (a wiring bug).
+func New(d Deps) *Service {
+	if d.Store == nil || d.Trigger == nil {
+		panic("jobs: Deps.Store and Deps.Trigger are required")
+	}
+	s := &Service{logger: d.Logger, store: d.Store, trigger: d.Trigger, check: d.Check, wake: d.Wake, now: d.Now,
+		rate: d.BackfillRate, events: make(chan store.JobEvent, eventBuffer), done: make(chan struct{}),
+		waiters: map[string][]chan struct{}{}}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	s.logger = s.logger.With("component", "jobs")
+	if s.wake == nil {
+		s.wake = func() {}
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.rate <= 0 {
+		s.rate = 20
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.wg.Go(s.recordEvents)
+	return s
+}
+
+// Close stops background work (backfills in progress stop; transitions
+// already handed over are stored first). Safe to call twice.
+func (s *Service) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	close(s.done)
+	s.wg.Wait()
+}
+
+// OnFinal registers fn to receive each job that becomes final (done, dead,
+// cancelled) through this node: its runs finished here, or it was
+// cancelled here. fn runs on a goroutine of the service's and must not
+// block for long. Register before the service is used.
+func (s *Service) OnFinal(fn func(*View)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.finals = append(s.finals, fn)
+}
+
+// announce tells the OnFinal subscribers about job id, if it is final.
+func (s *Service) announce(id string) {
+	s.mu.Lock()
+	subs := slices.Clone(s.finals)
+	s.mu.Unlock()
+	if len(subs) == 0 {
+		return
+	}
+	s.background(func() {
+		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+		defer cancel()
+		v, err := s.Get(ctx, id)
+		if err != nil {
+			if s.ctx.Err() == nil {
+				s.logger.Error("read final job", "job_id", id, "error", err)
+			}
+			return
+		}
+		if !v.State.Final() {
+			return
+		}
+		for _, fn := range subs {
+			fn(v)
+		}
+	})
+}
+
+// background runs fn on a goroutine that Close waits for, unless the
+// service is closed.
+func (s *Service) background(fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.wg.Go(fn) // under mu: Close's Wait cannot have begun
+	}
+}
+
+// NewID returns a new job id.
+func NewID() string {
+	return "job_" + rand.Text()[:20]
+}
+
+// View is a job as the API shows it.
+type View struct {
+	ID         string           `json:"id"`
+	State      task.JobState    `json:"state"`
+	Method     task.JobMethod   `json:"method"`
+	Name       string           `json:"name"`
+	Key        string           `json:"key,omitempty"`
+	CC         string           `json:"cc,omitempty"`
+	CCLimit    int              `json:"cc_limit,omitempty"`
+	DueAt      time.Time        `json:"due_at,omitzero"`
+	Cron       string           `json:"cron,omitempty"`
+	NextFire   time.Time        `json:"next_fire,omitzero"`
+	MaxRetries int              `json:"max_retries"`
+	TTL        float64          `json:"ttl"`
+	ReplacedBy string           `json:"replaced_by,omitempty"`
+	Attempts   int              `json:"attempts"`
+	Result     string           `json:"result,omitempty"`
+	Error      string           `json:"error,omitempty"`
+	Run        *task.Run        `json:"run,omitempty"` // the newest run
+	Runs       []*task.Run      `json:"runs,omitempty"`
+	Events     []store.JobEvent `json:"events,omitempty"`
+	CreatedAt  time.Time        `json:"created_at,omitzero"`
+	// Created is false when a submission found the job its key names
+	// (idempotent repeat).
+	Created bool `json:"created"`
+}
+
+// viewOf builds the view of t with its newest runs (newest first).
+func viewOf(t *task.Task, runs []*task.Run) *View {
+	j := t.Job
+	v := &View{ID: t.TaskID, Method: j.Method, Name: j.Name, Key: j.Key, CC: j.CC, CCLimit: j.CCLimit, DueAt: j.DueAt,
+		Cron: t.CronPara, NextFire: t.NextFire, MaxRetries: t.MaxRetries, TTL: t.TTL.Seconds(), ReplacedBy: j.ReplacedBy,
+		CreatedAt: t.CreatedAt}
+	var latest *task.Run
+	if len(runs) > 0 {
+		latest = runs[0]
+		v.Run = latest
+		v.Attempts = latest.Attempt
+		v.Result = latest.Output
+		v.Error = latest.Error
+		if n := len(latest.Feedback); n > 0 && !latest.Feedback[n-1].Progress && latest.Feedback[n-1].Output != "" {
+			v.Result = latest.Feedback[n-1].Output
+		}
+	}
+	v.State = task.DeriveJobState(t, latest)
+	return v
+}
+
+// Submit validates and stores one job. With a key that a job holds
+// already, it returns that job (Created false): a repeated submission does
+// not make a second job. When the request asks to wait, Submit waits for
+// the result until the job is final or the wait ends.
+func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
+	b, err := s.build(r)
+	if err != nil {
+		return nil, err
+	}
+	if key := b.Task.Job.Key; key != "" {
+		if old, err := s.store.JobByKey(ctx, key); err == nil {
+			return s.waitOrGet(ctx, old.TaskID, b.Wait, false)
+		} else if !errors.Is(err, task.ErrNotFound) {
+			return nil, err
+		}
+	}
+	if err := s.store.CreateJob(ctx, b.Task); err != nil {
+		if errors.Is(err, task.ErrConflict) && b.Task.Job.Key != "" {
+			// Another submission with the key won the race: it is this one.
+			if old, gerr := s.store.JobByKey(ctx, b.Task.Job.Key); gerr == nil {
+				return s.waitOrGet(ctx, old.TaskID, b.Wait, false)
+			}
+		}
+		return nil, fmt.Errorf("store job: %w", err)
+	}
+	s.event(store.JobEvent{JobID: b.Task.TaskID, At: s.now(), State: task.JobPending, Reason: "submitted"})
+	s.wake()
+	return s.waitOrGet(ctx, b.Task.TaskID, b.Wait, true)
+}
+
+// build validates r into a new job.
+func (s *Service) build(r Request) (Built, error) {
+	b, err := Build(r, NewID(), s.now())
+	if err != nil {
+		return Built{}, err
+	}
+	if s.check != nil {
+		if err := s.check(b.Task); err != nil {
+			return Built{}, err
+		}
+	}
+	return b, nil
+}
+
+// Upsert puts a job under key: a pending job holding it is cancelled and
+// replaced by the new one; a job that already fired keeps running (or
+// stays finished) and the key moves to the new job. Without a holder it
+// creates the job.
+func (s *Service) Upsert(ctx context.Context, key string, r Request) (*View, error) {
+	if key == "" || len(key) > task.MaxJobKey {
+		return nil, task.Invalid("key", "1 to %d bytes", task.MaxJobKey)
+	}
+	if r.Key != "" && r.Key != key {
+		return nil, task.Invalid("key", "the body's key %q differs from the path's", task.Truncate(r.Key, 40))
+	}
+	r.Key = key
+	b, err := s.build(r)
+	if err != nil {
+		return nil, err
+	}
+	old, err := s.store.JobByKey(ctx, key)
+	switch {
+	case errors.Is(err, task.ErrNotFound):
+		if err := s.store.CreateJob(ctx, b.Task); err != nil {
+			return nil, fmt.Errorf("store job: %w", err)
+		}
+	case err != nil:
+		return nil, err
+	default:
+		cancelled, cerr := s.cancelSlot(ctx, old, "replaced by "+b.Task.TaskID)
+		if cerr != nil {
+			return nil, cerr
+		}
+		if err := s.store.ReplaceJob(ctx, key, old.TaskID, b.Task); err != nil {
+			return nil, fmt.Errorf("replace job %s: %w", old.TaskID, err)
+		}
+		if cancelled {
+			s.event(store.JobEvent{JobID: old.TaskID, At: s.now(), State: task.JobCancelled, Reason: "replaced by " + b.Task.TaskID})
+		}
+	}
+	s.event(store.JobEvent{JobID: b.Task.TaskID, At: s.now(), State: task.JobPending, Reason: "submitted under key " + key})
+	s.wake()
+	return s.waitOrGet(ctx, b.Task.TaskID, b.Wait, true)
+}
+
+// Get returns a job with its newest runs and its transitions.
+func (s *Service) Get(ctx context.Context, id string) (*View, error) {
+	t, err := s.jobTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := s.store.ListRuns(ctx, id, time.Time{}, 20)
+	if err != nil {
+		return nil, err
+	}
+	v := viewOf(t, runs)
+	v.Runs = runs
+	if v.Events, err = s.store.JobEvents(ctx, id, store.MaxJobEvents); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// jobTask reads a job's task; a task that is not a job is not found.
+func (s *Service) jobTask(ctx context.Context, id string) (*task.Task, error) {
+	if id == "" || len(id) > 200 {
+		return nil, task.Invalid("id", "1 to 200 bytes")
+	}
+	t, err := s.store.GetTask(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("job %q: %w", task.Truncate(id, 60), err)
+	}
+	if t.Job == nil {
+		return nil, fmt.Errorf("job %q: %w", task.Truncate(id, 60), task.ErrNotFound)
+	}
+	return t, nil
+}
+
+// Wait waits until the job is final (done, dead, cancelled) or d passes,
+// then returns it: a long poll. A zero d returns at once.
+func (s *Service) Wait(ctx context.Context, id string, d time.Duration) (*View, error) {
+	return s.waitOrGet(ctx, id, d, true)
+}
+
+func (s *Service) waitOrGet(ctx context.Context, id string, d time.Duration, created bool) (*View, error) {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	poll := time.NewTicker(200 * time.Millisecond) // runs finished on other nodes
+	defer poll.Stop()
+	for {
+		notify := s.subscribe(id)
+		v, err := s.Get(ctx, id)
+		if err != nil {
+			s.unsubscribe(id, notify)
+			return nil, err
+		}
+		v.Created = created
+		if d <= 0 || v.State.Final() {
+			s.unsubscribe(id, notify)
+			return v, nil
+		}
+		select {
+		case <-notify:
+		case <-poll.C:
+			s.unsubscribe(id, notify)
+		case <-deadline.C:
+			s.unsubscribe(id, notify)
+			return v, nil
+		case <-ctx.Done():
+			s.unsubscribe(id, notify)
+			return v, nil // the caller went away or its deadline passed: the job as it is
+		}
+	}
+}
+
+func (s *Service) subscribe(id string) chan struct{} {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.waiters[id] = append(s.waiters[id], ch)
+	s.mu.Unlock()
+	return ch
+}
+
+func (s *Service) unsubscribe(id string, ch chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.waiters[id]
+	for i, c := range list {
+		if c == ch {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(s.waiters, id)
+	} else {
+		s.waiters[id] = list
+	}
+}
+
+// wakeWaiters wakes everyone waiting on job id.
+func (s *Service) wakeWaiters(id string) {
+	s.mu.Lock()
+	list := s.waiters[id]
+	delete(s.waiters, id)
+	s.mu.Unlock()
+	for _, ch := range list {
+		close(ch)
+	}
+}
+
+// ErrTooLate is wrapped by Cancel when the job already fired.
+var ErrTooLate = errors.New("the job already fired")
+
+// Cancel cancels a job that has not fired: exactly one of cancelled and
+// fired wins, through the fire ledger (a cancel takes the job's slot the
+// way a fire does). A cron job stops for good. A job that already fired is
+// task.ErrConflict wrapping ErrTooLate.
+func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
+	t, err := s.jobTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.State == task.StateClosed {
+		return nil, fmt.Errorf("job %s is already cancelled or replaced: %w", id, task.ErrConflict)
+	}
+	ok, err := s.cancelSlot(ctx, t, "cancelled")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		v, gerr := s.Get(ctx, id)
+		state := task.JobRunning
+		if gerr == nil {
+			state = v.State
+		}
+		return nil, fmt.Errorf("job %s is %s: %w: %w", id, state, ErrTooLate, task.ErrConflict)
+	}
+	if _, err := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: task.StateClosed, Now: s.now()}); err != nil {
+		return nil, err
+	}
+	s.event(store.JobEvent{JobID: id, At: s.now(), State: task.JobCancelled, Reason: "cancelled"})
+	s.wake()
+	s.wakeWaiters(id)
+	s.announce(id)
+	return s.Get(ctx, id)
+}
+
+// cancelSlot takes a pending delayed job's slot in the ledger with a
+// cancelled run, so its fire finds the slot taken and sends nothing. It
+// reports false when the slot was already fired. A cron job has no single
+// slot: it reports true (closing it stops it).
+func (s *Service) cancelSlot(ctx context.Context, t *task.Task, why string) (bool, error) {
+	if t.Job.DueAt.IsZero() {
+		return true, nil
+	}
+	now := s.now()
+	return s.store.InsertRun(ctx, &task.Run{
+		TriggerID: fire.NewTriggerID(), TaskID: t.TaskID, Slot: t.Job.DueAt, Target: task.JobTargetID,
+		TriggerType: task.TriggerSchedule, State: task.RunCancelled, FiredAt: now, FinishedAt: now, Error: why,
+	})
+}
+
+// Block keeps a job from running until Unblock.
+func (s *Service) Block(ctx context.Context, id string) (*View, error) {
+	return s.setState(ctx, id, task.StateStopped, task.JobBlocked, "blocked")
+}
+
+// Unblock lets a blocked job run again (at once, when its time has passed).
+func (s *Service) Unblock(ctx context.Context, id string) (*View, error) {
+	return s.setState(ctx, id, task.StateRunning, task.JobPending, "unblocked")
+}
+
+func (s *Service) setState(ctx context.Context, id string, st task.State, js task.JobState, why string) (*View, error) {
+	t, err := s.jobTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.State == task.StateClosed {
+		return nil, fmt.Errorf("job %s is cancelled: %w", id, task.ErrConflict)
+	}
+	now := s.now()
+	if _, err := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: st, Anchor: now, Now: now}); err != nil {
+		return nil, err
+	}
+	s.event(store.JobEvent{JobID: id, At: now, State: js, Reason: why})
+	s.wake()
+	return s.Get(ctx, id)
+}

@@ -1,0 +1,305 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"cronsheet/task"
+)
+
+// jobHook is a real callback endpoint for jobs: it records each call's
+// job (from the Idempotency-Key) and body, and answers with status().
+type jobHook struct {
+	srv    *httptest.Server
+	status atomic.Int32
+	mu     sync.Mutex
+	calls  []jobCall
+}
+
+type jobCall struct {
+	job, body string
+	at        time.Time
+}
+
+func startJobHook(t *testing.T) *jobHook {
+	t.Helper()
+	h := &jobHook{}
+	h.status.Store(http.StatusOK)
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		job, _, _ := strings.Cut(r.Header.Get("Idempotency-Key"), ":")
+		h.mu.Lock()
+		h.calls = append(h.calls, jobCall{job: job, body: string(b), at: time.Now()})
+		h.mu.Unlock()
+		w.WriteHeader(int(h.status.Load()))
+		fmt.Fprintf(w, "hello %s", job)
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// callsOf returns the calls made for job.
+func (h *jobHook) callsOf(job string) []jobCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []jobCall
+	for _, c := range h.calls {
+		if c.job == job {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// jobView is the part of a job's answer the tests read.
+type jobView struct {
+	ID         string         `json:"id"`
+	State      task.JobState  `json:"state"`
+	Result     string         `json:"result"`
+	Error      string         `json:"error"`
+	Attempts   int            `json:"attempts"`
+	Created    bool           `json:"created"`
+	ReplacedBy string         `json:"replaced_by"`
+	Runs       []*task.Run    `json:"runs"`
+	Events     []jobEventView `json:"events"`
+	Run        *task.Run      `json:"run"`
+}
+
+type jobEventView struct {
+	State  task.JobState `json:"state"`
+	Reason string        `json:"reason"`
+}
+
+func (b *testBundle) job(t *testing.T, id string) jobView {
+	t.Helper()
+	var v jobView
+	if code := b.call(t, "GET", "/api/v1/jobs/"+id, nil, &v); code != http.StatusOK {
+		t.Fatalf("get job %s: status %d", id, code)
+	}
+	return v
+}
+
+func (b *testBundle) waitJob(t *testing.T, id string, want task.JobState) jobView {
+	t.Helper()
+	var v jobView
+	eventually(t, "job "+id+" to be "+string(want), func() bool {
+		v = b.job(t, id)
+		return v.State == want
+	})
+	return v
+}
+
+func setupJobs(t *testing.T) (*testBundle, *jobHook) {
+	h := startJobHook(t)
+	b := setup(t, func(c *Config) {
+		c.HTTP.Allow = []string{"127.0.0.0/8"}
+		c.Fire.BackoffBase = 20 * time.Millisecond
+		c.Fire.BackoffMax = 100 * time.Millisecond
+	})
+	return b, h
+}
+
+// TestJobsDoneMeans is issue 6's "done means": a delayed POST job hits its
+// hook once, no sooner than its delay, and reads done; with wait the
+// submission returns the hook's answer; a job whose hook keeps failing
+// ends dead after 5 retries and says why.
+func TestJobsDoneMeans(t *testing.T) {
+	b, h := setupJobs(t)
+
+	submitted := time.Now()
+	var v jobView
+	code := b.call(t, "POST", "/api/v1/jobs", map[string]any{
+		"method": "POST", "delay": 2, "name": h.srv.URL + "/hook", "params": `{"a":1}`}, &v)
+	if code != http.StatusCreated || v.ID == "" || v.State != task.JobPending {
+		t.Fatalf("submit: status %d, %+v", code, v)
+	}
+	done := b.waitJob(t, v.ID, task.JobDone)
+	calls := h.callsOf(v.ID)
+	if len(calls) != 1 || calls[0].body != `{"a":1}` || calls[0].at.Before(submitted.Add(2*time.Second)) {
+		t.Fatalf("hook calls = %+v, want one with the params as body, at least 2s after submission", calls)
+	}
+	if !strings.Contains(done.Result, "hello "+v.ID) || done.Attempts != 1 {
+		t.Errorf("done job = %+v, want the hook's answer as result", done)
+	}
+
+	// wait: the answer is the result.
+	var waited jobView
+	code = b.call(t, "POST", "/api/v1/jobs", map[string]any{
+		"method": "GET", "delay": 0, "name": h.srv.URL + "/q", "params": "x=1", "wait": 10}, &waited)
+	if code != http.StatusCreated || waited.State != task.JobDone || !strings.Contains(waited.Result, "HTTP 200: hello "+waited.ID) {
+		t.Errorf("submit with wait: status %d, %+v; want done with the hook's answer", code, waited)
+	}
+
+	// A hook that keeps failing: dead after 1 + 5 attempts, with the reason.
+	h.status.Store(http.StatusInternalServerError)
+	var failing jobView
+	b.call(t, "POST", "/api/v1/jobs", map[string]any{"method": "POST", "name": h.srv.URL + "/fail"}, &failing)
+	dead := b.waitJob(t, failing.ID, task.JobDead)
+	if dead.Attempts != 6 || !strings.Contains(dead.Error, "500") || len(h.callsOf(failing.ID)) != 6 {
+		t.Errorf("dead job = %+v with %d calls; want 6 attempts and the 500 as reason", dead, len(h.callsOf(failing.ID)))
+	}
+	retries := 0
+	for _, e := range dead.Events {
+		if e.State == task.JobFailed && strings.Contains(e.Reason, "500") {
+			retries++
+		}
+	}
+	if retries != 5 {
+		t.Errorf("transitions = %+v, want 5 failed attempts with their reason", dead.Events)
+	}
+
+	// Backfill the dead job once the hook is fixed: done.
+	h.status.Store(http.StatusOK)
+	var ans struct {
+		Accepted []string `json:"accepted"`
+	}
+	if code := b.call(t, "POST", "/api/v1/jobs/backfill", map[string]any{"state": "dead"}, &ans); code != http.StatusAccepted ||
+		len(ans.Accepted) != 1 || ans.Accepted[0] != failing.ID {
+		t.Fatalf("backfill: status %d, %+v", code, ans)
+	}
+	back := b.waitJob(t, failing.ID, task.JobDone)
+	if back.Run == nil || back.Run.TriggerType != task.TriggerBackfill {
+		t.Errorf("backfilled job = %+v, want done by a backfill run", back)
+	}
+}
+
+// TestJobsCancelRacesFire: cancels sent around the instant jobs fire end
+// each job either cancelled (never called) or done (called once), never
+// both.
+func TestJobsCancelRacesFire(t *testing.T) {
+	b, h := setupJobs(t)
+	const n = 20
+	ids := make([]string, n)
+	due := make([]time.Time, n)
+	for i := range ids {
+		var v struct {
+			ID    string    `json:"id"`
+			DueAt time.Time `json:"due_at"`
+		}
+		b.call(t, "POST", "/api/v1/jobs", map[string]any{"method": "POST", "delay": 1, "name": h.srv.URL + "/race"}, &v)
+		ids[i], due[i] = v.ID, v.DueAt
+	}
+	// Each cancel is sent around its job's instant: from 40ms before to
+	// 55ms after, so some win and some lose.
+	var mu sync.Mutex
+	cancelled := map[string]bool{}
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		at := due[i].Add(time.Duration(i*5-40) * time.Millisecond)
+		wg.Go(func() {
+			time.Sleep(time.Until(at))
+			req, _ := http.NewRequest("DELETE", b.base+"/api/v1/jobs/"+id, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Errorf("cancel %s: %v", id, err)
+				return
+			}
+			resp.Body.Close()
+			switch resp.StatusCode {
+			case http.StatusOK:
+				mu.Lock()
+				cancelled[id] = true
+				mu.Unlock()
+			case http.StatusConflict:
+			default:
+				t.Errorf("cancel %s: status %d", id, resp.StatusCode)
+			}
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		want := task.JobDone
+		if cancelled[id] {
+			want = task.JobCancelled
+		}
+		b.waitJob(t, id, want)
+	}
+	time.Sleep(500 * time.Millisecond) // a late fire would show now
+	for _, id := range ids {
+		calls := len(h.callsOf(id))
+		if cancelled[id] && calls != 0 || !cancelled[id] && calls != 1 {
+			t.Errorf("job %s: cancelled %v, hook called %d times", id, cancelled[id], calls)
+		}
+		if v := b.job(t, id); cancelled[id] != (v.State == task.JobCancelled) {
+			t.Errorf("job %s: cancelled %v but state %s", id, cancelled[id], v.State)
+		}
+	}
+	t.Logf("%d of %d cancelled in time", len(cancelled), n)
+}
+
+// TestJobsKeysBlockBatch: upsert by key replaces a pending job; a repeated
+// submission with the key returns it; a blocked job does not run until
+// unblocked; a batch answers each job; bad bodies get the field.
+func TestJobsKeysBlockBatch(t *testing.T) {
+	b, h := setupJobs(t)
+	var a, c jobView
+	body := map[string]any{"method": "POST", "delay": 60, "name": h.srv.URL + "/k"}
+	if code := b.call(t, "PUT", "/api/v1/jobs/by-key/nightly", body, &a); code != http.StatusOK || a.State != task.JobPending {
+		t.Fatalf("upsert 1: %d %+v", code, a)
+	}
+	if code := b.call(t, "PUT", "/api/v1/jobs/by-key/nightly", body, &c); code != http.StatusOK || c.ID == a.ID {
+		t.Fatalf("upsert 2: %d %+v", code, c)
+	}
+	if old := b.job(t, a.ID); old.State != task.JobCancelled || old.ReplacedBy != c.ID {
+		t.Errorf("replaced job = %+v, want cancelled, replaced by %s", old, c.ID)
+	}
+	var again jobView
+	body["key"] = "nightly"
+	if code := b.call(t, "POST", "/api/v1/jobs", body, &again); code != http.StatusOK || again.ID != c.ID || again.Created {
+		t.Errorf("repeat with key: %d %+v, want job %s, not created", code, again, c.ID)
+	}
+
+	var blk jobView
+	b.call(t, "POST", "/api/v1/jobs", map[string]any{"method": "POST", "delay": 0.5, "name": h.srv.URL + "/blocked"}, &blk)
+	if code := b.call(t, "POST", "/api/v1/jobs/"+blk.ID+"/block", nil, &blk); code != http.StatusOK || blk.State != task.JobBlocked {
+		t.Fatalf("block: %d %+v", code, blk)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if n := len(h.callsOf(blk.ID)); n != 0 || b.job(t, blk.ID).State != task.JobBlocked {
+		t.Fatalf("blocked job ran %d times", n)
+	}
+	b.call(t, "POST", "/api/v1/jobs/"+blk.ID+"/unblock", nil, nil)
+	b.waitJob(t, blk.ID, task.JobDone)
+
+	var items []struct {
+		Job   *jobView `json:"job"`
+		Error string   `json:"error"`
+		Field string   `json:"field"`
+	}
+	batch := []map[string]any{
+		{"method": "POST", "name": h.srv.URL + "/b1"},
+		{"method": "TELNET", "name": "x"},
+		{"method": "GET", "name": h.srv.URL + "/b3", "delay": -1},
+	}
+	if code := b.call(t, "POST", "/api/v1/jobs", batch, &items); code != http.StatusOK || len(items) != 3 {
+		t.Fatalf("batch: %d %+v", code, items)
+	}
+	if items[0].Job == nil || items[1].Field != "method" || items[2].Field != "delay" {
+		t.Errorf("batch answers = %+v", items)
+	}
+	for _, bad := range []struct {
+		body  any
+		field string
+	}{
+		{map[string]any{"name": "http://x/"}, "method"},
+		{map[string]any{"method": "POST", "name": "http://x/", "colour": 1}, "colour"},
+		{map[string]any{"method": "POST", "name": "http://x/", "delay": "soon"}, "delay"},
+		{map[string]any{"method": "POST", "name": "http://x/", "delay": 1, "cron": "every 1m"}, "delay"},
+		{map[string]any{"method": "EXEC", "name": "rm"}, "name"},
+		{map[string]any{"method": "POST", "name": "http://169.254.169.254/latest"}, "name"},
+	} {
+		var e struct {
+			Field string `json:"field"`
+		}
+		if code := b.call(t, "POST", "/api/v1/jobs", bad.body, &e); code != http.StatusBadRequest || e.Field != bad.field {
+			t.Errorf("bad body %v: status %d field %q, want 400 on %s", bad.body, code, e.Field, bad.field)
+		}
+	}
+}

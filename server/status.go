@@ -1,0 +1,123 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/flow"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// errorRing keeps the newest run errors, for the status endpoint.
+type errorRing struct {
+	mu   sync.Mutex
+	list []statusError
+}
+
+// statusError is one recent run error.
+type statusError struct {
+	At        time.Time     `json:"at"`
+	TaskID    string        `json:"task_id"`
+	TriggerID string        `json:"trigger_id"`
+	State     task.RunState `json:"state"`
+	Error     string        `json:"error"`
+}
+
+// maxLastErrors bounds the ring.
+const maxLastErrors = 20
+
+func (e *errorRing) add(r task.Run) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.list = append(e.list, statusError{At: time.Now().UTC(), TaskID: r.TaskID, TriggerID: r.TriggerID, State: r.State,
+		Error: task.Truncate(r.Error, 300)})
+	if len(e.list) > maxLastErrors {
+		e.list = slices.Delete(e.list, 0, len(e.list)-maxLastErrors)
+	}
+}
+
+func (e *errorRing) newestFirst() []statusError {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := slices.Clone(e.list)
+	slices.Reverse(out)
+	return out
+}
+
+// status is the answer of GET /api/v1/status (design 003's system status).
+type status struct {
+	Node  string `json:"node"`
+	Store struct {
+		Driver string `json:"driver"`
+		OK     bool   `json:"ok"`
+		Error  string `json:"error,omitempty"`
+	} `json:"store"`
+	// Armed counts the tasks armed on this node; Pending the jobs among
+	// them waiting for their instant, NextDue the soonest of those.
+	Armed   int          `json:"armed"`
+	Pending int          `json:"pending_jobs"`
+	NextDue []statusNext `json:"next_due"`
+	// Running, Failed and Dead list job ids (newest first, at most 100).
+	Running []string `json:"running"`
+	Failed  []string `json:"failed"`
+	Dead    []string `json:"dead"`
+	// Queues is the flow control: per concurrency group in flight,
+	// waiting and limit; per host waiting.
+	Queues     flow.Stats    `json:"queues"`
+	LastErrors []statusError `json:"last_errors"`
+}
+
+type statusNext struct {
+	ID    string    `json:"id"`
+	DueAt time.Time `json:"due_at"`
+}
+
+// maxStatusIDs bounds each id list of the status.
+const maxStatusIDs = 100
+
+func (s *Server) serveStatus(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
+	defer cancel()
+	var st status
+	st.Node = s.cfg.NodeID
+	st.Store.Driver = s.cfg.Store.Driver
+	if err := s.health(ctx); err != nil {
+		st.Store.Error = err.Error()
+	} else {
+		st.Store.OK = true
+	}
+	armed := s.armer.armedJobs()
+	st.Armed = armed.total
+	st.Pending = len(armed.due)
+	slices.SortFunc(armed.due, func(a, b statusNext) int { return a.DueAt.Compare(b.DueAt) })
+	st.NextDue = armed.due[:min(len(armed.due), 10)]
+	for _, q := range []struct {
+		state task.RunState
+		into  *[]string
+	}{{task.RunRunning, &st.Running}, {task.RunFailed, &st.Failed}, {task.RunDead, &st.Dead}} {
+		*q.into = []string{}
+		runs, err := s.store.QueryRuns(ctx, store.RunQuery{Target: task.JobTargetID, State: q.state, Limit: maxStatusIDs})
+		if err != nil {
+			st.Store.OK, st.Store.Error = false, err.Error()
+			continue
+		}
+		for _, r := range runs {
+			if !slices.Contains(*q.into, r.TaskID) {
+				*q.into = append(*q.into, r.TaskID)
+			}
+		}
+	}
+	st.Queues = s.flow.Stats()
+	st.LastErrors = s.lastErrors.newestFirst()
+	code := http.StatusOK
+	if !st.Store.OK {
+		code = http.StatusServiceUnavailable
+	}
+	c.JSON(code, st)
+}

@@ -1,0 +1,273 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// Jobs (store.Jobs): a job is a time_task row of scenario task.JobScenario
+// with no row, task.Job in its document; job_keys says which job holds a
+// key, job_events keeps each job's transitions (schema.go). Every write is
+// one transaction on the writer.
+
+const (
+	// qJobByKey finds the key's holder through job_keys' primary key, then
+	// time_task's task_id index.
+	qJobByKey = `SELECT ` + taskCols + ` FROM time_task
+		WHERE task_id = (SELECT task_id FROM job_keys WHERE key = ?)`
+	qKeyHolder    = `SELECT task_id FROM job_keys WHERE key = ?`
+	qInsertJobKey = `INSERT INTO job_keys (key, task_id) VALUES (?, ?)`
+	// qMoveJobKey hands a key over, only from the job that holds it.
+	qMoveJobKey  = `UPDATE job_keys SET task_id = ? WHERE key = ? AND task_id = ?`
+	qAddJobEvent = `INSERT INTO job_events (job_id, at, state, trigger_id, attempt, reason) VALUES (?, ?, ?, ?, ?, ?)`
+	qJobEvents   = `SELECT job_id, at, state, trigger_id, attempt, reason FROM job_events
+		WHERE job_id = ? ORDER BY id LIMIT ?`
+	// qRestoreJobKey gives a restored job its key back, unless another job
+	// holds it (dump.go; not prepared).
+	qRestoreJobKey = `INSERT INTO job_keys (key, task_id) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`
+)
+
+// CreateJob stores t, a job, as a new task with version 1, unclaimed and
+// not done, created and updated now (set on t, with the anchor: a zero
+// Anchor is now), and takes t.Job.Key for it when set, in one transaction.
+// A taken task_id or a key another job holds is task.ErrConflict, saying
+// which, and stores nothing. A t without TaskID or Job, of another
+// scenario than task.JobScenario, or with a RowID, is task.ErrInvalid.
+func (s *Store) CreateJob(ctx context.Context, t *task.Task) error {
+	if err := checkJob(t); err != nil {
+		return fmt.Errorf("create job: %w", err)
+	}
+	now := s.nowMS()
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if t.Job.Key != "" {
+			if err := s.keyFree(ctx, tx, t.Job.Key); err != nil {
+				return err
+			}
+		}
+		if err := s.insertJob(ctx, tx, t, now); err != nil {
+			return err
+		}
+		if t.Job.Key == "" {
+			return nil
+		}
+		_, err := in(ctx, tx, s.st.insertJobKey).ExecContext(ctx, t.Job.Key, t.TaskID)
+		return translate(err)
+	})
+	if err != nil {
+		return fmt.Errorf("create job %s: %w", t.TaskID, err)
+	}
+	setCreated(t, now)
+	return nil
+}
+
+// JobByKey returns the job holding key, or task.ErrNotFound.
+func (s *Store) JobByKey(ctx context.Context, key string) (*task.Task, error) {
+	t, err := scanTask(s.st.jobByKey.QueryRowContext(ctx, key))
+	if err != nil {
+		return nil, fmt.Errorf("job by key %q: %w", key, translate(err))
+	}
+	return t, nil
+}
+
+// ReplaceJob moves key from job oldID to the new job t in one transaction:
+// t is created as by CreateJob (t.Job.Key must be key, else
+// task.ErrInvalid) and takes the key; oldID loses it (Job.Key ""), gets
+// Job.ReplacedBy = t.TaskID and state closed, version+1, its claim
+// released. A missing oldID is task.ErrNotFound; a key oldID does not hold
+// (any more), or a taken t.TaskID, is task.ErrConflict; either way nothing
+// changes.
+func (s *Store) ReplaceJob(ctx context.Context, key, oldID string, t *task.Task) error {
+	if err := checkJob(t); err != nil {
+		return fmt.Errorf("replace job %s: %w", oldID, err)
+	}
+	if key == "" || t.Job.Key != key {
+		return fmt.Errorf("replace job %s: %w", oldID,
+			task.Invalid("key", "the new job must hold the key replaced, %q; it has %q", key, t.Job.Key))
+	}
+	now := s.nowMS()
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var id int64
+		old, err := scanTask(extraScan{in(ctx, tx, s.st.taskForState).QueryRowContext(ctx, oldID), []any{&id}})
+		if err != nil {
+			return translate(err)
+		}
+		var holder string
+		err = in(ctx, tx, s.st.keyHolder).QueryRowContext(ctx, key).Scan(&holder)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("%w: key %q is not held by job %s (no job holds it)", task.ErrConflict, key, oldID)
+		case err != nil:
+			return err
+		case holder != oldID:
+			return fmt.Errorf("%w: key %q is not held by job %s any more: job %s holds it", task.ErrConflict, key, oldID, holder)
+		}
+		if err := s.insertJob(ctx, tx, t, now); err != nil {
+			return err
+		}
+		if n, err := execCount(ctx, in(ctx, tx, s.st.moveJobKey), t.TaskID, key, oldID); err != nil {
+			return err
+		} else if n != 1 {
+			return fmt.Errorf("key %q: %d holders moved, want 1", key, n)
+		}
+		d := docOf(old, store.UnixMS(old.Anchor))
+		if d.Job == nil {
+			d.Job = &jobDoc{}
+		}
+		d.Job.Key, d.Job.ReplacedBy, d.State = "", t.TaskID, task.StateClosed
+		doc, err := d.marshal()
+		if err != nil {
+			return err
+		}
+		_, err = in(ctx, tx, s.st.setTaskState).ExecContext(ctx, doc, now, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("replace job %s by %s: %w", oldID, t.TaskID, err)
+	}
+	setCreated(t, now)
+	return nil
+}
+
+// checkJob checks what CreateJob and ReplaceJob need of t.
+func checkJob(t *task.Task) error {
+	switch {
+	case t == nil || t.Job == nil:
+		return task.Invalid("job", "required")
+	case t.TaskID == "":
+		return task.Invalid("task_id", "required")
+	case t.Scenario != task.JobScenario:
+		return task.Invalid("scenario", "a job's is %q, got %q", task.JobScenario, t.Scenario)
+	case t.RowID != "":
+		return task.Invalid("row_id", "a job has no row, got %q", t.RowID)
+	}
+	return nil
+}
+
+// keyFree fails with task.ErrConflict, naming the holder, when a job holds
+// key.
+func (s *Store) keyFree(ctx context.Context, tx *sql.Tx, key string) error {
+	var holder string
+	err := in(ctx, tx, s.st.keyHolder).QueryRowContext(ctx, key).Scan(&holder)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("%w: key %q is held by job %s", task.ErrConflict, key, holder)
+}
+
+// insertJob inserts t as a new task (version 1, unclaimed, not done, not
+// deleted, created and updated now); a taken task_id is task.ErrConflict
+// saying so.
+func (s *Store) insertJob(ctx context.Context, tx *sql.Tx, t *task.Task, now int64) error {
+	var one int
+	err := in(ctx, tx, s.st.taskExists).QueryRowContext(ctx, t.TaskID).Scan(&one)
+	switch {
+	case err == nil:
+		return fmt.Errorf("%w: task_id %s is taken", task.ErrConflict, t.TaskID)
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
+	anchor := store.UnixMS(t.Anchor)
+	if anchor == 0 {
+		anchor = now
+	}
+	d := docOf(t, anchor)
+	doc, err := d.marshal()
+	if err != nil {
+		return err
+	}
+	enable := 0
+	if t.IsEnable == 1 {
+		enable = 1
+	}
+	_, err = in(ctx, tx, s.st.insertTask).ExecContext(ctx, t.TaskID, t.Scenario, "", doc, enable,
+		store.UnixMS(t.NextFire), store.UnixMS(t.LastFire), t.LastStatus, now, now)
+	return translate(err)
+}
+
+// setCreated sets on t what CreateJob stored beyond t's own fields.
+func setCreated(t *task.Task, now int64) {
+	if t.Anchor.IsZero() {
+		t.Anchor = store.FromUnixMS(now)
+	}
+	if t.IsEnable != 1 {
+		t.IsEnable = 0
+	}
+	t.IsClaimed, t.ClaimedBy, t.LeaseUntil, t.IsDone = 0, "", store.FromUnixMS(0), 0
+	t.Version = 1
+	t.CreatedAt, t.UpdatedAt = store.FromUnixMS(now), store.FromUnixMS(now)
+}
+
+// AddJobEvents appends evs, in order, to their jobs' histories in one
+// transaction. An event without JobID, or more than store.MaxStatusBatch
+// events, is task.ErrInvalid and stores nothing; none is a no-op. The jobs
+// are not looked up.
+func (s *Store) AddJobEvents(ctx context.Context, evs []store.JobEvent) error {
+	if len(evs) > store.MaxStatusBatch {
+		return fmt.Errorf("add job events: %w",
+			task.Invalid("events", "at most %d per call, got %d", store.MaxStatusBatch, len(evs)))
+	}
+	for i, ev := range evs {
+		if ev.JobID == "" {
+			return fmt.Errorf("add job events: %w", task.Invalid("job_id", "required (event %d)", i))
+		}
+	}
+	if len(evs) == 0 {
+		return nil
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		add := in(ctx, tx, s.st.addJobEvent)
+		for _, ev := range evs {
+			_, err := add.ExecContext(ctx, ev.JobID, store.UnixMS(ev.At), string(ev.State), ev.TriggerID, ev.Attempt, ev.Reason)
+			if err != nil {
+				return fmt.Errorf("event of job %s: %w", ev.JobID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("add %d job events: %w", len(evs), err)
+	}
+	return nil
+}
+
+// JobEvents returns a job's transitions in the order they were added, at
+// most limit; a job without any (or unknown) has none. A limit that is not
+// positive, or above store.MaxJobEvents, is task.ErrInvalid.
+func (s *Store) JobEvents(ctx context.Context, jobID string, limit int) ([]store.JobEvent, error) {
+	if err := store.CheckLimit(limit); err != nil {
+		return nil, fmt.Errorf("job events of %s: %w", jobID, err)
+	}
+	if limit > store.MaxJobEvents {
+		return nil, fmt.Errorf("job events of %s: %w", jobID,
+			task.Invalid("limit", "at most %d, got %d", store.MaxJobEvents, limit))
+	}
+	rs, err := s.st.jobEvents.QueryContext(ctx, jobID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("job events of %s: %w", jobID, err)
+	}
+	defer rs.Close()
+	var out []store.JobEvent
+	for rs.Next() {
+		var (
+			ev store.JobEvent
+			at int64
+		)
+		if err := rs.Scan(&ev.JobID, &at, &ev.State, &ev.TriggerID, &ev.Attempt, &ev.Reason); err != nil {
+			return nil, fmt.Errorf("job events of %s: %w", jobID, err)
+		}
+		ev.At = store.FromUnixMS(at)
+		out = append(out, ev)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("job events of %s: %w", jobID, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,88 @@
+package sqlite_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// TestJobDumpRestore: a job goes through DumpTasks and RestoreTask exactly
+// (DueAt to the millisecond), and a restored job holding a key holds it
+// again, unless another job took it.
+func TestJobDumpRestore(t *testing.T) {
+	ctx := t.Context()
+	src, dst := openTemp(t), openTemp(t)
+	t.Cleanup(func() { src.Close(); dst.Close() })
+	j1, j2 := migratedJob("j1", "k1"), migratedJob("j2", "k2")
+	j1.Job.CC, j1.Job.CCLimit, j1.Job.Body = "cc", 2, "a=1"
+	for _, j := range []*task.Task{j1, j2} {
+		if err := src.CreateJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// k2 is taken in the destination by another job.
+	if err := dst.CreateJob(ctx, migratedJob("other", "k2")); err != nil {
+		t.Fatal(err)
+	}
+	err := src.DumpTasks(ctx, func(d store.TaskDump) error {
+		ok, err := dst.RestoreTask(ctx, d)
+		if err != nil || !ok {
+			t.Errorf("RestoreTask %s = %v, %v", d.Task.TaskID, ok, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := dst.GetTask(ctx, "j1")
+	if err != nil || got.Job == nil || *got.Job != *j1.Job || got.Version != 1 {
+		t.Errorf("restored j1 = %+v (job %+v), %v; want job %+v", got, got.Job, err, j1.Job)
+	}
+	if got, err := dst.JobByKey(ctx, "k1"); err != nil || got.TaskID != "j1" {
+		t.Errorf("JobByKey(k1) after restore = %v, %v; want j1", got, err)
+	}
+	if got, err := dst.JobByKey(ctx, "k2"); err != nil || got.TaskID != "other" {
+		t.Errorf("JobByKey(k2) after restore = %v, %v; want other, which held it", got, err)
+	}
+}
+
+// TestJobInvalid: what CreateJob, ReplaceJob and AddJobEvents refuse
+// before touching the store.
+func TestJobInvalid(t *testing.T) {
+	ctx := t.Context()
+	s := openTemp(t)
+	t.Cleanup(func() { s.Close() })
+	for name, mod := range map[string]func(*task.Task){
+		"no job":        func(j *task.Task) { j.Job = nil },
+		"no id":         func(j *task.Task) { j.TaskID = "" },
+		"row scenario":  func(j *task.Task) { j.Scenario = "memos" },
+		"with a row id": func(j *task.Task) { j.RowID = "r1" },
+	} {
+		j := migratedJob("j1", "k1")
+		mod(j)
+		if err := s.CreateJob(ctx, j); !errors.Is(err, task.ErrInvalid) {
+			t.Errorf("CreateJob %s = %v, want task.ErrInvalid", name, err)
+		}
+	}
+	if err := s.CreateJob(ctx, nil); !errors.Is(err, task.ErrInvalid) {
+		t.Errorf("CreateJob(nil) = %v, want task.ErrInvalid", err)
+	}
+	if err := s.CreateJob(ctx, migratedJob("j0", "k")); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"", "other"} {
+		if err := s.ReplaceJob(ctx, key, "j0", migratedJob("j1", "k")); !errors.Is(err, task.ErrInvalid) {
+			t.Errorf("ReplaceJob(%q) by a job holding k = %v, want task.ErrInvalid", key, err)
+		}
+	}
+	evs := []store.JobEvent{{JobID: "j0", At: time.UnixMilli(1), State: task.JobPending}, {State: task.JobDone}}
+	if err := s.AddJobEvents(ctx, evs); !errors.Is(err, task.ErrInvalid) {
+		t.Errorf("AddJobEvents with an event without job = %v, want task.ErrInvalid", err)
+	}
+	if got, err := s.JobEvents(ctx, "j0", 10); err != nil || len(got) != 0 {
+		t.Errorf("JobEvents after a refused batch = %+v, %v; want none", got, err)
+	}
+}

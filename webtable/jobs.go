@@ -1,0 +1,331 @@
+package webtable
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/jobs"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// The jobs API (design 002/003):
+//
+//	POST   /api/v1/jobs                  one job → 201 {id, state, …} (200 when its key named an existing job),
+//	                                     or with "wait" the job once final (or when the wait ends);
+//	                                     a JSON array or {"jobs": [...]} → 200 [{index, job | error, field}]
+//	GET    /api/v1/jobs/:id?wait=N       the job with its runs and transitions; wait = long poll (≤ 300 s)
+//	DELETE /api/v1/jobs/:id              cancel → 200; 409 when it already fired
+//	PUT    /api/v1/jobs/by-key/:key      upsert: a pending job under key is cancelled and replaced
+//	POST   /api/v1/jobs/:id/block        never runs while blocked
+//	POST   /api/v1/jobs/:id/unblock
+//	POST   /api/v1/jobs/backfill         {ids} or {state: dead|cancelled, limit} → 202 {accepted, refused, rate}
+//	GET    /api/v1/jobs?state=&cursor=&limit=   jobs by state (dead letters: state=dead), newest first
+//	GET    /api/v1/jobs/dead.jsonl       every dead job as JSON lines
+//
+// Errors are {"error", "field"} like the rest of the API; every intake
+// channel shares jobs.ParseRequest and jobs.Build, so the messages are the
+// same on HTTP, WebSocket and Kafka.
+
+// batchItem is one answer of a batch submission.
+type batchItem struct {
+	Index int        `json:"index"`
+	Job   *jobs.View `json:"job,omitempty"`
+	Error string     `json:"error,omitempty"`
+	Field string     `json:"field,omitempty"`
+}
+
+func (a *API) noJobs(c *gin.Context) bool {
+	if a.jobs != nil {
+		return false
+	}
+	c.AbortWithStatusJSON(http.StatusNotImplemented, errorBody{Error: "the jobs API is not available on this server"})
+	return true
+}
+
+// readBody reads the whole body, at most jobs.MaxRequestBytes×4 (a batch).
+func readBody(c *gin.Context, limit int64) ([]byte, error) {
+	if c.Request.Body == nil {
+		return nil, nil
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, httpErr(http.StatusRequestEntityTooLarge, "body", "body: larger than %d bytes", limit)
+	}
+	return b, err
+}
+
+// maxBatchBytes bounds a batch's body.
+const maxBatchBytes = 8 << 20
+
+func (a *API) submitJobs(c *gin.Context) {
+	if a.noJobs(c) {
+		return
+	}
+	body, err := readBody(c, maxBatchBytes)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	trimmed := strings.TrimSpace(string(body))
+	if strings.HasPrefix(trimmed, "[") || strings.HasPrefix(trimmed, `{"jobs"`) {
+		a.submitBatch(c, []byte(trimmed))
+		return
+	}
+	req, err := jobs.ParseRequest(body)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	v, err := a.jobs.Submit(c.Request.Context(), req)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	status := http.StatusCreated
+	if !v.Created {
+		status = http.StatusOK
+	}
+	c.Header("Location", "/api/v1/jobs/"+v.ID)
+	c.JSON(status, v)
+}
+
+// submitBatch answers each job of a batch on its own: one bad job does not
+// stop the others.
+func (a *API) submitBatch(c *gin.Context, body []byte) {
+	reqs, err := jobs.ParseBatch(body)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	out := make([]batchItem, len(reqs))
+	for i, r := range reqs {
+		out[i].Index = i
+		if r.Wait != nil && *r.Wait > 0 {
+			out[i].Error, out[i].Field = "wait: not allowed in a batch (poll each job instead)", "wait"
+			continue
+		}
+		v, err := a.jobs.Submit(c.Request.Context(), r)
+		if err != nil {
+			var ve *task.ValidationError
+			if errors.As(err, &ve) {
+				out[i].Error, out[i].Field = ve.Error(), ve.Field
+			} else if errors.Is(err, task.ErrConflict) || errors.Is(err, task.ErrInvalid) {
+				out[i].Error = err.Error()
+			} else {
+				a.writeError(c, err) // the store failed: say so for the whole batch
+				return
+			}
+			continue
+		}
+		out[i].Job = v
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// waitParam reads ?wait=seconds.
+func waitParam(c *gin.Context) (time.Duration, error) {
+	s := c.Query("wait")
+	if s == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f > task.MaxJobWait {
+		return 0, task.Invalid("wait", "must be 0 to %d seconds", task.MaxJobWait)
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
+func (a *API) getJob(c *gin.Context) {
+	if a.noJobs(c) {
+		return
+	}
+	wait, err := waitParam(c)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	id := c.Param("id")
+	v, err := a.jobs.Wait(c.Request.Context(), id, wait)
+	if err != nil {
+		a.writeError(c, describe(err, task.ErrNotFound, "job %q not found", task.Truncate(id, 100)))
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (a *API) cancelJob(c *gin.Context) {
+	if a.noJobs(c) {
+		return
+	}
+	id := c.Param("id")
+	v, err := a.jobs.Cancel(c.Request.Context(), id)
+	if err != nil {
+		if errors.Is(err, task.ErrConflict) {
+			err = &apiError{msg: err.Error(), err: err}
+		}
+		a.writeError(c, describe(err, task.ErrNotFound, "job %q not found", task.Truncate(id, 100)))
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (a *API) upsertJob(c *gin.Context) {
+	if a.noJobs(c) {
+		return
+	}
+	body, err := readBody(c, jobs.MaxRequestBytes)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	req, err := jobs.ParseRequest(body)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	v, err := a.jobs.Upsert(c.Request.Context(), c.Param("key"), req)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (a *API) blockJob(c *gin.Context) {
+	if !a.noJobs(c) {
+		a.jobState(c, a.jobs.Block)
+	}
+}
+
+func (a *API) unblockJob(c *gin.Context) {
+	if !a.noJobs(c) {
+		a.jobState(c, a.jobs.Unblock)
+	}
+}
+
+func (a *API) jobState(c *gin.Context, fn func(ctx context.Context, id string) (*jobs.View, error)) {
+	id := c.Param("id")
+	v, err := fn(c.Request.Context(), id)
+	if err != nil {
+		if errors.Is(err, task.ErrConflict) {
+			err = &apiError{msg: err.Error(), err: err}
+		}
+		a.writeError(c, describe(err, task.ErrNotFound, "job %q not found", task.Truncate(id, 100)))
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (a *API) backfillJobs(c *gin.Context) {
+	if a.noJobs(c) {
+		return
+	}
+	var req jobs.BackfillRequest
+	if err := readJSON(c, &req, false); err != nil {
+		a.writeError(c, err)
+		return
+	}
+	ans, err := a.jobs.Backfill(c.Request.Context(), req)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, ans)
+}
+
+// jobsPage is the answer of GET /api/v1/jobs.
+type jobsPage struct {
+	Jobs []*jobs.View `json:"jobs"`
+	Next string       `json:"next"`
+}
+
+// listQuery reads state, cursor and limit of GET /api/v1/jobs.
+func listQuery(c *gin.Context) (jobs.ListQuery, error) {
+	q := jobs.ListQuery{State: task.JobState(c.DefaultQuery("state", string(task.JobDead)))}
+	if s := c.Query("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > jobs.MaxBackfill {
+			return q, task.Invalid("limit", "must be 1 to %d", jobs.MaxBackfill)
+		}
+		q.Limit = n
+	}
+	if s := c.Query("cursor"); s != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(s)
+		ms, id, ok := strings.Cut(string(raw), "|")
+		n, perr := strconv.ParseInt(ms, 10, 64)
+		if err != nil || !ok || perr != nil {
+			return q, task.Invalid("cursor", "not a cursor this API gave")
+		}
+		q.Cursor = store.RunCursor{FiredAt: store.FromUnixMS(n), TriggerID: id}
+	}
+	return q, nil
+}
+
+func jobCursor(c store.RunCursor) string {
+	if c.TriggerID == "" && c.FiredAt.IsZero() {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(store.UnixMS(c.FiredAt), 10) + "|" + c.TriggerID))
+}
+
+func (a *API) listJobs(c *gin.Context) {
+	if a.noJobs(c) {
+		return
+	}
+	q, err := listQuery(c)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	views, next, err := a.jobs.List(c.Request.Context(), q)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	if views == nil {
+		views = []*jobs.View{}
+	}
+	c.JSON(http.StatusOK, jobsPage{Jobs: views, Next: jobCursor(next)})
+}
+
+// exportDead streams every dead job as JSON lines.
+func (a *API) exportDead(c *gin.Context) {
+	if a.noJobs(c) {
+		return
+	}
+	c.Header("Content-Type", "application/x-ndjson")
+	c.Header("Content-Disposition", `attachment; filename="dead-jobs.jsonl"`)
+	c.Status(http.StatusOK)
+	w := bufio.NewWriter(c.Writer)
+	enc := json.NewEncoder(w)
+	q := jobs.ListQuery{State: task.JobDead, Limit: 500}
+	for {
+		views, next, err := a.jobs.List(c.Request.Context(), q)
+		if err != nil {
+			a.logger.ErrorContext(c.Request.Context(), "export dead jobs", "error", err)
+			return // the status is sent: the short file says it
+		}
+		for _, v := range views {
+			if err := enc.Encode(v); err != nil {
+				return
+			}
+		}
+		if next == (store.RunCursor{}) {
+			break
+		}
+		q.Cursor = next
+	}
+	_ = w.Flush()
+}
