@@ -10,11 +10,11 @@ import (
 type kind uint8
 
 const (
-	kindEvery kind = iota // every D: anchor+D, anchor+2D, ...
-	kindIn                // in D: once at anchor+D
-	kindAt                // at DATE TIME: once at a wall time
-	kindDays              // daily, weekdays, weekends, weekly, monthly, cron
-	kindInstant           // Instant: once at an exact instant (not parsed)
+	kindEvery   kind = iota // every D: anchor+D, anchor+2D, ...
+	kindIn                  // in D: once at anchor+D
+	kindAt                  // at DATE TIME: once at a wall time
+	kindDays                // daily, weekdays, weekends, weekly, monthly, cron
+	kindInstant             // Instant: once at an exact instant (not parsed)
 )
 
 // Schedule is a parsed schedule: its canonical text, its zone and the rule
@@ -24,9 +24,9 @@ type Schedule struct {
 	text string
 	loc  *time.Location
 	kind kind
-	secs int64   // kindEvery, kindIn: the interval; kindAt: the wall time
-	days daySpec // kindDays: which calendar days fire
-	tod  todSet  // kindDays: which times of those days fire
+	secs int64     // kindEvery, kindIn: the interval; kindAt: the wall time
+	days daySpec   // kindDays: which calendar days fire
+	tod  todSet    // kindDays: which times of those days fire
 	at   time.Time // kindInstant: the instant
 }
 
@@ -83,7 +83,9 @@ func (s *Schedule) Location() *time.Location { return s.loc }
 
 // IsOnce reports whether the schedule fires at most once (the "at" and "in"
 // forms, and Instant).
-func (s *Schedule) IsOnce() bool { return s.kind == kindAt || s.kind == kindIn || s.kind == kindInstant }
+func (s *Schedule) IsOnce() bool {
+	return s.kind == kindAt || s.kind == kindIn || s.kind == kindInstant
+}
 
 // Next returns the first fire instant strictly after after, in the
 // schedule's location, or the zero time when there is none. anchor is the
