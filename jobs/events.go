@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"cronsheet/fire"
@@ -62,12 +63,18 @@ func (s *Service) event(ev store.JobEvent) {
 }
 
 // recordEvents stores transitions in batches until Close, then stores
-// what is left.
+// what is left; each batch is handed to the OnEvents subscribers too.
 func (s *Service) recordEvents() {
 	batch := make([]store.JobEvent, 0, 256)
 	flush := func() {
 		if len(batch) == 0 {
 			return
+		}
+		s.mu.Lock()
+		subs := slices.Clone(s.stored)
+		s.mu.Unlock()
+		for _, fn := range subs {
+			fn(slices.Clone(batch))
 		}
 		for attempt := range 3 {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -68,6 +68,7 @@ type Service struct {
 	waiters map[string][]chan struct{}
 	closed  bool
 	finals  []func(*View) // OnFinal subscribers
+	stored  []func([]store.JobEvent)
 }
 
 // eventBuffer bounds transitions waiting to be stored; past it, OnRun
@@ -124,6 +125,16 @@ func (s *Service) OnFinal(fn func(*View)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.finals = append(s.finals, fn)
+}
+
+// OnEvents registers fn to receive each batch of transitions once it is
+// stored (the lifecycle event sink, metrics). fn runs on the recorder's
+// goroutine: it must hand the batch over and return. Register before the
+// service is used.
+func (s *Service) OnEvents(fn func([]store.JobEvent)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stored = append(s.stored, fn)
 }
 
 // announce tells the OnFinal subscribers about job id, if it is final.

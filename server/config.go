@@ -34,6 +34,8 @@ type Config struct {
 	HTTP  HTTPTargetConfig  `yaml:"http"`
 	Exec  ExecTargetConfig  `yaml:"exec"`
 	Kafka KafkaTargetConfig `yaml:"kafka"`
+	// Jobs configures the jobs API.
+	Jobs JobsConfig `yaml:"jobs"`
 	// Flow limits callbacks per host; Metrics configures /metrics and statsd.
 	Flow    FlowConfig    `yaml:"flow"`
 	Metrics MetricsConfig `yaml:"metrics"`
@@ -148,6 +150,15 @@ type KafkaTargetConfig struct {
 	ClientID string   `yaml:"client_id"`
 }
 
+// JobsConfig configures the jobs API. Tokens come from the environment:
+// CRONSHEET_JOB_TOKENS (comma-separated) is the allow list of API clients'
+// bearer tokens (empty: the API is open, for local use) and
+// CRONSHEET_JOB_DENIED_TOKENS the deny list (revoked tokens).
+type JobsConfig struct {
+	AllowTokens []string `yaml:"-"`
+	DenyTokens  []string `yaml:"-"`
+}
+
 // FlowConfig rate-limits callbacks per host with token buckets (jobs past
 // the limit wait; none is dropped). Rate 0 = unlimited. Jobs' own "cc"
 // groups limit their concurrency; the firer's delivery slots are the global
@@ -247,6 +258,8 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	}
 	cfg.Email.Password = getenv("CRONSHEET_SMTP_PASSWORD")
 	cfg.SMS.AuthToken = getenv("TWILIO_AUTH_TOKEN")
+	cfg.Jobs.AllowTokens = splitList(getenv("CRONSHEET_JOB_TOKENS"))
+	cfg.Jobs.DenyTokens = splitList(getenv("CRONSHEET_JOB_DENIED_TOKENS"))
 	if uri := getenv("CRONSHEET_MONGO_URI"); uri != "" {
 		cfg.Store.URI = uri
 	}
@@ -373,4 +386,15 @@ func (s *SMSConfig) validate() error {
 		return errors.New("sms.timeout: must be > 0")
 	}
 	return nil
+}
+
+// splitList splits a comma-separated list, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -202,6 +202,7 @@ func (s *Server) build() error {
 		},
 		CheckTarget: checkTarget,
 		Jobs:        s.jobs,
+		JobClients:  webtable.NewTokenList(cfg.Jobs.AllowTokens, cfg.Jobs.DenyTokens),
 	}).Register(engine)
 	table.Register(engine)
 	engine.GET("/metrics", gin.WrapH(s.metrics.Handler()))

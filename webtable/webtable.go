@@ -81,6 +81,9 @@ type Deps struct {
 	CheckTarget func(*task.Target) error
 	// Jobs serves /api/v1/jobs…; nil answers 501.
 	Jobs *jobs.Service
+	// JobClients, when set, decides which API clients may use the jobs
+	// API, by bearer token (see TokenList).
+	JobClients *TokenList
 	// Trigger fires a task now, by hand, with one-off params (nil for none)
 	// that override the task's for this run, and returns one run per target
 	// (a run the task's or target's state refuses is recorded with state
@@ -104,6 +107,7 @@ type API struct {
 	control   store.Control // nil: 501 on its endpoints
 	check     func(*task.Target) error
 	jobs      *jobs.Service
+	clients   *TokenList
 	audit     store.AuditLog // nil when the store keeps no audit trail
 }
 
@@ -127,6 +131,7 @@ func New(d Deps) *API {
 		control:   d.Control,
 		check:     d.CheckTarget,
 		jobs:      d.Jobs,
+		clients:   d.JobClients,
 	}
 	if al, ok := d.Store.(store.AuditLog); ok {
 		a.audit = al
@@ -176,15 +181,16 @@ func (a *API) Register(r gin.IRouter) {
 	targets.PUT("/:id", a.putTarget)
 	targets.DELETE("/:id", a.deleteTarget)
 
-	v1.POST("/jobs", a.submitJobs)
-	v1.GET("/jobs", a.listJobs)
-	v1.GET("/jobs/dead.jsonl", a.exportDead)
-	v1.POST("/jobs/backfill", a.backfillJobs)
-	v1.PUT("/jobs/by-key/:key", a.upsertJob)
-	v1.GET("/jobs/:id", a.getJob)
-	v1.DELETE("/jobs/:id", a.cancelJob)
-	v1.POST("/jobs/:id/block", a.blockJob)
-	v1.POST("/jobs/:id/unblock", a.unblockJob)
+	jg := v1.Group("/jobs", a.clients.middleware(a))
+	jg.POST("", a.submitJobs)
+	jg.GET("", a.listJobs)
+	jg.GET("/dead.jsonl", a.exportDead)
+	jg.POST("/backfill", a.backfillJobs)
+	jg.PUT("/by-key/:key", a.upsertJob)
+	jg.GET("/:id", a.getJob)
+	jg.DELETE("/:id", a.cancelJob)
+	jg.POST("/:id/block", a.blockJob)
+	jg.POST("/:id/unblock", a.unblockJob)
 	v1.GET("/runs", a.listRuns)
 	v1.GET("/runs/:trigger_id", a.getRun)
 	v1.POST("/runs/:trigger_id/feedback", a.addFeedback)
