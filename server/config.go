@@ -157,6 +157,17 @@ type KafkaTargetConfig struct {
 type JobsConfig struct {
 	AllowTokens []string `yaml:"-"`
 	DenyTokens  []string `yaml:"-"`
+	// Kafka, with brokers set, takes jobs from Topic (consumer group Group)
+	// and answers on ResultTopic; both topics must exist.
+	Kafka JobsKafkaConfig `yaml:"kafka"`
+}
+
+// JobsKafkaConfig is the Kafka intake of the jobs API.
+type JobsKafkaConfig struct {
+	Brokers     []string `yaml:"brokers"`
+	Topic       string   `yaml:"topic"`
+	ResultTopic string   `yaml:"result_topic"`
+	Group       string   `yaml:"group"`
 }
 
 // FlowConfig rate-limits callbacks per host with token buckets (jobs past

@@ -23,6 +23,7 @@ import (
 	"cronsheet/executors"
 	"cronsheet/fire"
 	"cronsheet/flow"
+	"cronsheet/intake"
 	"cronsheet/jobs"
 	"cronsheet/mapping"
 	"cronsheet/metrics"
@@ -51,6 +52,8 @@ type Server struct {
 	lastErrors errorRing
 	flow       *flow.Controller
 	metrics    *metrics.Metrics
+	socket     *intake.WebSocket
+	kafkaIn    *intake.Kafka // nil unless jobs.kafka.brokers is set
 	ln         net.Listener
 	http       *http.Server
 
@@ -180,6 +183,15 @@ func (s *Server) build() error {
 	)
 	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: checkJob, Wake: s.runner.Wake,
 		Trigger: func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error) { return s.firer.Trigger(ctx, p) }})
+	// The intake channels subscribe to the service before it is used.
+	s.socket = intake.NewWebSocket(s.logger, s.jobs)
+	if k := cfg.Jobs.Kafka; len(k.Brokers) > 0 {
+		if s.kafkaIn, err = intake.NewKafka(s.logger, s.jobs, intake.KafkaConfig{Brokers: k.Brokers, Topic: k.Topic,
+			ResultTopic: k.ResultTopic, Group: k.Group}); err != nil {
+			return fmt.Errorf("jobs.kafka: %w", err)
+		}
+		s.closers = append(s.closers, s.kafkaIn.Close)
+	}
 	registry.Register(task.ChannelBuiltin, builtin.New(builtin.Deps{
 		Logger: s.logger, Store: s.store, Wake: s.runner.Wake,
 		Trigger: func(ctx context.Context, taskID string, params map[string]string) error {
@@ -203,6 +215,7 @@ func (s *Server) build() error {
 		CheckTarget: checkTarget,
 		Jobs:        s.jobs,
 		JobClients:  webtable.NewTokenList(cfg.Jobs.AllowTokens, cfg.Jobs.DenyTokens),
+		JobsSocket:  s.socket,
 	}).Register(engine)
 	table.Register(engine)
 	engine.GET("/metrics", gin.WrapH(s.metrics.Handler()))
@@ -364,6 +377,13 @@ func (s *Server) Run(ctx context.Context) error {
 		defer close(patrolsDone)
 		var wg sync.WaitGroup
 		wg.Go(func() { s.sweepJobs(runCtx) })
+		if s.kafkaIn != nil {
+			wg.Go(func() {
+				if err := s.kafkaIn.Run(runCtx); err != nil {
+					s.logger.Error("jobs kafka intake", "error", err)
+				}
+			})
+		}
 		if m := s.cfg.Metrics; m.StatsdAddr != "" {
 			wg.Go(func() {
 				if err := s.metrics.PushStatsd(runCtx, m.StatsdAddr, m.StatsdPrefix, m.StatsdEvery); err != nil {
@@ -391,6 +411,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if herr := s.http.Shutdown(sctx); herr != nil && err == nil {
 		err = fmt.Errorf("shut down http: %w", herr)
 	}
+	s.socket.Close() // the upgraded connections http.Server.Shutdown leaves open
 	stopPatrols()
 	<-patrolsDone
 	s.shutdown(sctx)

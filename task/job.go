@@ -190,7 +190,9 @@ func (j *Job) nameMeaning() string {
 func DeriveJobState(t *Task, latest *Run) JobState {
 	switch {
 	case t.State == StateClosed:
-		if latest != nil && latest.State == RunCancelled || latest == nil {
+		// Cancelled before it fired, or a cron job stopped for good; a
+		// delayed job replaced after it fired keeps its outcome.
+		if latest == nil || latest.State == RunCancelled || t.CronPara != "" {
 			return JobCancelled
 		}
 	case t.State == StateStopped && (latest == nil || latest.State.Final()):

@@ -217,3 +217,40 @@ func TestDeliveryVarsAndDocument(t *testing.T) {
 		}
 	}
 }
+
+func TestDeriveJobState(t *testing.T) {
+	t.Parallel()
+	delayed := func(st State, done int) *Task {
+		return &Task{State: st, IsDone: done, Job: &Job{Method: JobPOST, DueAt: time.Unix(1, 0)}}
+	}
+	cron := func(st State) *Task { return &Task{State: st, CronPara: "every 1m", Job: &Job{Method: JobPOST}} }
+	run := func(s RunState, tt TriggerType) *Run { return &Run{State: s, TriggerType: tt} }
+	cases := []struct {
+		name   string
+		t      *Task
+		latest *Run
+		want   JobState
+	}{
+		{"new", delayed(StateRunning, 0), nil, JobPending},
+		{"firing", delayed(StateRunning, 0), run(RunRunning, TriggerSchedule), JobRunning},
+		{"awaiting feedback", delayed(StateRunning, 0), run(RunAccepted, TriggerSchedule), JobRunning},
+		{"retrying", delayed(StateRunning, 0), run(RunFailed, TriggerSchedule), JobFailed},
+		{"done", delayed(StateRunning, 1), run(RunDone, TriggerSchedule), JobDone},
+		{"dead", delayed(StateRunning, 1), run(RunDead, TriggerSchedule), JobDead},
+		{"timed out", delayed(StateRunning, 1), run(RunTimeout, TriggerSchedule), JobDead},
+		{"cancelled before firing", delayed(StateClosed, 0), run(RunCancelled, TriggerSchedule), JobCancelled},
+		{"replaced after it fired", delayed(StateClosed, 1), run(RunDone, TriggerSchedule), JobDone},
+		{"blocked", delayed(StateStopped, 0), nil, JobBlocked},
+		{"blocked while retrying", delayed(StateStopped, 0), run(RunFailed, TriggerSchedule), JobFailed},
+		{"backfilling", delayed(StateRunning, 1), run(RunRunning, TriggerBackfill), JobBackfilling},
+		{"backfilled", delayed(StateClosed, 1), run(RunDone, TriggerBackfill), JobDone},
+		{"cron between fires", cron(StateRunning), run(RunDone, TriggerSchedule), JobPending},
+		{"cron after a dead fire", cron(StateRunning), run(RunDead, TriggerSchedule), JobPending},
+		{"cron cancelled", cron(StateClosed), run(RunDone, TriggerSchedule), JobCancelled},
+	}
+	for _, c := range cases {
+		if got := DeriveJobState(c.t, c.latest); got != c.want {
+			t.Errorf("%s: DeriveJobState = %s, want %s", c.name, got, c.want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"context"
 	"log/slog"
 	"maps"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -84,6 +85,9 @@ type Deps struct {
 	// JobClients, when set, decides which API clients may use the jobs
 	// API, by bearer token (see TokenList).
 	JobClients *TokenList
+	// JobsSocket, when set, serves GET /api/v1/jobs/ws (the WebSocket
+	// intake).
+	JobsSocket http.Handler
 	// Trigger fires a task now, by hand, with one-off params (nil for none)
 	// that override the task's for this run, and returns one run per target
 	// (a run the task's or target's state refuses is recorded with state
@@ -108,6 +112,7 @@ type API struct {
 	check     func(*task.Target) error
 	jobs      *jobs.Service
 	clients   *TokenList
+	socket    http.Handler
 	audit     store.AuditLog // nil when the store keeps no audit trail
 }
 
@@ -132,6 +137,7 @@ func New(d Deps) *API {
 		check:     d.CheckTarget,
 		jobs:      d.Jobs,
 		clients:   d.JobClients,
+		socket:    d.JobsSocket,
 	}
 	if al, ok := d.Store.(store.AuditLog); ok {
 		a.audit = al
@@ -185,6 +191,9 @@ func (a *API) Register(r gin.IRouter) {
 	jg.POST("", a.submitJobs)
 	jg.GET("", a.listJobs)
 	jg.GET("/dead.jsonl", a.exportDead)
+	if a.socket != nil {
+		jg.GET("/ws", gin.WrapH(a.socket))
+	}
 	jg.POST("/backfill", a.backfillJobs)
 	jg.PUT("/by-key/:key", a.upsertJob)
 	jg.GET("/:id", a.getJob)
