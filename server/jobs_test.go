@@ -250,6 +250,11 @@ func TestJobsKeysBlockBatch(t *testing.T) {
 	if old := b.job(t, a.ID); old.State != task.JobCancelled || old.ReplacedBy != c.ID {
 		t.Errorf("replaced job = %+v, want cancelled, replaced by %s", old, c.ID)
 	}
+	// A long poll on a job that stays pending ends cleanly at its wait.
+	var polled jobView
+	if code := b.call(t, "GET", "/api/v1/jobs/"+c.ID+"?wait=0.3", nil, &polled); code != http.StatusOK || polled.State != task.JobPending {
+		t.Errorf("long poll: %d %+v, want the pending job after the wait", code, polled)
+	}
 	var again jobView
 	body["key"] = "nightly"
 	if code := b.call(t, "POST", "/api/v1/jobs", body, &again); code != http.StatusOK || again.ID != c.ID || again.Created {
@@ -301,5 +306,61 @@ func TestJobsKeysBlockBatch(t *testing.T) {
 		if code := b.call(t, "POST", "/api/v1/jobs", bad.body, &e); code != http.StatusBadRequest || e.Field != bad.field {
 			t.Errorf("bad body %v: status %d field %q, want 400 on %s", bad.body, code, e.Field, bad.field)
 		}
+	}
+}
+
+// TestJobsFlowLimits: a burst of jobs in one cc group never runs more
+// than its limit at once, a host's token bucket spaces its calls, and
+// every job still runs (none is dropped).
+func TestJobsFlowLimits(t *testing.T) {
+	var inFlight, maxInFlight atomic.Int32
+	var mu sync.Mutex
+	var starts []time.Time
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		for {
+			m := maxInFlight.Load()
+			if n <= m || maxInFlight.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+		inFlight.Add(-1)
+	}))
+	defer slow.Close()
+	b := setup(t, func(c *Config) {
+		c.HTTP.Allow = []string{"127.0.0.0/8"}
+		// 127.0.0.1 gets 20 calls a second after a burst of 2.
+		c.Flow.Hosts = map[string]FlowHostConfig{"127.0.0.1": {Rate: 20, Burst: 2}}
+	})
+	const n = 12
+	batch := make([]map[string]any, n)
+	for i := range batch {
+		batch[i] = map[string]any{"method": "POST", "name": slow.URL + "/cc", "cc": map[string]any{"group": "reports", "limit": 2}}
+	}
+	var items []struct {
+		Job *jobView `json:"job"`
+	}
+	if code := b.call(t, "POST", "/api/v1/jobs", batch, &items); code != http.StatusOK || len(items) != n {
+		t.Fatalf("batch: status %d, %d answers", code, len(items))
+	}
+	for _, it := range items {
+		b.waitJob(t, it.Job.ID, task.JobDone)
+	}
+	if m := maxInFlight.Load(); m > 2 || m < 1 {
+		t.Errorf("at most %d calls ran at once; the cc limit is 2", m)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(starts) != n {
+		t.Fatalf("%d calls, want %d: none dropped, none repeated", len(starts), n)
+	}
+	// The bucket holds 2 tokens and refills one per 50ms: n calls need at
+	// least (n-2) refills. (A lower bound only: it can't fail by slowness.)
+	if span := starts[n-1].Sub(starts[0]); span < time.Duration(n-2)*50*time.Millisecond-10*time.Millisecond {
+		t.Errorf("%d calls spanned %v; a 20/s bucket of 2 needs at least %v", n, span, time.Duration(n-2)*50*time.Millisecond)
 	}
 }
