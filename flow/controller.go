@@ -122,26 +122,26 @@ func (c *Controller) Acquire(ctx context.Context, req Request) (release func(), 
 // Stats is a snapshot of a Controller's queues.
 type Stats struct {
 	// Groups holds every group with requests in flight or waiting.
-	Groups map[string]GroupStats
+	Groups map[string]GroupStats `json:"groups"`
 	// Hosts holds every rate-limited host the Controller remembers.
-	Hosts map[string]HostStats
+	Hosts map[string]HostStats `json:"hosts"`
 }
 
 // GroupStats is the state of one concurrency group.
 type GroupStats struct {
 	// InFlight counts the requests that passed the group limit and are not
 	// released yet (including those waiting for a host token).
-	InFlight int
+	InFlight int `json:"in_flight"`
 	// Waiting counts the requests queued for the group limit.
-	Waiting int
+	Waiting int `json:"waiting"`
 	// Limit is the group's current limit; 0 means none.
-	Limit int
+	Limit int `json:"limit"`
 }
 
 // HostStats is the state of one host's token bucket.
 type HostStats struct {
 	// Waiting counts the requests waiting for a token.
-	Waiting int
+	Waiting int `json:"waiting"`
 }
 
 // QueueDepths returns the number of waiting requests per group, the shape

@@ -107,12 +107,18 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 	if plan.Skipped > 0 {
 		a.logger.InfoContext(ctx, "missed slots skipped", "task_id", t.TaskID, "skipped", plan.Skipped, "policy", t.Misfire)
 	}
+	// A delayed job's one instant is its schedule, however late it is
+	// armed (submitted with no delay, unblocked after its time).
+	missed := task.TriggerMisfire
+	if t.Job != nil && t.CronPara == "" {
+		missed = task.TriggerSchedule
+	}
 	for i, slot := range plan.Missed {
 		next := plan.Next
 		if i+1 < len(plan.Missed) {
 			next = plan.Missed[i+1]
 		}
-		a.fire(e, slot, task.TriggerMisfire, next)
+		a.fire(e, slot, missed, next)
 	}
 	if plan.Next.IsZero() {
 		// The schedule has no slot left: the task is done once its last

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -153,6 +154,34 @@ func TestJobsDoneMeans(t *testing.T) {
 	}
 	if retries != 5 {
 		t.Errorf("transitions = %+v, want 5 failed attempts with their reason", dead.Events)
+	}
+
+	// The status shows the dead job and its last error; /metrics counts.
+	var st struct {
+		Store struct {
+			OK bool `json:"ok"`
+		} `json:"store"`
+		Dead       []string `json:"dead"`
+		LastErrors []struct {
+			TaskID string `json:"task_id"`
+			Error  string `json:"error"`
+		} `json:"last_errors"`
+	}
+	if code := b.call(t, "GET", "/api/v1/status", nil, &st); code != http.StatusOK || !st.Store.OK ||
+		!slices.Contains(st.Dead, failing.ID) || len(st.LastErrors) == 0 || st.LastErrors[0].TaskID != failing.ID {
+		t.Errorf("status: %d %+v, want the dead job and its error", code, st)
+	}
+	resp, err := http.Get(b.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsText, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`cronsheet_fires_total{kind="http",trigger_type="schedule"}`, `cronsheet_run_outcomes_total{kind="http",state="dead"} 1`,
+		"cronsheet_trigger_lag_seconds_bucket", `cronsheet_job_transitions_total`} {
+		if !strings.Contains(string(metricsText), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 
 	// Backfill the dead job once the hook is fixed: done.

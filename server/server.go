@@ -183,6 +183,11 @@ func (s *Server) build() error {
 	)
 	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: checkJob, Wake: s.runner.Wake,
 		Trigger: func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error) { return s.firer.Trigger(ctx, p) }})
+	s.jobs.OnEvents(func(evs []store.JobEvent) {
+		for _, ev := range evs {
+			s.metrics.JobTransition(string(ev.State))
+		}
+	})
 	// The intake channels subscribe to the service before it is used.
 	s.socket = intake.NewWebSocket(s.logger, s.jobs)
 	if k := cfg.Jobs.Kafka; len(k.Brokers) > 0 {

@@ -96,7 +96,7 @@ func (s *Server) serveStatus(c *gin.Context) {
 	st.Armed = armed.total
 	st.Pending = len(armed.due)
 	slices.SortFunc(armed.due, func(a, b statusNext) int { return a.DueAt.Compare(b.DueAt) })
-	st.NextDue = armed.due[:min(len(armed.due), 10)]
+	st.NextDue = append([]statusNext{}, armed.due[:min(len(armed.due), 10)]...)
 	for _, q := range []struct {
 		state task.RunState
 		into  *[]string
@@ -114,7 +114,7 @@ func (s *Server) serveStatus(c *gin.Context) {
 		}
 	}
 	st.Queues = s.flow.Stats()
-	st.LastErrors = s.lastErrors.newestFirst()
+	st.LastErrors = append([]statusError{}, s.lastErrors.newestFirst()...)
 	code := http.StatusOK
 	if !st.Store.OK {
 		code = http.StatusServiceUnavailable
