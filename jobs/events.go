@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"cronsheet/fire"
@@ -121,7 +122,10 @@ func (s *Service) recordEvents() {
 type BackfillRequest struct {
 	IDs   []string      `json:"ids,omitempty"`
 	State task.JobState `json:"state,omitempty"` // dead (default) or cancelled, when IDs is empty
-	Limit int           `json:"limit,omitempty"` // default and maximum 1000
+	// Method and Name (a substring) narrow the jobs chosen by State.
+	Method task.JobMethod `json:"method,omitempty"`
+	Name   string         `json:"name,omitempty"`
+	Limit  int            `json:"limit,omitempty"` // default and maximum 1000
 }
 
 // BackfillAnswer lists the jobs a backfill will re-run and those refused.
@@ -157,7 +161,7 @@ func (s *Service) Backfill(ctx context.Context, req BackfillRequest) (*BackfillA
 		if state != task.JobDead && state != task.JobCancelled {
 			return nil, task.Invalid("state", "backfill takes dead or cancelled jobs; got %q", state)
 		}
-		views, _, err := s.List(ctx, ListQuery{State: state, Limit: req.Limit})
+		views, _, err := s.List(ctx, ListQuery{State: state, Method: req.Method, Name: req.Name, Limit: req.Limit})
 		if err != nil {
 			return nil, err
 		}
@@ -211,9 +215,19 @@ func (s *Service) runBackfill(ids []string) {
 // ListQuery chooses jobs by state from the ledger (dead letters: State
 // dead), newest first.
 type ListQuery struct {
-	State  task.JobState
+	State task.JobState
+	// Method and Name (a substring of the job's name) narrow the list;
+	// empty matches all.
+	Method task.JobMethod
+	Name   string
 	Cursor store.RunCursor
 	Limit  int
+}
+
+// matches reports whether v passes q's filters.
+func (q *ListQuery) matches(v *View) bool {
+	return v.State == q.State && (q.Method == "" || v.Method == q.Method) &&
+		(q.Name == "" || strings.Contains(v.Name, q.Name))
 }
 
 // runStateOf returns the run state whose runs may belong to jobs in state js.
@@ -269,7 +283,7 @@ func (s *Service) List(ctx context.Context, q ListQuery) ([]*View, store.RunCurs
 			if err != nil {
 				return nil, store.RunCursor{}, err
 			}
-			if v := viewOf(t, latest); v.State == q.State {
+			if v := viewOf(t, latest); q.matches(v) {
 				out = append(out, v)
 				if len(out) == q.Limit {
 					return out, cursor, nil

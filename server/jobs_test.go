@@ -184,6 +184,27 @@ func TestJobsDoneMeans(t *testing.T) {
 		}
 	}
 
+	// Dead letters, filtered.
+	var page struct {
+		Jobs []jobView `json:"jobs"`
+	}
+	if code := b.call(t, "GET", "/api/v1/jobs?state=dead&method=post&name=/fail", nil, &page); code != http.StatusOK ||
+		len(page.Jobs) != 1 || page.Jobs[0].ID != failing.ID {
+		t.Errorf("dead letters: %d %+v, want the failing job", code, page)
+	}
+	if b.call(t, "GET", "/api/v1/jobs?state=dead&name=/nothing-like-it", nil, &page); len(page.Jobs) != 0 {
+		t.Errorf("dead letters filtered by another name = %+v, want none", page.Jobs)
+	}
+	resp, err = http.Get(b.base + "/api/v1/jobs/dead.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if n := strings.Count(string(lines), "\n"); n != 1 || !strings.Contains(string(lines), failing.ID) {
+		t.Errorf("dead.jsonl = %q, want one line with the failing job", lines)
+	}
+
 	// Backfill the dead job once the hook is fixed: done.
 	h.status.Store(http.StatusOK)
 	var ans struct {

@@ -30,7 +30,9 @@ import (
 //	POST   /api/v1/jobs/:id/block        never runs while blocked
 //	POST   /api/v1/jobs/:id/unblock
 //	POST   /api/v1/jobs/backfill         {ids} or {state: dead|cancelled, limit} → 202 {accepted, refused, rate}
-//	GET    /api/v1/jobs?state=&cursor=&limit=   jobs by state (dead letters: state=dead), newest first
+//	GET    /api/v1/jobs?state=&method=&name=&cursor=&limit=
+//	                                     jobs by state (dead letters: state=dead, the default), newest
+//	                                     first; method and name (a substring) narrow it
 //	GET    /api/v1/jobs/dead.jsonl       every dead job as JSON lines
 //
 // Errors are {"error", "field"} like the rest of the API; every intake
@@ -253,7 +255,11 @@ type jobsPage struct {
 
 // listQuery reads state, cursor and limit of GET /api/v1/jobs.
 func listQuery(c *gin.Context) (jobs.ListQuery, error) {
-	q := jobs.ListQuery{State: task.JobState(c.DefaultQuery("state", string(task.JobDead)))}
+	q := jobs.ListQuery{State: task.JobState(c.DefaultQuery("state", string(task.JobDead))),
+		Method: task.JobMethod(strings.ToUpper(c.Query("method"))), Name: c.Query("name")}
+	if len(q.Name) > maxQueryLen {
+		return q, task.Invalid("name", "at most %d bytes", maxQueryLen)
+	}
 	if s := c.Query("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > jobs.MaxBackfill {
