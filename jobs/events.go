@@ -71,12 +71,6 @@ func (s *Service) recordEvents() {
 		if len(batch) == 0 {
 			return
 		}
-		s.mu.Lock()
-		subs := slices.Clone(s.stored)
-		s.mu.Unlock()
-		for _, fn := range subs {
-			fn(slices.Clone(batch))
-		}
 		for attempt := range 3 {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			err := s.store.AddJobEvents(ctx, batch)
@@ -86,6 +80,12 @@ func (s *Service) recordEvents() {
 			}
 			s.logger.Error("store job transitions", "n", len(batch), "attempt", attempt+1, "error", err)
 			time.Sleep(100 * time.Millisecond << attempt)
+		}
+		s.mu.Lock()
+		subs := slices.Clone(s.stored)
+		s.mu.Unlock()
+		for _, fn := range subs {
+			fn(slices.Clone(batch))
 		}
 		batch = batch[:0]
 	}

@@ -36,6 +36,8 @@ type Config struct {
 	Kafka KafkaTargetConfig `yaml:"kafka"`
 	// Jobs configures the jobs API.
 	Jobs JobsConfig `yaml:"jobs"`
+	// Events sends every job transition to an optional sink.
+	Events EventsConfig `yaml:"events"`
 	// Flow limits callbacks per host; Metrics configures /metrics and statsd.
 	Flow    FlowConfig    `yaml:"flow"`
 	Metrics MetricsConfig `yaml:"metrics"`
@@ -170,6 +172,22 @@ type JobsKafkaConfig struct {
 	Group       string   `yaml:"group"`
 }
 
+// EventsConfig is the lifecycle event sink: one JSON document per job
+// transition, as an Elasticsearch bulk request (kind http) or a Kafka
+// record (kind kafka). Best effort: the store keeps every transition; the
+// sink's queue drops its oldest events when the sink is down for long.
+// CRONSHEET_EVENTS_URL, when set, replaces url (credentials stay out of the
+// file).
+type EventsConfig struct {
+	// Kind is "" (off), http or kafka.
+	Kind    string        `yaml:"kind"`
+	URL     string        `yaml:"url"`
+	Index   string        `yaml:"index"`
+	Timeout time.Duration `yaml:"timeout"`
+	Brokers []string      `yaml:"brokers"`
+	Topic   string        `yaml:"topic"`
+}
+
 // FlowConfig rate-limits callbacks per host with token buckets (jobs past
 // the limit wait; none is dropped). Rate 0 = unlimited. Jobs' own "cc"
 // groups limit their concurrency; the firer's delivery slots are the global
@@ -269,6 +287,9 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	}
 	cfg.Email.Password = getenv("CRONSHEET_SMTP_PASSWORD")
 	cfg.SMS.AuthToken = getenv("TWILIO_AUTH_TOKEN")
+	if u := getenv("CRONSHEET_EVENTS_URL"); u != "" {
+		cfg.Events.URL = u
+	}
 	cfg.Jobs.AllowTokens = splitList(getenv("CRONSHEET_JOB_TOKENS"))
 	cfg.Jobs.DenyTokens = splitList(getenv("CRONSHEET_JOB_DENIED_TOKENS"))
 	if uri := getenv("CRONSHEET_MONGO_URI"); uri != "" {
@@ -319,6 +340,11 @@ func (c *Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("log_level: %q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	switch c.Events.Kind {
+	case "", "http", "kafka":
+	default:
+		return fmt.Errorf("events.kind: %q is not one of \"\", http, kafka", c.Events.Kind)
 	}
 	if c.Flow.HostRate < 0 || c.Flow.HostBurst < 0 {
 		return errors.New("flow: host_rate and host_burst must be >= 0")

@@ -3,8 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,4 +140,46 @@ func TestKafkaIntake(t *testing.T) {
 	if acc.Job != nil && len(h.callsOf(acc.Job.ID)) != 1 {
 		t.Errorf("hook calls = %d, want 1", len(h.callsOf(acc.Job.ID)))
 	}
+}
+
+// TestEventSink: with events.kind http, each job transition reaches the
+// bulk endpoint as an Elasticsearch bulk action and document.
+func TestEventSink(t *testing.T) {
+	var mu sync.Mutex
+	var docs []map[string]any
+	es := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+		mu.Lock()
+		for i := 1; i < len(lines); i += 2 {
+			var d map[string]any
+			if json.Unmarshal([]byte(lines[i]), &d) == nil {
+				docs = append(docs, d)
+			}
+		}
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"errors":false,"items":[]}`))
+	}))
+	defer es.Close()
+	h := startJobHook(t)
+	b := setup(t, func(c *Config) {
+		c.HTTP.Allow = []string{"127.0.0.0/8"}
+		c.Events = EventsConfig{Kind: "http", URL: es.URL + "/_bulk"}
+	})
+	var v jobView
+	b.call(t, "POST", "/api/v1/jobs", map[string]any{"method": "POST", "name": h.srv.URL + "/e", "wait": 10}, &v)
+	if v.State != task.JobDone {
+		t.Fatalf("job = %+v, want done", v)
+	}
+	eventually(t, "the job's transitions at the sink", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		states := map[string]bool{}
+		for _, d := range docs {
+			if d["job_id"] == v.ID && d["event"] == "job.transition" && d["@timestamp"] != nil {
+				states[d["state"].(string)] = true
+			}
+		}
+		return states["pending"] && states["running"] && states["done"]
+	})
 }

@@ -28,6 +28,7 @@ import (
 	"cronsheet/mapping"
 	"cronsheet/metrics"
 	"cronsheet/patrol"
+	"cronsheet/sink"
 	"cronsheet/static"
 	"cronsheet/store"
 	"cronsheet/store/mongo"
@@ -54,6 +55,7 @@ type Server struct {
 	metrics    *metrics.Metrics
 	socket     *intake.WebSocket
 	kafkaIn    *intake.Kafka // nil unless jobs.kafka.brokers is set
+	events     *sink.Sink    // nil unless events.kind is set
 	ln         net.Listener
 	http       *http.Server
 
@@ -83,9 +85,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (
 	}
 	s := &Server{cfg: cfg, logger: logger, store: st}
 	if err := s.build(); err != nil {
-		for _, c := range s.closers {
-			c()
-		}
+		s.closeParts()
 		_ = st.Close()
 		return nil, err
 	}
@@ -183,6 +183,12 @@ func (s *Server) build() error {
 	)
 	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: checkJob, Wake: s.runner.Wake,
 		Trigger: func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error) { return s.firer.Trigger(ctx, p) }})
+	if s.events, err = newSink(s.logger, cfg.Events); err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	if s.events != nil {
+		s.jobs.OnEvents(s.events.Publish)
+	}
 	s.jobs.OnEvents(func(evs []store.JobEvent) {
 		for _, ev := range evs {
 			s.metrics.JobTransition(string(ev.State))
@@ -344,6 +350,17 @@ func (s *Server) executors() (reg *executors.Registry, checkTarget func(*task.Ta
 		}
 	}
 	return reg, check, jobCheck, nil
+}
+
+// newSink builds the lifecycle event sink; nil when events.kind is "".
+func newSink(logger *slog.Logger, c EventsConfig) (*sink.Sink, error) {
+	switch c.Kind {
+	case "http":
+		return sink.NewHTTP(logger, sink.HTTPConfig{URL: c.URL, Index: c.Index, Timeout: c.Timeout})
+	case "kafka":
+		return sink.NewKafka(logger, sink.KafkaConfig{Brokers: c.Brokers, Topic: c.Topic, Timeout: c.Timeout})
+	}
+	return nil, nil
 }
 
 // urlHost returns the host name of a target URL (whose templates, if any,
@@ -519,6 +536,11 @@ func (s *Server) shutdown(ctx context.Context) {
 		if s.jobs != nil {
 			s.jobs.Close() // after the firer: its last transitions are stored
 		}
+		if s.events != nil {
+			if err := s.events.Close(ctx); err != nil {
+				s.logger.Warn("event sink", "error", err)
+			}
+		}
 		s.stopArm()
 		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -538,11 +560,22 @@ func (s *Server) shutdown(ctx context.Context) {
 func (s *Server) closeBuilt() {
 	_ = s.sched.Shutdown()
 	s.stopArm()
-	if s.jobs != nil {
-		s.jobs.Close()
-	}
+	s.closeParts()
+	_ = s.store.Close()
+}
+
+// closeParts releases the executors' clients, the jobs service and the
+// event sink that build made, when the node never ran.
+func (s *Server) closeParts() {
 	for _, c := range s.closers {
 		c()
 	}
-	_ = s.store.Close()
+	if s.jobs != nil {
+		s.jobs.Close()
+	}
+	if s.events != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // nothing was sent: don't wait
+		_ = s.events.Close(ctx)
+	}
 }

@@ -1,4 +1,4 @@
-// Shared by the targets and runs pages: the language (English or
+// Shared by the targets, runs and status pages: the language (English or
 // Simplified Chinese, chosen like the table page does), fetch helpers, and
 // time display. Values from the server reach the page through esc() or
 // textContent only.
@@ -12,7 +12,7 @@
 
   const dict = {
     en: {
-      "nav.table": "Table", "nav.targets": "Targets", "nav.runs": "Runs", "nav.outbox": "Outbox",
+      "nav.table": "Table", "nav.targets": "Targets", "nav.runs": "Runs", "nav.outbox": "Outbox", "nav.status": "Status",
       "yes": "Yes", "no": "No", "never": "—", "now": "now", "in": "in {d}", "ago": "{d} ago",
       "s": "{n} s", "m": "{n} min", "h": "{n} h", "d": "{n} d",
       "refresh": "Refresh", "prev": "Previous", "next": "Next",
@@ -37,9 +37,18 @@
       "rn.detail": "Run", "rn.close": "close", "rn.feedback": "Feedback reports", "rn.nofeedback": "No feedback reports.",
       "rn.at": "at", "rn.status": "status", "rn.message": "message", "rn.output": "output", "rn.progress": "progress",
       "rn.final": "final", "rn.params": "params", "rn.deadline": "deadline", "rn.node": "node",
+      // status
+      "st.summary": "System", "st.node": "node", "st.store": "store", "st.ok": "ok", "st.down": "unavailable",
+      "st.armed": "armed tasks", "st.pending": "pending jobs", "st.next_due": "Next due", "st.job": "job", "st.due": "due",
+      "st.running": "Running", "st.failed": "Failed (retrying)", "st.dead": "Dead",
+      "st.queues": "Queues", "st.group": "group", "st.inflight": "in flight", "st.waiting": "waiting",
+      "st.limit": "limit", "st.unlimited": "none", "st.host": "host",
+      "st.errors": "Last errors", "st.at": "at", "st.task": "task", "st.trigger": "trigger", "st.state": "state",
+      "st.error": "error", "st.none": "none", "st.job.title": "Job",
+      "st.updated": "Updated {time}; refreshed every {s} s.", "st.unreachable": "The server cannot be reached: {error}",
     },
     zh: {
-      "nav.table": "表格", "nav.targets": "目标", "nav.runs": "运行记录", "nav.outbox": "发件箱",
+      "nav.table": "表格", "nav.targets": "目标", "nav.runs": "运行记录", "nav.outbox": "发件箱", "nav.status": "状态",
       "yes": "是", "no": "否", "never": "—", "now": "现在", "in": "{d}后", "ago": "{d}前",
       "s": "{n} 秒", "m": "{n} 分钟", "h": "{n} 小时", "d": "{n} 天",
       "refresh": "刷新", "prev": "上一页", "next": "下一页",
@@ -62,6 +71,14 @@
       "rn.detail": "运行", "rn.close": "关闭", "rn.feedback": "反馈报告", "rn.nofeedback": "没有反馈报告。",
       "rn.at": "时间", "rn.status": "状态码", "rn.message": "消息", "rn.output": "输出", "rn.progress": "进度",
       "rn.final": "最终", "rn.params": "参数", "rn.deadline": "截止时间", "rn.node": "节点",
+      "st.summary": "系统", "st.node": "节点", "st.store": "存储", "st.ok": "正常", "st.down": "不可用",
+      "st.armed": "已装载任务", "st.pending": "待执行作业", "st.next_due": "即将到期", "st.job": "作业", "st.due": "到期",
+      "st.running": "运行中", "st.failed": "失败（重试中）", "st.dead": "死信",
+      "st.queues": "队列", "st.group": "并发组", "st.inflight": "执行中", "st.waiting": "等待中",
+      "st.limit": "上限", "st.unlimited": "无", "st.host": "主机",
+      "st.errors": "最近错误", "st.at": "时间", "st.task": "任务", "st.trigger": "触发 ID", "st.state": "状态",
+      "st.error": "错误", "st.none": "无", "st.job.title": "作业",
+      "st.updated": "更新于 {time}，每 {s} 秒刷新。", "st.unreachable": "无法连接服务器：{error}",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||

@@ -6,9 +6,9 @@ package static
 
 import "embed"
 
-// FS holds the pages (index.html, targets.html, runs.html, outbox.html),
-// their scripts (app.js, common.js, targets.js, runs.js) and style, and
-// vendor/.
+// FS holds the pages (index.html, targets.html, runs.html, status.html,
+// outbox.html), their scripts (app.js, common.js, targets.js, runs.js,
+// status.js) and style, and vendor/.
 //
 //go:embed *.html *.js *.css vendor
 var FS embed.FS

@@ -9,14 +9,15 @@ import (
 
 // Pages serves the web pages from an embedded FS (package static): the
 // table at /, the targets at /targets, the runs at /runs, the outbox at
-// /outbox, and their files under /assets/.
+// /outbox, the system status at /status (over GET /api/v1/status, which
+// package server serves), and their files under /assets/.
 type Pages struct {
 	files fs.FS
 }
 
 // NewPages returns the pages over files, which holds index.html,
-// targets.html, runs.html, outbox.html, their scripts and style, and
-// vendor/.
+// targets.html, runs.html, outbox.html, status.html, their scripts and
+// style, and vendor/.
 func NewPages(files fs.FS) *Pages { return &Pages{files: files} }
 
 // Register mounts the pages on r.
@@ -25,6 +26,7 @@ func (p *Pages) Register(r gin.IRouter) {
 	r.GET("/targets", p.page("targets.html"))
 	r.GET("/runs", p.page("runs.html"))
 	r.GET("/outbox", p.page("outbox.html"))
+	r.GET("/status", p.page("status.html"))
 	assets := http.StripPrefix("/assets/", http.FileServerFS(p.files))
 	r.GET("/assets/*path", func(c *gin.Context) {
 		c.Header("Cache-Control", "no-cache")

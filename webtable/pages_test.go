@@ -25,9 +25,11 @@ func TestPages(t *testing.T) {
 		{"/outbox", "text/html", "outbox", 200},
 		{"/targets", "text/html", "<table id=\"targets\"", 200},
 		{"/runs", "text/html", "<table id=\"runs-table\"", 200},
+		{"/status", "text/html", "<dl id=\"status-summary\"", 200},
 		{"/assets/common.js", "javascript", "cronsheetUI", 200},
 		{"/assets/targets.js", "javascript", "/api/v1/targets", 200},
 		{"/assets/runs.js", "javascript", "/api/v1/runs", 200},
+		{"/assets/status.js", "javascript", "/api/v1/status", 200},
 		{"/assets/app.js", "javascript", "DataTable", 200},
 		{"/assets/app.css", "text/css", "cell-error", 200},
 		{"/assets/vendor/README.md", "", "make static", 200},
@@ -52,5 +54,18 @@ func TestPages(t *testing.T) {
 	r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("missing index: %d", rec.Code)
+	}
+}
+
+func TestPagesLinkStatus(t *testing.T) {
+	t.Parallel()
+	r := gin.New()
+	webtable.NewPages(static.FS).Register(r)
+	for _, path := range []string{"/", "/targets", "/runs", "/outbox", "/status"} {
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if !strings.Contains(rec.Body.String(), `<a href="/status"`) {
+			t.Errorf("GET %s: the header does not link the status page", path)
+		}
 	}
 }
