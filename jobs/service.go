@@ -254,7 +254,7 @@ func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
 	}
 	s.event(store.JobEvent{JobID: b.Task.TaskID, At: s.now(), State: task.JobPending, Reason: "submitted"})
 	s.wake()
-	return s.waitOrGet(ctx, b.Task.TaskID, b.Wait, true)
+	return s.answerNew(ctx, b)
 }
 
 // build validates r into a new job.
@@ -309,7 +309,18 @@ func (s *Service) Upsert(ctx context.Context, key string, r Request) (*View, err
 	}
 	s.event(store.JobEvent{JobID: b.Task.TaskID, At: s.now(), State: task.JobPending, Reason: "submitted under key " + key})
 	s.wake()
-	return s.waitOrGet(ctx, b.Task.TaskID, b.Wait, true)
+	return s.answerNew(ctx, b)
+}
+
+// answerNew answers the submission of the new job b: the job as stored,
+// without reading it back, unless the caller waits for its result.
+func (s *Service) answerNew(ctx context.Context, b Built) (*View, error) {
+	if b.Wait > 0 {
+		return s.waitOrGet(ctx, b.Task.TaskID, b.Wait, true)
+	}
+	v := viewOf(b.Task, nil)
+	v.Created = true
+	return v, nil
 }
 
 // Get returns a job with its newest runs and its transitions.
@@ -495,4 +506,84 @@ func (s *Service) setState(ctx context.Context, id string, st task.State, js tas
 	s.event(store.JobEvent{JobID: id, At: now, State: js, Reason: why})
 	s.wake()
 	return s.Get(ctx, id)
+}
+
+// BatchResult is one job's answer in a batch: its view, or why it was
+// refused.
+type BatchResult struct {
+	View *View
+	Err  error
+}
+
+// SubmitBatch submits each request on its own (one bad job does not stop
+// the others) but stores the new ones together when the store can
+// (store.JobBatcher: one commit for the batch). Jobs with a key go one by
+// one, as Submit (a key may name an existing job). A wait is refused in a
+// batch. The returned error means the store failed: nothing of the batch
+// without keys was stored.
+func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) ([]BatchResult, error) {
+	out := make([]BatchResult, len(reqs))
+	var fresh []*task.Task
+	var at []int
+	for i, r := range reqs {
+		if r.Wait != nil && *r.Wait > 0 {
+			out[i].Err = task.Invalid("wait", "not allowed in a batch (poll each job instead)")
+			continue
+		}
+		if r.Key != "" {
+			out[i].View, out[i].Err = s.Submit(ctx, r)
+			continue
+		}
+		b, err := s.build(r)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		fresh = append(fresh, b.Task)
+		at = append(at, i)
+	}
+	errs, err := s.createAll(ctx, fresh)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	for k, t := range fresh {
+		i := at[k]
+		if errs[k] != nil {
+			out[i].Err = errs[k]
+			continue
+		}
+		s.event(store.JobEvent{JobID: t.TaskID, At: now, State: task.JobPending, Reason: "submitted"})
+		out[i].View = viewOf(t, nil)
+		out[i].View.Created = true
+	}
+	if len(fresh) > 0 {
+		s.wake()
+	}
+	return out, nil
+}
+
+// createAll stores new jobs, in one step when the store can.
+func (s *Service) createAll(ctx context.Context, ts []*task.Task) ([]error, error) {
+	if b, ok := s.store.(store.JobBatcher); ok {
+		errs := make([]error, 0, len(ts))
+		for start := 0; start < len(ts); start += store.MaxStatusBatch {
+			part, err := b.CreateJobs(ctx, ts[start:min(len(ts), start+store.MaxStatusBatch)])
+			if err != nil {
+				return nil, fmt.Errorf("store jobs: %w", err)
+			}
+			errs = append(errs, part...)
+		}
+		return errs, nil
+	}
+	errs := make([]error, len(ts))
+	for i, t := range ts {
+		if err := s.store.CreateJob(ctx, t); err != nil {
+			if !errors.Is(err, task.ErrConflict) && !errors.Is(err, task.ErrInvalid) {
+				return nil, fmt.Errorf("store job: %w", err)
+			}
+			errs[i] = err
+		}
+	}
+	return errs, nil
 }

@@ -48,3 +48,12 @@ type JobEvent struct {
 // MaxJobEvents bounds the transitions kept per job read; AddJobEvents
 // takes at most MaxStatusBatch events per call.
 const MaxJobEvents = 1000
+
+// JobBatcher is implemented by drivers that store many new jobs in one
+// step (a batch submission: one commit instead of one each). Each job
+// stands on its own, exactly as by CreateJob: errs[i] is CreateJob's error
+// for ts[i] (nil when it was stored). A returned error means nothing was
+// stored. At most MaxStatusBatch jobs per call.
+type JobBatcher interface {
+	CreateJobs(ctx context.Context, ts []*task.Task) (errs []error, err error)
+}

@@ -111,27 +111,25 @@ func (a *API) submitBatch(c *gin.Context, body []byte) {
 		a.writeError(c, err)
 		return
 	}
-	out := make([]batchItem, len(reqs))
-	for i, r := range reqs {
-		out[i].Index = i
-		if r.Wait != nil && *r.Wait > 0 {
-			out[i].Error, out[i].Field = "wait: not allowed in a batch (poll each job instead)", "wait"
-			continue
+	results, err := a.jobs.SubmitBatch(c.Request.Context(), reqs)
+	if err != nil {
+		a.writeError(c, err) // the store failed: say so for the whole batch
+		return
+	}
+	out := make([]batchItem, len(results))
+	for i, r := range results {
+		out[i] = batchItem{Index: i, Job: r.View}
+		var ve *task.ValidationError
+		switch {
+		case r.Err == nil:
+		case errors.As(r.Err, &ve):
+			out[i].Error, out[i].Field = ve.Error(), ve.Field
+		case errors.Is(r.Err, task.ErrConflict) || errors.Is(r.Err, task.ErrInvalid):
+			out[i].Error = r.Err.Error()
+		default:
+			a.writeError(c, r.Err)
+			return
 		}
-		v, err := a.jobs.Submit(c.Request.Context(), r)
-		if err != nil {
-			var ve *task.ValidationError
-			if errors.As(err, &ve) {
-				out[i].Error, out[i].Field = ve.Error(), ve.Field
-			} else if errors.Is(err, task.ErrConflict) || errors.Is(err, task.ErrInvalid) {
-				out[i].Error = err.Error()
-			} else {
-				a.writeError(c, err) // the store failed: say so for the whole batch
-				return
-			}
-			continue
-		}
-		out[i].Job = v
 	}
 	c.JSON(http.StatusOK, out)
 }

@@ -43,21 +43,7 @@ func (s *Store) CreateJob(ctx context.Context, t *task.Task) error {
 		return fmt.Errorf("create job: %w", err)
 	}
 	now := s.nowMS()
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if t.Job.Key != "" {
-			if err := s.keyFree(ctx, tx, t.Job.Key); err != nil {
-				return err
-			}
-		}
-		if err := s.insertJob(ctx, tx, t, now); err != nil {
-			return err
-		}
-		if t.Job.Key == "" {
-			return nil
-		}
-		_, err := in(ctx, tx, s.st.insertJobKey).ExecContext(ctx, t.Job.Key, t.TaskID)
-		return translate(err)
-	})
+	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.insertJobIn(ctx, tx, t, now) })
 	if err != nil {
 		return fmt.Errorf("create job %s: %w", t.TaskID, err)
 	}
@@ -271,3 +257,64 @@ func (s *Store) JobEvents(ctx context.Context, jobID string, limit int) ([]store
 	}
 	return out, nil
 }
+
+// CreateJobs stores each of ts as by CreateJob, all in one transaction: a
+// job that conflicts is rolled back to its savepoint and reported in errs,
+// the others are committed together.
+func (s *Store) CreateJobs(ctx context.Context, ts []*task.Task) ([]error, error) {
+	if len(ts) > store.MaxStatusBatch {
+		return nil, fmt.Errorf("create jobs: %w", task.Invalid("jobs", "at most %d per call", store.MaxStatusBatch))
+	}
+	errs := make([]error, len(ts))
+	now := s.nowMS()
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for i, t := range ts {
+			if err := checkJob(t); err != nil {
+				errs[i] = fmt.Errorf("create job: %w", err)
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT job"); err != nil {
+				return err
+			}
+			err := s.insertJobIn(ctx, tx, t, now)
+			if err != nil {
+				errs[i] = fmt.Errorf("create job %s: %w", t.TaskID, err)
+				if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO job"); rerr != nil {
+					return rerr
+				}
+			}
+			if _, err := tx.ExecContext(ctx, "RELEASE job"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create jobs: %w", err)
+	}
+	for i, t := range ts {
+		if errs[i] == nil {
+			setCreated(t, now)
+		}
+	}
+	return errs, nil
+}
+
+// insertJobIn inserts job t and takes its key, inside tx.
+func (s *Store) insertJobIn(ctx context.Context, tx *sql.Tx, t *task.Task, now int64) error {
+	if t.Job.Key != "" {
+		if err := s.keyFree(ctx, tx, t.Job.Key); err != nil {
+			return err
+		}
+	}
+	if err := s.insertJob(ctx, tx, t, now); err != nil {
+		return err
+	}
+	if t.Job.Key == "" {
+		return nil
+	}
+	_, err := in(ctx, tx, s.st.insertJobKey).ExecContext(ctx, t.Job.Key, t.TaskID)
+	return translate(err)
+}
+
+var _ store.JobBatcher = (*Store)(nil)

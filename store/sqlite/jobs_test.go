@@ -86,3 +86,45 @@ func TestJobInvalid(t *testing.T) {
 		t.Errorf("JobEvents after a refused batch = %+v, %v; want none", got, err)
 	}
 }
+
+// TestCreateJobs: a batch stores every job that CreateJob would store, in
+// one transaction, and reports the others (a taken id, a held key, a
+// repeated key inside the batch) without leaving any half-written.
+func TestCreateJobs(t *testing.T) {
+	ctx := t.Context()
+	st := openTemp(t)
+	t.Cleanup(func() { st.Close() })
+	if err := st.CreateJob(ctx, migratedJob("old", "held")); err != nil {
+		t.Fatal(err)
+	}
+	batch := []*task.Task{
+		migratedJob("a", ""), migratedJob("old", ""), migratedJob("b", "held"),
+		migratedJob("c", "k"), migratedJob("d", "k"), {TaskID: "e"},
+	}
+	errs, err := st.CreateJobs(ctx, batch)
+	if err != nil {
+		t.Fatalf("CreateJobs: %v", err)
+	}
+	want := []error{nil, task.ErrConflict, task.ErrConflict, nil, task.ErrConflict, task.ErrInvalid}
+	for i, w := range want {
+		if w == nil && errs[i] != nil || w != nil && !errors.Is(errs[i], w) {
+			t.Errorf("job %d: %v, want %v", i, errs[i], w)
+		}
+	}
+	for _, id := range []string{"a", "c"} {
+		if got, err := st.GetTask(ctx, id); err != nil || got.Version != 1 || got.Job == nil {
+			t.Errorf("stored job %s = %+v, %v", id, got, err)
+		}
+	}
+	for _, id := range []string{"b", "d", "e"} {
+		if _, err := st.GetTask(ctx, id); !errors.Is(err, task.ErrNotFound) {
+			t.Errorf("refused job %s was stored: %v", id, err)
+		}
+	}
+	if holder, err := st.JobByKey(ctx, "held"); err != nil || holder.TaskID != "old" {
+		t.Errorf("key held = %+v, %v; want still old's", holder, err)
+	}
+	if holder, err := st.JobByKey(ctx, "k"); err != nil || holder.TaskID != "c" {
+		t.Errorf("key k = %+v, %v; want c's", holder, err)
+	}
+}
