@@ -126,6 +126,10 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 		return a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, Done: true, SetNextFire: true})
 	}
 	if err := a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, NextFire: plan.Next, SetNextFire: true}); err != nil {
+		// Not armed after all (an entry without a gocron job would look
+		// armed to reconcile and never fire): reconcile releases the
+		// claim and publish arms it again.
+		a.disarmGen(t.TaskID, e.gen)
 		return err
 	}
 	if err := a.schedule(e, plan.Next); err != nil {
