@@ -63,8 +63,19 @@ func (r *Runner) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { r.renewLoop(ctx) })
 	defer wg.Wait()
+	var lastReconcile time.Time
+	woken := false
 	for {
-		r.Pass(ctx)
+		// A pass woken by an edit runs sync and publish at once; reconcile,
+		// the safety net that reads every claim of this node, runs at most
+		// once per interval (at 100k armed tasks, once per woken pass was
+		// most of a burst's CPU). Its work is never urgent: a fire checks
+		// its task itself, and a changed task is re-armed by publish.
+		full := !woken || time.Since(lastReconcile) >= r.cfg.Interval
+		r.pass(ctx, full)
+		if full {
+			lastReconcile = time.Now()
+		}
 		timer := time.NewTimer(jitter(r.cfg.Interval))
 		select {
 		case <-ctx.Done():
@@ -72,13 +83,18 @@ func (r *Runner) Run(ctx context.Context) {
 			return
 		case <-r.wake:
 			timer.Stop()
+			woken = true
 		case <-timer.C:
+			woken = false
 		}
 	}
 }
 
 // Pass runs sync, publish and reconcile once each, logging their results.
-func (r *Runner) Pass(ctx context.Context) {
+func (r *Runner) Pass(ctx context.Context) { r.pass(ctx, true) }
+
+// pass runs sync and publish, and reconcile when withReconcile.
+func (r *Runner) pass(ctx context.Context, withReconcile bool) {
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.PassTimeout)
 	defer cancel()
 	start := time.Now()
@@ -89,10 +105,14 @@ func (r *Runner) Pass(ctx context.Context) {
 	pres, perr := r.publish.RunOnce(pctx)
 	r.report(ctx, "publish", perr)
 	r.observe("publish", mid)
-	mid = time.Now()
-	rres, rerr := r.reconcile.RunOnce(pctx)
-	r.report(ctx, "reconcile", rerr)
-	r.observe("reconcile", mid)
+	var rres ReconcileResult
+	if withReconcile {
+		mid = time.Now()
+		var rerr error
+		rres, rerr = r.reconcile.RunOnce(pctx)
+		r.report(ctx, "reconcile", rerr)
+		r.observe("reconcile", mid)
+	}
 	if sres != (SyncResult{}) || pres != (PublishResult{}) || rres != (ReconcileResult{}) {
 		r.logger.DebugContext(ctx, "patrol pass", "sync", sres, "publish", pres, "reconcile", rres,
 			"duration", time.Since(start))

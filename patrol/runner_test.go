@@ -2,7 +2,9 @@ package patrol_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,6 +73,30 @@ func TestRunner(t *testing.T) {
 		}
 		if got := b.armer.Armed(); !slices.Equal(got, []string{"m1"}) {
 			t.Errorf("armed = %v after the woken pass, want [m1]", got)
+		}
+	})
+
+	t.Run("WokenPassesReconcileAtMostOncePerInterval", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		var reconciles atomic.Int32
+		r, passes, _ := startRunner(t, b, patrol.RunnerConfig{Interval: time.Hour, RenewEvery: time.Hour,
+			Observe: func(p string, _ time.Duration) {
+				if p == "reconcile" {
+					reconciles.Add(1)
+				}
+			}})
+		waitPass(t, passes) // the pass at start reconciles
+		for i := range 3 {
+			b.insertRow(t, scenario, fmt.Sprint("r", i), memo(fmt.Sprint("m", i)))
+			r.Wake()
+			waitPass(t, passes)
+		}
+		if got := b.armer.Armed(); len(got) != 3 {
+			t.Errorf("armed = %v after three woken passes, want 3 tasks", got)
+		}
+		if n := reconciles.Load(); n != 1 {
+			t.Errorf("reconcile ran %d times, want once (at start; woken passes within the interval skip it)", n)
 		}
 	})
 
