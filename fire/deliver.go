@@ -152,9 +152,7 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, run *task.Run, state t
 		run.Error = task.Truncate(msg, task.MaxOutput)
 	}
 	done := usesUpSchedule(t, run, state == task.RunDone)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.StoreTimeout)
-	defer cancel()
-	err := f.store.FinishRun(sctx, run, store.TaskStatusParams{
+	err := f.finishRun(ctx, run, store.TaskStatusParams{
 		TaskID: t.TaskID, LastStatus: string(state), Done: done, SetNextFire: done,
 	})
 	if err != nil {
@@ -220,4 +218,15 @@ func mergeParams(base, over map[string]string) map[string]string {
 		m[k] = v
 	}
 	return m
+}
+
+// finishRun stores a finished run and its task's status: group-committed
+// with the runs finishing at the same time when the store can.
+func (f *Firer) finishRun(ctx context.Context, run *task.Run, status store.TaskStatusParams) error {
+	if f.fin != nil {
+		return f.fin.submit(store.FireRecord{Run: run, Status: status})[0]
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.StoreTimeout)
+	defer cancel()
+	return f.store.FinishRun(sctx, run, status)
 }

@@ -79,8 +79,9 @@ type Firer struct {
 	store  Store
 	execs  Executors
 	now    func() time.Time
-	rec    *recorder
-	slots  chan struct{} // delivery slots (Config.MaxDeliveries)
+	rec    *groupCommit[store.FireRecord, store.FireResult] // ledger records
+	fin    *groupCommit[store.FireRecord, error]            // finished runs; nil: one by one
+	slots  chan struct{}                                    // delivery slots (Config.MaxDeliveries)
 
 	workCtx    context.Context
 	cancelWork context.CancelFunc
@@ -109,7 +110,8 @@ func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() 
 		store:      st,
 		execs:      execs,
 		now:        now,
-		rec:        &recorder{store: st, timeout: cfg.StoreTimeout},
+		rec:        newRecorder(st, cfg.StoreTimeout),
+		fin:        newFinisher(st, cfg.StoreTimeout),
 		slots:      make(chan struct{}, cfg.MaxDeliveries),
 		workCtx:    workCtx,
 		cancelWork: cancel,
@@ -165,7 +167,7 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 	status := store.TaskStatusParams{TaskID: t.TaskID, LastFire: p.Slot, NextFire: p.NextFire, SetNextFire: true}
 	// The ledger records and the row's feedback are written together, in a
 	// transaction shared with the fires that are due at the same time.
-	results := f.rec.recordAll(records(routes, status))
+	results := f.rec.submit(records(routes, status)...)
 	fired := false
 	for i, res := range results {
 		switch {

@@ -9,53 +9,53 @@ import (
 	"cronsheet/store"
 )
 
-// maxRecordBatch bounds the fires one ledger transaction records.
-const maxRecordBatch = 500
+// maxGroupBatch bounds the items one group-committed transaction writes.
+const maxGroupBatch = 500
 
-// recordAttempts is how often a failed ledger transaction is tried.
-const recordAttempts = 4
+// groupAttempts is how often a failed group transaction is tried.
+const groupAttempts = 4
 
-// recorder writes the ledger records of concurrent fires in shared
-// transactions (group commit): while one transaction is being written,
-// fires queue up, and the next transaction takes them all. A burst of
-// fires due in the same second thus costs a few commits, not one each.
+// groupCommit writes items of concurrent callers in shared transactions:
+// while one transaction is being written, items queue up, and the next
+// transaction takes them all. A burst of fires (or of deliveries ending
+// together) thus costs a few commits, not one each.
 //
 // It starts no goroutine: the first caller that finds nobody writing
 // becomes the writer and keeps writing until the queue is empty.
-type recorder struct {
-	store   fireRecorder
+type groupCommit[In, Out any] struct {
+	// write stores items in one transaction and returns one result each;
+	// an error means nothing was stored.
+	write func(ctx context.Context, items []In) ([]Out, error)
+	// failed is the result of an item whose transaction failed for good.
+	failed  func(err error) Out
 	timeout time.Duration // per transaction
 
 	mu      sync.Mutex
-	queue   []recordReq
+	queue   []groupReq[In, Out]
 	writing bool
 }
 
-type fireRecorder interface {
-	RecordFires(ctx context.Context, recs []store.FireRecord) ([]store.FireResult, error)
+type groupReq[In, Out any] struct {
+	item In
+	done chan Out // buffered: the writer never blocks on it
 }
 
-type recordReq struct {
-	rec  store.FireRecord
-	done chan store.FireResult // buffered: the writer never blocks on it
-}
-
-// recordAll queues recs together (so they usually share a transaction)
-// and returns their results, in order.
-func (r *recorder) recordAll(recs []store.FireRecord) []store.FireResult {
-	reqs := make([]recordReq, len(recs))
-	r.mu.Lock()
-	for i, rec := range recs {
-		reqs[i] = recordReq{rec: rec, done: make(chan store.FireResult, 1)}
-		r.queue = append(r.queue, reqs[i])
+// submit queues items together (so they usually share a transaction) and
+// returns their results, in order, once written.
+func (g *groupCommit[In, Out]) submit(items ...In) []Out {
+	reqs := make([]groupReq[In, Out], len(items))
+	g.mu.Lock()
+	for i, it := range items {
+		reqs[i] = groupReq[In, Out]{item: it, done: make(chan Out, 1)}
+		g.queue = append(g.queue, reqs[i])
 	}
-	lead := !r.writing
-	r.writing = true
-	r.mu.Unlock()
+	lead := !g.writing
+	g.writing = true
+	g.mu.Unlock()
 	if lead {
-		r.writeAll()
+		g.writeAll()
 	}
-	out := make([]store.FireResult, len(reqs))
+	out := make([]Out, len(reqs))
 	for i, req := range reqs {
 		out[i] = <-req.done
 	}
@@ -63,36 +63,36 @@ func (r *recorder) recordAll(recs []store.FireRecord) []store.FireResult {
 }
 
 // writeAll writes batches until the queue is empty.
-func (r *recorder) writeAll() {
+func (g *groupCommit[In, Out]) writeAll() {
 	for {
-		r.mu.Lock()
-		n := min(len(r.queue), maxRecordBatch)
+		g.mu.Lock()
+		n := min(len(g.queue), maxGroupBatch)
 		if n == 0 {
-			r.writing = false
-			r.mu.Unlock()
+			g.writing = false
+			g.mu.Unlock()
 			return
 		}
-		batch := append([]recordReq(nil), r.queue[:n]...)
-		r.queue = append(r.queue[:0], r.queue[n:]...)
-		r.mu.Unlock()
-		r.write(batch)
+		batch := append([]groupReq[In, Out](nil), g.queue[:n]...)
+		g.queue = append(g.queue[:0], g.queue[n:]...)
+		g.mu.Unlock()
+		g.writeBatch(batch)
 	}
 }
 
-// write records one batch, retrying a failed transaction with backoff.
-func (r *recorder) write(batch []recordReq) {
-	recs := make([]store.FireRecord, len(batch))
+// writeBatch writes one batch, retrying a failed transaction with backoff.
+func (g *groupCommit[In, Out]) writeBatch(batch []groupReq[In, Out]) {
+	items := make([]In, len(batch))
 	for i, req := range batch {
-		recs[i] = req.rec
+		items[i] = req.item
 	}
 	var err error
-	for attempt := range recordAttempts {
+	for attempt := range groupAttempts {
 		if attempt > 0 {
 			time.Sleep(time.Duration(50<<attempt) * time.Millisecond)
 		}
-		var results []store.FireResult
-		ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-		results, err = r.store.RecordFires(ctx, recs)
+		var results []Out
+		ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
+		results, err = g.write(ctx, items)
 		cancel()
 		if err == nil {
 			for i, req := range batch {
@@ -102,6 +102,29 @@ func (r *recorder) write(batch []recordReq) {
 		}
 	}
 	for _, req := range batch {
-		req.done <- store.FireResult{Err: fmt.Errorf("after %d tries: %w", recordAttempts, err)}
+		req.done <- g.failed(fmt.Errorf("after %d tries: %w", groupAttempts, err))
+	}
+}
+
+// newRecorder group-commits ledger records (store.Ledger.RecordFires).
+func newRecorder(st Store, timeout time.Duration) *groupCommit[store.FireRecord, store.FireResult] {
+	return &groupCommit[store.FireRecord, store.FireResult]{
+		write:   st.RecordFires,
+		failed:  func(err error) store.FireResult { return store.FireResult{Err: err} },
+		timeout: timeout,
+	}
+}
+
+// newFinisher group-commits finished runs when the store can
+// (store.RunFinisher); nil when it cannot, and FinishRun is called alone.
+func newFinisher(st Store, timeout time.Duration) *groupCommit[store.FireRecord, error] {
+	rf, ok := st.(store.RunFinisher)
+	if !ok {
+		return nil
+	}
+	return &groupCommit[store.FireRecord, error]{
+		write:   rf.FinishRuns,
+		failed:  func(err error) error { return err },
+		timeout: timeout,
 	}
 }

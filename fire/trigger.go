@@ -72,7 +72,7 @@ func (f *Firer) Trigger(ctx context.Context, p TriggerParams) ([]*task.Run, erro
 	if err != nil {
 		return nil, err
 	}
-	results := f.rec.recordAll(records(routes, store.TaskStatusParams{TaskID: t.TaskID, LastFire: slot}))
+	results := f.rec.submit(records(routes, store.TaskStatusParams{TaskID: t.TaskID, LastFire: slot})...)
 	var runs []*task.Run
 	for i, res := range results {
 		switch {

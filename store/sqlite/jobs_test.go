@@ -128,3 +128,53 @@ func TestCreateJobs(t *testing.T) {
 		t.Errorf("key k = %+v, %v; want c's", holder, err)
 	}
 }
+
+// TestFinishRuns: a group of finishes commits together; a record whose run
+// or task is missing is reported alone and stores nothing, the others are
+// stored with their task's status.
+func TestFinishRuns(t *testing.T) {
+	ctx := t.Context()
+	st := openTemp(t)
+	t.Cleanup(func() { st.Close() })
+	for _, id := range []string{"a", "b"} {
+		if err := st.CreateJob(ctx, migratedJob(id, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slot := time.Now().Truncate(time.Millisecond)
+	runs := map[string]*task.Run{}
+	for _, id := range []string{"a", "b"} {
+		r := &task.Run{TriggerID: "tr_" + id, TaskID: id, Slot: slot, Target: task.JobTargetID,
+			TriggerType: task.TriggerSchedule, State: task.RunRunning, Attempt: 1, FiredAt: slot}
+		if _, err := st.InsertRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		runs[id] = r
+	}
+	done := func(r *task.Run) *task.Run {
+		c := *r
+		c.State, c.FinishedAt, c.Output = task.RunDone, slot.Add(time.Second), "ok"
+		return &c
+	}
+	ghost := &task.Run{TriggerID: "tr_ghost", TaskID: "a", State: task.RunDone}
+	errs, err := st.FinishRuns(ctx, []store.FireRecord{
+		{Run: done(runs["a"]), Status: store.TaskStatusParams{TaskID: "a", LastStatus: "done", Done: true}},
+		{Run: ghost, Status: store.TaskStatusParams{TaskID: "a", LastStatus: "ghost"}},
+		{Run: done(runs["b"]), Status: store.TaskStatusParams{TaskID: "missing-task", LastStatus: "done"}},
+	})
+	if err != nil {
+		t.Fatalf("FinishRuns: %v", err)
+	}
+	if errs[0] != nil || !errors.Is(errs[1], task.ErrNotFound) || !errors.Is(errs[2], task.ErrNotFound) {
+		t.Fatalf("errs = %v, want nil, not found, not found", errs)
+	}
+	if r, _ := st.GetRun(ctx, "tr_a"); r.State != task.RunDone || r.Output != "ok" {
+		t.Errorf("run a = %+v, want done", r)
+	}
+	if tk, _ := st.GetTask(ctx, "a"); tk.LastStatus != "done" || tk.IsDone != 1 {
+		t.Errorf("task a = %+v, want done (the ghost's status rolled back)", tk)
+	}
+	if r, _ := st.GetRun(ctx, "tr_b"); r.State != task.RunRunning {
+		t.Errorf("run b = %+v, want still running: its status failed, so nothing of it is stored", r)
+	}
+}

@@ -389,3 +389,42 @@ func decodeFeedback(text string) ([]task.Feedback, error) {
 	}
 	return fs, nil
 }
+
+// FinishRuns finishes each record as FinishRun does, all in one
+// transaction; a record that fails (a missing run or task) is rolled back
+// to its savepoint and reported in errs, the others commit together.
+func (s *Store) FinishRuns(ctx context.Context, recs []store.FireRecord) ([]error, error) {
+	if len(recs) > store.MaxStatusBatch {
+		return nil, fmt.Errorf("finish runs: %w", task.Invalid("recs", "at most %d per call", store.MaxStatusBatch))
+	}
+	errs := make([]error, len(recs))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for i, rec := range recs {
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT finish"); err != nil {
+				return err
+			}
+			err := s.updateRun(ctx, tx, rec.Run)
+			if err == nil {
+				if err = s.statusIn(ctx, tx).apply(ctx, rec.Status); err != nil {
+					err = fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
+				}
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("finish run %s: %w", rec.Run.TriggerID, err)
+				if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO finish"); rerr != nil {
+					return rerr
+				}
+			}
+			if _, err := tx.ExecContext(ctx, "RELEASE finish"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("finish runs: %w", err)
+	}
+	return errs, nil
+}
+
+var _ store.RunFinisher = (*Store)(nil)
