@@ -3,7 +3,6 @@ package fire
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"cronsheet/store"
@@ -42,15 +41,10 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 	}
 	select {
 	case f.slots <- struct{}{}:
+		defer func() { <-f.slots }()
 	case <-ctx.Done():
 		return 0, false
 	}
-	// The slot bounds attempts in flight, not store writes: it is freed as
-	// soon as the target has answered, so the outcomes of many attempts
-	// pile up into one group commit instead of holding the slots.
-	var freed sync.Once
-	free := func() { freed.Do(func() { <-f.slots }) }
-	defer free()
 	log := f.logger.With("task_id", t.TaskID, "trigger_id", run.TriggerID)
 	if run.Attempt > 1+t.MaxRetries {
 		f.finish(ctx, t, run, task.RunDead, "retries exhausted")
@@ -62,7 +56,6 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 		f.updateRun(ctx, run)
 	}
 	out, err := f.attempt(ctx, t, tg, run)
-	free()
 	if err != nil && ctx.Err() != nil {
 		// Shutting down: leave the run unfinished for whoever arms the task
 		// next; this attempt is counted when it resumes. (An attempt that
