@@ -201,12 +201,12 @@ func (f *Firer) Resume(ctx context.Context, t *task.Task) (int, error) {
 	n := 0
 	for _, r := range runs {
 		tg, err := f.resumeTarget(ctx, t, r)
-		if err != nil {
-			return n, err
-		}
-		if tg == nil && r.Target != string(t.TaskType) && !task.Channel(r.Target).Valid() {
+		if errors.Is(err, task.ErrNotFound) {
 			f.finish(ctx, t, r, task.RunDead, fmt.Sprintf("target %q not found", r.Target))
 			continue
+		}
+		if err != nil {
+			return n, err
 		}
 		// The stored attempt was cut short (running, pending) or failed and
 		// awaits its retry (failed): either way it counts, and the next one

@@ -92,7 +92,8 @@ func records(routes []route, status store.TaskStatusParams) []store.FireRecord {
 }
 
 // resumeTarget finds where an unfinished run goes: nil for the task's own
-// channel, else its target (nil when the target was deleted).
+// channel, else its target; an error wrapping task.ErrNotFound when the
+// target was deleted.
 func (f *Firer) resumeTarget(ctx context.Context, t *task.Task, r *task.Run) (*task.Target, error) {
 	if t.Job != nil && r.Target == task.JobTargetID {
 		return t.Job.Target(), nil
@@ -101,9 +102,6 @@ func (f *Firer) resumeTarget(ctx context.Context, t *task.Task, r *task.Run) (*t
 		return nil, nil
 	}
 	tg, err := f.getTarget(ctx, r.Target)
-	if errors.Is(err, task.ErrNotFound) {
-		return nil, nil
-	}
 	if err != nil {
 		return nil, fmt.Errorf("read target %s of run %s: %w", r.Target, r.TriggerID, err)
 	}
