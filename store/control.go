@@ -26,9 +26,10 @@ type Control interface {
 	// AcceptRun records that the target accepted run r (state
 	// task.RunAccepted with r.Deadline, r.Attempt, r.Output and r.Error) and
 	// applies status to its task, in one step, but only while the stored
-	// run is still running: a run that already got its final feedback (the
-	// target answered before its HTTP response returned) is left alone and
-	// AcceptRun reports false. A missing run is task.ErrNotFound.
+	// run is still running under r.Fence: a run that already got its final
+	// feedback (the target answered before its HTTP response returned), or
+	// that another deliverer took over, is left alone and AcceptRun
+	// reports false. A missing run is task.ErrNotFound.
 	AcceptRun(ctx context.Context, r *task.Run, status TaskStatusParams) (bool, error)
 	// AddFeedback appends p.Feedback to the run's reports. A final report
 	// (not Progress) ends the run: done when Status is 0, else dead with

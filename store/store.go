@@ -24,6 +24,7 @@ type Store interface {
 	Outbox
 	Control
 	Jobs
+	Nodes
 	// Close releases the store's resources.
 	Close() error
 }
@@ -192,12 +193,24 @@ type Ledger interface {
 	// was stored. At most MaxStatusBatch items.
 	RecordFires(ctx context.Context, recs []FireRecord) ([]FireResult, error)
 	// UpdateRun stores r's state, attempt, times, error and output, found by
-	// TriggerID; task.ErrNotFound when absent.
+	// TriggerID, only while the stored run still has r.Fence (the writer
+	// still owns it): a run taken over since is task.ErrFenced and nothing
+	// is stored; task.ErrNotFound when absent.
 	UpdateRun(ctx context.Context, r *task.Run) error
-	// FinishRun stores r like UpdateRun and applies status (like
-	// SetTaskStatus) in the same transaction: all of it or, when either
-	// fails (a missing run or task is task.ErrNotFound), nothing.
+	// FinishRun stores r like UpdateRun (fenced the same way) and applies
+	// status (like SetTaskStatus) in the same transaction: all of it or,
+	// when either fails (a missing run or task is task.ErrNotFound, a
+	// moved fence task.ErrFenced), nothing.
 	FinishRun(ctx context.Context, r *task.Run, status TaskStatusParams) error
+	// TakeOverRun makes p.Node the owner of an unfinished run (pending,
+	// running, failed) whose stored fence is still p.Fence, bumping the
+	// fence, in one conditional single-row write. It returns the run as
+	// stored afterwards. A run that finished, or that someone else took
+	// over first, is task.ErrFenced; a missing run task.ErrNotFound.
+	TakeOverRun(ctx context.Context, p TakeOverParams) (*task.Run, error)
+	// StrandedRuns returns unfinished runs that nobody is delivering, as p
+	// describes them, at most p.Limit (in an order of the driver's).
+	StrandedRuns(ctx context.Context, p StrandedParams) ([]*task.Run, error)
 	// GetRun returns the run with triggerID or task.ErrNotFound.
 	GetRun(ctx context.Context, triggerID string) (*task.Run, error)
 	// ListRuns returns a task's runs, newest slot first, at most limit, with
@@ -209,6 +222,63 @@ type Ledger interface {
 	// UnfinishedRuns returns a task's runs that are not in a final state
 	// (pending, running, failed), so a node that takes over can resume them.
 	UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error)
+}
+
+// TakeOverParams are the arguments of Ledger.TakeOverRun.
+type TakeOverParams struct {
+	TriggerID string
+	// Fence is the fence the caller read: the take-over happens only while
+	// the stored run still has it.
+	Fence int64
+	// Node becomes the run's owner.
+	Node string
+}
+
+// StrandedParams are the arguments of Ledger.StrandedRuns. An unfinished
+// run is stranded when its owner is not among Live, or when it is Self's
+// and was fired before SelfSince (a previous process of this node id
+// fired it), or when its Deadline (not zero) is before DeadlineBefore.
+type StrandedParams struct {
+	Live           []string
+	Self           string
+	SelfSince      time.Time
+	DeadlineBefore time.Time
+	Limit          int
+}
+
+// Nodes is the registry of the processes sharing the store: each beats
+// while it runs, so the others know whose runs and claims are orphaned.
+type Nodes interface {
+	// RegisterNode records n as running. Another process already
+	// registered under n.ID (another Incarnation) whose last beat is after
+	// staleBefore is task.ErrConflict: two live processes must not share
+	// a node id. A stale entry is replaced.
+	RegisterNode(ctx context.Context, n Node, staleBefore time.Time) error
+	// BeatNode records a heartbeat of n (BeatAt, Held). When the entry
+	// under n.ID belongs to another incarnation it is task.ErrConflict; a
+	// missing entry is re-created.
+	BeatNode(ctx context.Context, n Node) error
+	// RemoveNode deletes n's entry when it still belongs to incarnation
+	// (a graceful stop, so the others take its work at once).
+	RemoveNode(ctx context.Context, id, incarnation string) error
+	// ListNodes returns every registered node, by id.
+	ListNodes(ctx context.Context) ([]Node, error)
+}
+
+// Node is one registered process.
+type Node struct {
+	ID string `json:"node_id"`
+	// Incarnation tells apart two processes that use the same ID.
+	Incarnation string `json:"incarnation"`
+	Version     string `json:"version"`
+	// Host and PID say where the process runs, so a restart on the same
+	// host can tell a crashed predecessor (no such process) from a live one.
+	Host      string    `json:"host"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"started_at"`
+	BeatAt    time.Time `json:"beat_at"`
+	// Held is how many tasks the node held at its last beat.
+	Held int `json:"held"`
 }
 
 // Outbox keeps deliveries that are recorded instead of sent.

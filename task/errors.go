@@ -14,6 +14,10 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrInvalid means input failed validation.
 	ErrInvalid = errors.New("invalid")
+	// ErrFenced means a run write was refused because the writer no longer
+	// owns the run (it finished, or another delivery took it over). It
+	// matches ErrConflict too.
+	ErrFenced = fmt.Errorf("run owned elsewhere: %w", ErrConflict)
 )
 
 // ValidationError says which field is wrong and why. It matches ErrInvalid.

@@ -61,16 +61,26 @@ type Run struct {
 	TriggerType TriggerType `json:"trigger_type"`
 	State       RunState    `json:"state"`
 	Attempt     int         `json:"attempt"`
-	Node        string      `json:"node,omitempty"`
-	FiredAt     time.Time   `json:"fired_at,omitzero"`
-	FinishedAt  time.Time   `json:"finished_at,omitzero"`
-	NextAttempt time.Time   `json:"next_attempt,omitzero"`
-	Error       string      `json:"error,omitempty"`
-	Output      string      `json:"output,omitempty"`
+	// Node is the node that owns the run: the only one allowed to deliver
+	// it and to record its attempts and outcome.
+	Node string `json:"node,omitempty"`
+	// Fence is the ownership epoch: 1 when fired, bumped each time another
+	// delivery takes the run over. Every write of a deliverer is
+	// conditional on the fence it holds, so a deliverer that lost the run
+	// cannot record over the new owner.
+	Fence       int64     `json:"fence,omitempty"`
+	FiredAt     time.Time `json:"fired_at,omitzero"`
+	FinishedAt  time.Time `json:"finished_at,omitzero"`
+	NextAttempt time.Time `json:"next_attempt,omitzero"`
+	Error       string    `json:"error,omitempty"`
+	Output      string    `json:"output,omitempty"`
 	// Params are one-off params given with a manual trigger; they override
 	// the task's params for this run only.
 	Params map[string]string `json:"params,omitempty"`
-	// Deadline is when an accepted run without final feedback times out.
+	// Deadline is when an accepted run without final feedback times out;
+	// for a running or failed run, when its attempt in progress (or its
+	// retry) should be over: a run unfinished well past it is stranded and
+	// the rescuer takes it over.
 	Deadline time.Time `json:"deadline,omitzero"`
 	// Feedback holds the target's reports, oldest first (at most
 	// MaxFeedback).

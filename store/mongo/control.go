@@ -118,7 +118,7 @@ func (s *Store) acceptRun(ctx context.Context, r *task.Run, status store.TaskSta
 	set := bson.D{{Key: "state", Value: task.RunAccepted}, {Key: "deadline", Value: store.UnixMS(r.Deadline)},
 		{Key: "attempt", Value: r.Attempt}, {Key: "output", Value: task.Truncate(r.Output, task.MaxOutput)},
 		{Key: "error", Value: task.Truncate(r.Error, task.MaxOutput)}}
-	res, err := s.runs.UpdateOne(ctx, runFilter(r.TriggerID, task.RunRunning), bson.D{{Key: "$set", Value: set}})
+	res, err := s.runs.UpdateOne(ctx, append(runFilter(r.TriggerID, task.RunRunning), fenceIs(r.Fence)), bson.D{{Key: "$set", Value: set}})
 	if err != nil {
 		return false, err
 	}

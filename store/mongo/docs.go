@@ -155,6 +155,9 @@ type runDoc struct {
 	// Params are left out when empty.
 	Params   map[string]string `bson:"params,omitempty"`
 	Deadline int64             `bson:"deadline"`
+	// Fence is the ownership epoch (task.Run.Fence); absent on runs from
+	// before it, which fenceIs treats as 0.
+	Fence int64 `bson:"fence"`
 	// Feedback is left out when empty, never null: $push (AddFeedback)
 	// creates a missing array but fails on a null.
 	Feedback []feedbackDoc `bson:"feedback,omitempty"`
@@ -209,6 +212,7 @@ func runDocOf(r *task.Run) (*runDoc, error) {
 		FiredAt: store.UnixMS(r.FiredAt), FinishedAt: store.UnixMS(r.FinishedAt), NextAttempt: store.UnixMS(r.NextAttempt),
 		Error: task.Truncate(r.Error, task.MaxOutput), Output: task.Truncate(r.Output, task.MaxOutput),
 		Params: nilIfEmpty(r.Params), Deadline: store.UnixMS(r.Deadline), Feedback: feedbackDocsOf(r.Feedback),
+		Fence: r.Fence,
 	}, nil
 }
 
@@ -226,6 +230,7 @@ func (d *runDoc) run() *task.Run {
 		TriggerType: d.TriggerType, State: d.State, Attempt: d.Attempt, Node: d.Node,
 		FiredAt: store.FromUnixMS(d.FiredAt), FinishedAt: store.FromUnixMS(d.FinishedAt), NextAttempt: store.FromUnixMS(d.NextAttempt),
 		Error: d.Error, Output: d.Output, Params: d.Params, Deadline: store.FromUnixMS(d.Deadline),
+		Fence: d.Fence,
 	}
 	if len(d.Feedback) > 0 {
 		r.Feedback = make([]task.Feedback, len(d.Feedback))

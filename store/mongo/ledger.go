@@ -46,22 +46,25 @@ func (s *Store) insertRun(ctx context.Context, d *runDoc) (bool, error) {
 	if !isDuplicate(err) {
 		return false, err
 	}
-	return false, s.whichDuplicate(ctx, d, err)
+	return s.whichDuplicate(ctx, d, err)
 }
 
-// whichDuplicate tells a fired slot (nil) from a reused trigger id
+// whichDuplicate tells a fired slot (false, nil) from a reused trigger id
 // (task.ErrConflict) after d's insert hit a unique index. Error texts name
 // the index on MongoDB but not on FerretDB, so the ledger key is looked up.
-func (s *Store) whichDuplicate(ctx context.Context, d *runDoc, dup error) error {
+// A key held by d's own trigger id is (true, nil): an earlier try of the
+// same write stored it (its answer was lost), so it is d's to deliver.
+func (s *Store) whichDuplicate(ctx context.Context, d *runDoc, dup error) (bool, error) {
+	var held runDoc
 	err := s.runs.FindOne(ctx, bson.D{{Key: "task_id", Value: d.TaskID}, {Key: "slot", Value: d.Slot},
-		{Key: "target", Value: d.Target}}, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+		{Key: "target", Value: d.Target}}, options.FindOne().SetProjection(bson.D{{Key: "trigger_id", Value: 1}})).Decode(&held)
 	switch {
 	case err == nil:
-		return nil
+		return held.TriggerID == d.TriggerID, nil
 	case errors.Is(err, mongo.ErrNoDocuments):
-		return fmt.Errorf("%w: trigger id %s is taken: %w", task.ErrConflict, d.TriggerID, dup)
+		return false, fmt.Errorf("%w: trigger id %s is taken: %w", task.ErrConflict, d.TriggerID, dup)
 	}
-	return err
+	return false, err
 }
 
 // RecordFire inserts r as InsertRun does and, only when it inserted,
@@ -112,8 +115,10 @@ func (s *Store) recordFire(ctx context.Context, d *runDoc, status store.TaskStat
 // ledger index rejects fired slots one by one) and writes the statuses of
 // the inserted runs with two bulk writes, so a burst of fires costs a
 // handful of round trips. A returned error means the batch failed; runs
-// inserted by then stay (see RecordFire for why that is safe). At most
-// store.MaxStatusBatch records.
+// inserted by then stay, and a retry of the same records reports them
+// inserted (the ledger key is held by their own trigger ids), so they are
+// delivered, never taken for duplicates. At most store.MaxStatusBatch
+// records.
 func (s *Store) RecordFires(ctx context.Context, recs []store.FireRecord) ([]store.FireResult, error) {
 	if len(recs) > store.MaxStatusBatch {
 		return nil, fmt.Errorf("record fires: %w", task.Invalid("records", "%d is more than %d", len(recs), store.MaxStatusBatch))
@@ -190,9 +195,11 @@ func (s *Store) insertRuns(ctx context.Context, docs []*runDoc, results []store.
 		case !bad:
 			results[i].Inserted = true
 		case isDuplicate(werr):
-			if e := s.whichDuplicate(ctx, docs[i], werr); e != nil {
+			own, e := s.whichDuplicate(ctx, docs[i], werr)
+			if e != nil {
 				results[i].Err = fmt.Errorf("record fire %s: %w", docs[i].TriggerID, e)
 			}
+			results[i].Inserted = own
 		default:
 			results[i].Err = fmt.Errorf("record fire %s: %w", docs[i].TriggerID, werr)
 		}
@@ -245,14 +252,82 @@ func (s *Store) updateRun(ctx context.Context, r *task.Run) error {
 		update = append(update, bson.E{Key: "$unset", Value: bson.D{{Key: "params", Value: ""}}})
 	}
 	update = append(update, bson.E{Key: "$set", Value: set})
-	res, err := s.runs.UpdateOne(ctx, triggerKey(r.TriggerID), update)
+	res, err := s.runs.UpdateOne(ctx, append(triggerKey(r.TriggerID), fenceIs(r.Fence)), update)
 	if err != nil {
 		return translate(err)
 	}
 	if res.MatchedCount == 0 {
-		return task.ErrNotFound
+		return s.fencedOrMissing(ctx, r.TriggerID)
 	}
 	return nil
+}
+
+// fenceIs filters runs at fence f; a run stored before fences existed
+// has none and counts as 0.
+func fenceIs(f int64) bson.E {
+	if f == 0 {
+		return bson.E{Key: "fence", Value: bson.D{{Key: "$in", Value: bson.A{0, nil}}}}
+	}
+	return bson.E{Key: "fence", Value: f}
+}
+
+// fencedOrMissing explains a fenced run write that matched nothing:
+// task.ErrFenced when the run exists, task.ErrNotFound when it does not.
+func (s *Store) fencedOrMissing(ctx context.Context, triggerID string) error {
+	if err := s.runExists(ctx, triggerID); err != nil {
+		return err
+	}
+	return task.ErrFenced
+}
+
+// TakeOverRun makes p.Node the owner of an unfinished run still at
+// p.Fence, bumping the fence, in one findOneAndUpdate
+// (store.Ledger.TakeOverRun). Atomic on MongoDB; FerretDB v1 does not make
+// it atomic under concurrency.
+func (s *Store) TakeOverRun(ctx context.Context, p store.TakeOverParams) (*task.Run, error) {
+	if p.TriggerID == "" || p.Node == "" {
+		return nil, fmt.Errorf("take over run: %w", task.Invalid("trigger_id", "trigger id and node are required"))
+	}
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	filter := append(runFilter(p.TriggerID, task.RunPending, task.RunRunning, task.RunFailed), fenceIs(p.Fence))
+	update := bson.D{{Key: "$set", Value: bson.D{{Key: "node", Value: p.Node}, {Key: "fence", Value: p.Fence + 1}}}}
+	var d runDoc
+	err := s.runs.FindOneAndUpdate(ctx, filter, update, options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		err = s.fencedOrMissing(ctx, p.TriggerID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("take over run %s at fence %d: %w", p.TriggerID, p.Fence, translate(err))
+	}
+	return d.run(), nil
+}
+
+// StrandedRuns returns the unfinished runs p calls stranded, in no
+// particular order (store.Ledger.StrandedRuns).
+func (s *Store) StrandedRuns(ctx context.Context, p store.StrandedParams) ([]*task.Run, error) {
+	if err := store.CheckLimit(p.Limit); err != nil {
+		return nil, fmt.Errorf("stranded runs: %w", err)
+	}
+	live := bson.A{}
+	for _, id := range p.Live {
+		live = append(live, id)
+	}
+	filter := bson.D{
+		{Key: "state", Value: bson.D{{Key: "$in", Value: bson.A{string(task.RunPending), string(task.RunRunning), string(task.RunFailed)}}}},
+		{Key: "$or", Value: bson.A{
+			bson.D{{Key: "node", Value: bson.D{{Key: "$nin", Value: live}}}},
+			bson.D{{Key: "node", Value: p.Self}, {Key: "fired_at", Value: bson.D{{Key: "$lt", Value: store.UnixMS(p.SelfSince)}}}},
+			bson.D{{Key: "deadline", Value: bson.D{{Key: "$gt", Value: 0}, {Key: "$lt", Value: store.UnixMS(p.DeadlineBefore)}}}},
+		}},
+	}
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	runs, err := s.findRuns(ctx, filter, options.Find().SetLimit(int64(p.Limit)))
+	if err != nil {
+		return nil, fmt.Errorf("stranded runs: %w", err)
+	}
+	return runs, nil
 }
 
 // FinishRun stores r as UpdateRun does and applies status as SetTaskStatus

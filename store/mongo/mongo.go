@@ -61,6 +61,7 @@ const (
 	collRuns    = "runs"
 	collOutbox  = "outbox"
 	collTargets = "targets"
+	collNodes   = "nodes"
 
 	collJobKeys   = "job_keys"
 	collJobMoves  = "job_moves"
@@ -104,6 +105,7 @@ type Store struct {
 	runs    *mongo.Collection
 	outbox  *mongo.Collection
 	targets *mongo.Collection
+	nodes   *mongo.Collection // _id the node id (nodes.go)
 	// The jobs API's collections (jobs.go).
 	jobKeys   *mongo.Collection
 	jobMoves  *mongo.Collection
@@ -183,6 +185,7 @@ func newStore(client *mongo.Client, cfg Config) *Store {
 		runs:    db.Collection(collRuns),
 		outbox:  db.Collection(collOutbox),
 		targets: db.Collection(collTargets),
+		nodes:   db.Collection(collNodes),
 
 		jobKeys:   db.Collection(collJobKeys),
 		jobMoves:  db.Collection(collJobMoves),

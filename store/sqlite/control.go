@@ -32,7 +32,7 @@ const (
 	// qAcceptRun takes a run from running to accepted, and only from
 	// running: a run that got its final report first stays as it is.
 	qAcceptRun = `UPDATE runs SET state = 'accepted', deadline = ?, attempt = ?, output = ?, error = ?
-		WHERE trigger_id = ? AND state = 'running'`
+		WHERE trigger_id = ? AND state = 'running' AND fence = ?`
 	qRunExists = `SELECT 1 FROM runs WHERE trigger_id = ?`
 
 	qRunForFeedback = `SELECT task_id, state, feedback FROM runs WHERE trigger_id = ?`
@@ -156,7 +156,7 @@ func (s *Store) AcceptRun(ctx context.Context, r *task.Run, status store.TaskSta
 	var accepted bool
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		n, err := execCount(ctx, in(ctx, tx, s.st.acceptRun), store.UnixMS(r.Deadline), r.Attempt,
-			task.Truncate(r.Output, task.MaxOutput), task.Truncate(r.Error, task.MaxOutput), r.TriggerID)
+			task.Truncate(r.Output, task.MaxOutput), task.Truncate(r.Error, task.MaxOutput), r.TriggerID, r.Fence)
 		if err != nil {
 			return err
 		}

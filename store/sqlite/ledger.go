@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"cronsheet/store"
@@ -14,16 +15,18 @@ import (
 )
 
 const runCols = `trigger_id, task_id, slot, target, trigger_type, state, attempt, node, fired_at,
-	finished_at, next_attempt, error, output, params, deadline, feedback`
+	finished_at, next_attempt, error, output, params, deadline, feedback, fence`
 
 const (
 	// qInsertRun is the ledger gate. It ignores a clash on the ledger key
 	// only (the "OR IGNORE" of SQLITE-PROBE.md §7 limited to that key), so a
 	// reused trigger_id still fails loudly as task.ErrConflict.
-	qInsertRun = `INSERT INTO runs (` + runCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	qInsertRun = `INSERT INTO runs (` + runCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (task_id, slot, target) DO NOTHING`
 	// qUpdateRun leaves node when ?3 is empty and feedback when ?10 is NULL
-	// (a run without reports: AddFeedback owns them). It does not name
+	// (a run without reports: AddFeedback owns them). It writes only while
+	// the run still has the writer's fence ?12 (store.Ledger.UpdateRun). It
+	// does not name
 	// fired_at: SQLite rewrites the entries of every index on a column an
 	// UPDATE sets, even to the same value, and fired_at is in the six
 	// QueryRuns indexes while it rarely changes after the insert;
@@ -31,7 +34,7 @@ const (
 	qUpdateRun = `UPDATE runs SET state = ?1, attempt = ?2, node = CASE WHEN ?3 <> '' THEN ?3 ELSE node END,
 			finished_at = ?4, next_attempt = ?5, error = ?6, output = ?7,
 			params = ?8, deadline = ?9, feedback = coalesce(?10, feedback)
-		WHERE trigger_id = ?11`
+		WHERE trigger_id = ?11 AND fence = ?12`
 	qUpdateRunFired = `UPDATE runs SET fired_at = ?1 WHERE trigger_id = ?2 AND fired_at <> ?1`
 	// qDeleteRun undoes a fire whose task vanished (RecordFires).
 	qDeleteRun = `DELETE FROM runs WHERE trigger_id = ?`
@@ -43,6 +46,11 @@ const (
 		ORDER BY slot DESC LIMIT 1`
 	qUnfinishedRuns = `SELECT ` + runCols + ` FROM runs WHERE task_id = ? AND state IN ` + unfinishedStates + `
 		ORDER BY slot`
+	// qTakeOverRun is the fenced take-over: one conditional write.
+	qTakeOverRun = `UPDATE runs SET node = ?1, fence = fence + 1
+		WHERE trigger_id = ?2 AND fence = ?3 AND state IN ` + unfinishedStates + ` RETURNING ` + runCols
+	// qLedgerOwner reads which trigger id holds a ledger key.
+	qLedgerOwner = `SELECT trigger_id FROM runs WHERE task_id = ? AND slot = ? AND target = ?`
 )
 
 // InsertRun inserts r unless its (TaskID, Slot, Target) is already in the
@@ -115,7 +123,15 @@ func (s *Store) RecordFires(ctx context.Context, recs []store.FireRecord) ([]sto
 				return err
 			}
 			if !ok {
-				continue // already fired
+				// Already fired; by this very record when a retry follows
+				// a write whose answer was lost: then it is ours to
+				// deliver, not a duplicate.
+				if ok, err = s.ownsLedgerKey(ctx, tx, rec.Run); err != nil {
+					return err
+				}
+			}
+			if !ok {
+				continue
 			}
 			err = status.apply(ctx, rec.Status)
 			if errors.Is(err, task.ErrNotFound) {
@@ -161,7 +177,7 @@ func insertRunArgs(r *task.Run) ([]any, error) {
 	return []any{r.TriggerID, r.TaskID, store.UnixMS(r.Slot), r.Target, string(r.TriggerType), string(state),
 		r.Attempt, r.Node, store.UnixMS(r.FiredAt), store.UnixMS(r.FinishedAt), store.UnixMS(r.NextAttempt),
 		task.Truncate(r.Error, task.MaxOutput), task.Truncate(r.Output, task.MaxOutput),
-		params, store.UnixMS(r.Deadline), feedback}, nil
+		params, store.UnixMS(r.Deadline), feedback, r.Fence}, nil
 }
 
 // insertRun runs the ledger gate and reports whether it inserted.
@@ -225,9 +241,9 @@ func (s *Store) updateRun(ctx context.Context, tx *sql.Tx, r *task.Run) error {
 	}
 	n, err := execCount(ctx, in(ctx, tx, s.st.updateRun), string(r.State), r.Attempt, r.Node,
 		store.UnixMS(r.FinishedAt), store.UnixMS(r.NextAttempt), task.Truncate(r.Error, task.MaxOutput),
-		task.Truncate(r.Output, task.MaxOutput), params, store.UnixMS(r.Deadline), feedback, r.TriggerID)
+		task.Truncate(r.Output, task.MaxOutput), params, store.UnixMS(r.Deadline), feedback, r.TriggerID, r.Fence)
 	if err == nil && n == 0 {
-		err = task.ErrNotFound
+		err = s.fencedOrMissing(ctx, tx, r.TriggerID)
 	}
 	return err
 }
@@ -307,7 +323,7 @@ func scanRun(sc scanner) (*task.Run, error) {
 		params, feedback                       string
 	)
 	err := sc.Scan(&r.TriggerID, &r.TaskID, &slot, &r.Target, &r.TriggerType, &r.State, &r.Attempt,
-		&r.Node, &fired, &finished, &retry, &r.Error, &r.Output, &params, &deadline, &feedback)
+		&r.Node, &fired, &finished, &retry, &r.Error, &r.Output, &params, &deadline, &feedback, &r.Fence)
 	if err != nil {
 		return nil, err
 	}
@@ -428,3 +444,85 @@ func (s *Store) FinishRuns(ctx context.Context, recs []store.FireRecord) ([]erro
 }
 
 var _ store.RunFinisher = (*Store)(nil)
+
+// ownsLedgerKey reports whether r's ledger key is held by r's own trigger
+// id (r was stored by an earlier try of the same write).
+func (s *Store) ownsLedgerKey(ctx context.Context, tx *sql.Tx, r *task.Run) (bool, error) {
+	var id string
+	err := in(ctx, tx, s.st.ledgerOwner).QueryRowContext(ctx, r.TaskID, store.UnixMS(r.Slot), r.Target).Scan(&id)
+	if err != nil {
+		return false, translate(err)
+	}
+	return id == r.TriggerID, nil
+}
+
+// fencedOrMissing explains a fenced run write that changed nothing:
+// task.ErrFenced when the run exists, task.ErrNotFound when it does not.
+func (s *Store) fencedOrMissing(ctx context.Context, tx *sql.Tx, triggerID string) error {
+	var one int
+	if err := translate(in(ctx, tx, s.st.runExists).QueryRowContext(ctx, triggerID).Scan(&one)); err != nil {
+		return err
+	}
+	return task.ErrFenced
+}
+
+// TakeOverRun makes p.Node the owner of an unfinished run still at
+// p.Fence, bumping the fence (store.Ledger.TakeOverRun).
+func (s *Store) TakeOverRun(ctx context.Context, p store.TakeOverParams) (*task.Run, error) {
+	if p.TriggerID == "" || p.Node == "" {
+		return nil, fmt.Errorf("take over run: %w", task.Invalid("trigger_id", "trigger id and node are required"))
+	}
+	var r *task.Run
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		r, err = scanRun(in(ctx, tx, s.st.takeOverRun).QueryRowContext(ctx, p.Node, p.TriggerID, p.Fence))
+		if errors.Is(err, sql.ErrNoRows) {
+			return s.fencedOrMissing(ctx, tx, p.TriggerID)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("take over run %s at fence %d: %w", p.TriggerID, p.Fence, err)
+	}
+	return r, nil
+}
+
+// qStrandedRuns is the rescuer's query with nLive live node ids.
+func qStrandedRuns(nLive int) string {
+	marks := strings.TrimSuffix(strings.Repeat("?,", nLive), ",")
+	return `SELECT ` + runCols + ` FROM runs INDEXED BY ix_runs_unfinished
+		WHERE state IN ` + unfinishedStates + ` AND (node NOT IN (` + marks + `)
+			OR (node = ? AND fired_at < ?) OR (deadline > 0 AND deadline < ?))
+		ORDER BY task_id, slot LIMIT ?`
+}
+
+// StrandedRuns returns the unfinished runs p calls stranded, by task and
+// slot (store.Ledger.StrandedRuns). It walks ix_runs_unfinished, which
+// holds only unfinished runs, in its order.
+func (s *Store) StrandedRuns(ctx context.Context, p store.StrandedParams) ([]*task.Run, error) {
+	if err := store.CheckLimit(p.Limit); err != nil {
+		return nil, fmt.Errorf("stranded runs: %w", err)
+	}
+	args := make([]any, 0, len(p.Live)+4)
+	for _, id := range p.Live {
+		args = append(args, id)
+	}
+	args = append(args, p.Self, store.UnixMS(p.SelfSince), store.UnixMS(p.DeadlineBefore), p.Limit)
+	rs, err := s.r.QueryContext(ctx, qStrandedRuns(len(p.Live)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("stranded runs: %w", err)
+	}
+	defer rs.Close()
+	var runs []*task.Run
+	for rs.Next() {
+		r, err := scanRun(rs)
+		if err != nil {
+			return nil, fmt.Errorf("stranded runs: %w", err)
+		}
+		runs = append(runs, r)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("stranded runs: %w", err)
+	}
+	return runs, nil
+}

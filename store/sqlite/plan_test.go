@@ -27,6 +27,13 @@ func planQueries() []planQuery {
 		{"PurgeDeleted", qPurgeDeleted},
 		{"LastSlot", qLastSlot},
 		{"UnfinishedRuns", qUnfinishedRuns},
+		{"StrandedRuns", qStrandedRuns(2)},
+		{"TakeOverRun", qTakeOverRun},
+		{"LedgerOwner", qLedgerOwner},
+		{"RegisterNode", qRegisterNode},
+		{"BeatNode", qBeatNode},
+		{"RemoveNode", qRemoveNode},
+		{"ListNodes", qListNodes},
 		{"ListRuns", qListRuns},
 		// Everything else.
 		{"InsertRow", qInsertRow},

@@ -97,8 +97,8 @@ const scheduledTriggers = `('schedule','misfire')`
 // schemaVersion is the version of schemaSQL, kept in PRAGMA user_version.
 // Version 1 had no targets table and no runs.params, runs.deadline and
 // runs.feedback (nor their indexes); version 2 had no job_keys and
-// job_events tables.
-const schemaVersion = 3
+// job_events tables; version 3 had no runs.fence and no nodes table.
+const schemaVersion = 4
 
 // migrateFrom returns the statements that bring a database at version v to
 // v+1 with what CREATE … IF NOT EXISTS cannot do (new columns of existing
@@ -113,6 +113,8 @@ ALTER TABLE runs ADD COLUMN params   TEXT    NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN deadline INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN feedback TEXT    NOT NULL DEFAULT '';
 `
+	case 3:
+		return `ALTER TABLE runs ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;`
 	}
 	return ""
 }
@@ -182,6 +184,8 @@ CREATE TABLE IF NOT EXISTS runs (
 	deadline     INTEGER NOT NULL DEFAULT 0,
 	-- JSON array of the target's reports, '' when none.
 	feedback     TEXT    NOT NULL DEFAULT '',
+	-- the ownership epoch (task.Run.Fence); 0 for runs from before it.
+	fence        INTEGER NOT NULL DEFAULT 0,
 	UNIQUE (task_id, slot, target)
 );
 CREATE INDEX IF NOT EXISTS ix_runs_sched ON runs (task_id, slot)
@@ -196,6 +200,18 @@ CREATE INDEX IF NOT EXISTS ix_runs_final_age ON runs (finished_at)
 	WHERE state IN ` + finalStates + `;
 CREATE INDEX IF NOT EXISTS ix_runs_final_slot ON runs (task_id, slot DESC, target DESC)
 	WHERE state IN ` + finalStates + `;
+
+-- nodes: the processes sharing this file (store.Nodes), one row each.
+CREATE TABLE IF NOT EXISTS nodes (
+	node_id     TEXT    PRIMARY KEY,
+	incarnation TEXT    NOT NULL,
+	version     TEXT    NOT NULL DEFAULT '',
+	host        TEXT    NOT NULL DEFAULT '',
+	pid         INTEGER NOT NULL DEFAULT 0,
+	started_at  INTEGER NOT NULL,
+	beat_at     INTEGER NOT NULL,
+	held        INTEGER NOT NULL DEFAULT 0
+);
 
 CREATE TABLE IF NOT EXISTS targets (
 	id         TEXT    PRIMARY KEY,

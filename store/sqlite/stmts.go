@@ -40,7 +40,8 @@ type stmts struct {
 	acceptRun, runExists, runForFeedback        *sql.Stmt
 	addProgress, addFinal, dueAccepted          *sql.Stmt
 	timeoutRun, cleanupAge, cleanupKeep         *sql.Stmt
-	updateRunFired                              *sql.Stmt
+	updateRunFired, takeOverRun, ledgerOwner    *sql.Stmt
+	registerNode, beatNode, removeNode          *sql.Stmt
 	keyHolder, insertJobKey, moveJobKey         *sql.Stmt
 	addJobEvent                                 *sql.Stmt
 }
@@ -81,6 +82,11 @@ func (st *stmts) specs() []stmtSpec {
 		w(&st.mirrorStatus, qMirrorStatus),
 		w(&st.insertRun, qInsertRun),
 		w(&st.updateRun, qUpdateRun),
+		w(&st.takeOverRun, qTakeOverRun),
+		w(&st.ledgerOwner, qLedgerOwner),
+		w(&st.registerNode, qRegisterNode),
+		w(&st.beatNode, qBeatNode),
+		w(&st.removeNode, qRemoveNode),
 		w(&st.updateRunFired, qUpdateRunFired),
 		w(&st.deleteRun, qDeleteRun),
 		w(&st.addOutbox, qAddOutbox),

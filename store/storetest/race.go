@@ -22,7 +22,8 @@ const (
 func raceCases(cfg config) []testCase {
 	return []testCase{
 		{name: "ClaimersClaimEachTaskOnce", fn: testConcurrentClaimers, skip: cfg.skipConcurrency},
-		{name: "FirersRecordEachSlotOnce", fn: testConcurrentFirers, skip: cfg.skipConcurrency},
+		// The ledger's unique index alone decides: it holds on FerretDB too.
+		{name: "FirersRecordEachSlotOnce", fn: testConcurrentFirers},
 	}
 }
 

@@ -64,6 +64,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) 
 		{"Tasks", taskCases()},
 		{"Ledger", ledgerCases()},
 		{"Outbox", outboxCases()},
+		{"Ownership", ownershipCases(cfg)},
 		{"Concurrency", raceCases(cfg)},
 	})
 }
