@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -53,7 +54,13 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 	if !stored {
 		run.State = task.RunRunning
 		run.NextAttempt = time.Time{}
-		f.updateRun(ctx, run)
+		run.Deadline = f.now().Add(ttlOf(t))
+		if err := f.persist(ctx, run, func(sctx context.Context) error { return f.store.UpdateRun(sctx, run) }); err != nil {
+			// Taken over (fenced), gone, or the store is out: no attempt
+			// without its record; an unfinished run is the rescuer's.
+			log.InfoContext(ctx, "attempt not started", "attempt", run.Attempt, "error", err)
+			return 0, false
+		}
 	}
 	out, err := f.attempt(ctx, t, tg, run)
 	if err != nil && ctx.Err() != nil {
@@ -84,7 +91,11 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 	}
 	run.State = task.RunFailed
 	run.NextAttempt = f.now().Add(wait)
-	f.updateRun(ctx, run)
+	run.Deadline = run.NextAttempt.Add(ttlOf(t))
+	if err := f.persist(ctx, run, func(sctx context.Context) error { return f.store.UpdateRun(sctx, run) }); err != nil {
+		log.InfoContext(ctx, "failed attempt not recorded; retry left to its owner", "attempt", run.Attempt, "error", err)
+		return 0, false
+	}
 	f.notify(t, run)
 	log.InfoContext(ctx, "delivery failed, will retry", "attempt", run.Attempt, "retry_in", wait, "error", err)
 	return wait, true
@@ -116,10 +127,7 @@ func (f *Firer) attempt(ctx context.Context, t *task.Task, tg *task.Target, run 
 	if err != nil {
 		return "", err
 	}
-	ttl := t.TTL
-	if ttl <= 0 {
-		ttl = task.DefaultTTL
-	}
+	ttl := ttlOf(t)
 	actx, cancel := context.WithTimeout(ctx, ttl)
 	defer cancel()
 	params := mergeParams(t.Params, run.Params)
@@ -143,40 +151,90 @@ func (f *Firer) attempt(ctx context.Context, t *task.Task, tg *task.Target, run 
 	return out, err
 }
 
-// finish records a run's final state and the task's feedback.
+// finish records a run's final state and the task's feedback. A run whose
+// task is gone (deleted meanwhile) still finishes, without the feedback.
 func (f *Firer) finish(ctx context.Context, t *task.Task, run *task.Run, state task.RunState, msg string) {
 	run.State = state
 	run.FinishedAt = f.now()
-	run.NextAttempt = time.Time{}
+	run.NextAttempt, run.Deadline = time.Time{}, time.Time{}
 	if msg != "" {
 		run.Error = task.Truncate(msg, task.MaxOutput)
 	}
 	done := usesUpSchedule(t, run, state == task.RunDone)
-	err := f.finishRun(ctx, run, store.TaskStatusParams{
-		TaskID: t.TaskID, LastStatus: string(state), Done: done, SetNextFire: done,
+	status := store.TaskStatusParams{TaskID: t.TaskID, LastStatus: string(state), Done: done, SetNextFire: done}
+	err := f.persist(ctx, run, func(sctx context.Context) error {
+		err := f.finishRun(sctx, run, status)
+		if errors.Is(err, task.ErrNotFound) {
+			return f.store.UpdateRun(sctx, run) // the task is gone, the run not
+		}
+		return err
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, task.ErrFenced):
+		f.logger.InfoContext(ctx, "run taken over by another delivery; outcome not recorded here",
+			"task_id", run.TaskID, "trigger_id", run.TriggerID, "state", state)
+	case err != nil:
 		f.logger.ErrorContext(ctx, "finish run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
-		return
+	default:
+		f.notify(t, run)
 	}
-	f.notify(t, run)
 }
 
-func (f *Firer) updateRun(ctx context.Context, run *task.Run) {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.StoreTimeout)
-	defer cancel()
-	if err := f.store.UpdateRun(sctx, run); err != nil {
-		f.logger.ErrorContext(ctx, "update run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
+// persist runs write (a write of run) until it succeeds, is refused for
+// good (the run was taken over: task.ErrFenced; or is gone:
+// task.ErrNotFound; or is invalid), or Config.PersistFor has passed, with
+// backoff between tries. A store outage thus delays a delivery's record
+// instead of losing it. Shutdown does not cut it short: an outcome already
+// reached is worth recording.
+func (f *Firer) persist(ctx context.Context, run *task.Run, write func(ctx context.Context) error) error {
+	ctx = context.WithoutCancel(ctx)
+	giveUp := f.now().Add(f.cfg.PersistFor)
+	wait := 50 * time.Millisecond
+	for {
+		sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+		err := write(sctx)
+		cancel()
+		if err == nil || errors.Is(err, task.ErrConflict) || errors.Is(err, task.ErrNotFound) ||
+			errors.Is(err, task.ErrInvalid) || !f.now().Add(wait).Before(giveUp) {
+			return err
+		}
+		f.logger.WarnContext(ctx, "run write failed, will retry", "trigger_id", run.TriggerID, "retry_in", wait, "error", err)
+		time.Sleep(wait)
+		wait = min(2*wait, 5*time.Second)
 	}
+}
+
+// ttlOf is the deadline of one attempt of t.
+func ttlOf(t *task.Task) time.Duration {
+	if t.TTL <= 0 {
+		return task.DefaultTTL
+	}
+	return t.TTL
 }
 
 // usesUpSchedule reports whether run finishing (succeeded or not) makes its
 // task done. Only scheduled runs count: a manual run ("run now") does not
 // use up the schedule: a once task still fires at its slot, an
-// until_success task keeps its schedule.
+// until_success task keeps its schedule. The run of a periodic task's
+// last slot before its end time makes it done too.
 func usesUpSchedule(t *task.Task, run *task.Run, succeeded bool) bool {
-	return run.TriggerType.Scheduled() && (t.ExecuteType == task.Once ||
-		(t.ExecuteType == task.UntilSuccess && succeeded))
+	if !run.TriggerType.Scheduled() {
+		return false
+	}
+	return t.ExecuteType == task.Once || (t.ExecuteType == task.UntilSuccess && succeeded) || lastSlot(t, run.Slot)
+}
+
+// lastSlot reports whether slot is the last one of t's schedule (it has an
+// end time and no slot follows before it).
+func lastSlot(t *task.Task, slot time.Time) bool {
+	if t.EndTime.IsZero() {
+		return false
+	}
+	sched, err := mapping.Schedule(t)
+	if err != nil {
+		return false
+	}
+	return NewSlots(t, sched).Next(slot).IsZero()
 }
 
 // accept records that tg accepted run: the run waits, accepted, for the

@@ -21,6 +21,8 @@ type Store interface {
 	FinishRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) error
 	UpdateRun(ctx context.Context, r *task.Run) error
 	UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error)
+	TakeOverRun(ctx context.Context, p store.TakeOverParams) (*task.Run, error)
+	StrandedRuns(ctx context.Context, p store.StrandedParams) ([]*task.Run, error)
 	GetTarget(ctx context.Context, id string) (*task.Target, error)
 	AcceptRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) (bool, error)
 }
@@ -50,6 +52,18 @@ type Config struct {
 	// run finished) with the task as fired and the run as stored. It is
 	// called from delivery goroutines and must not block.
 	OnRun func(t *task.Task, r task.Run)
+	// LiveNodes, when set, returns the ids of the nodes alive now (this one
+	// included). A run owned by a node not among them is orphaned: Resume
+	// and Rescue take it over. Nil means only this node is alive.
+	LiveNodes func(ctx context.Context) ([]string, error)
+	// RescueGrace is how long past its deadline an unfinished run of a
+	// live node waits before Rescue takes it over (default 5m): its owner
+	// lost it (a write that never got through), or is stuck.
+	RescueGrace time.Duration
+	// PersistFor bounds how long a delivery keeps retrying a run write
+	// that the store refuses (default 1m). A write still failing then is
+	// left to the rescuer: the run stays unfinished, owned here.
+	PersistFor time.Duration
 	// Gate, when set, is waited on before each attempt, before a delivery
 	// slot is taken (flow control: concurrency groups, host rate limits).
 	// It returns the release to call when the attempt is over; an error
@@ -87,6 +101,10 @@ type Firer struct {
 	cancelWork context.CancelFunc
 	wg         sync.WaitGroup
 
+	// started is when this Firer was made: runs owned by this node id
+	// and fired before it belong to an earlier process, and are orphans.
+	started time.Time
+
 	mu       sync.Mutex
 	inflight map[string]bool // trigger ids being delivered here
 	closed   bool
@@ -97,6 +115,8 @@ func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() 
 	cfg.BackoffBase = cmpOr(cfg.BackoffBase, time.Second)
 	cfg.BackoffMax = cmpOr(cfg.BackoffMax, 5*time.Minute)
 	cfg.StoreTimeout = cmpOr(cfg.StoreTimeout, 5*time.Second)
+	cfg.RescueGrace = cmpOr(cfg.RescueGrace, 5*time.Minute)
+	cfg.PersistFor = cmpOr(cfg.PersistFor, time.Minute)
 	if cfg.MaxDeliveries <= 0 {
 		cfg.MaxDeliveries = 64
 	}
@@ -116,6 +136,7 @@ func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() 
 		workCtx:    workCtx,
 		cancelWork: cancel,
 		inflight:   map[string]bool{},
+		started:    now(),
 	}
 }
 
@@ -189,8 +210,15 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 	return Fired, t, nil
 }
 
-// Resume continues a task's unfinished runs (after a restart or a takeover).
-// Runs already being delivered by this process are left alone.
+// Resume continues the unfinished runs of t (after a restart or a
+// takeover) that nobody else is delivering: runs of this node id that
+// this process is not delivering (an earlier process fired them), runs of
+// nodes that are gone, and runs stuck well past their deadline. Each is
+// taken over (its fence bumped) before it is delivered again, so a
+// deliverer that still holds it cannot record over it. Runs that a live
+// node is delivering are left to it. It returns how many runs of t are
+// unfinished from its schedule (scheduled or misfire runs), resumed or
+// not: the task is not done while any is.
 func (f *Firer) Resume(ctx context.Context, t *task.Task) (int, error) {
 	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
 	runs, err := f.store.UnfinishedRuns(sctx, t.TaskID)
@@ -198,50 +226,216 @@ func (f *Firer) Resume(ctx context.Context, t *task.Task) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("list unfinished runs of %s: %w", t.TaskID, err)
 	}
+	scheduled := 0
+	for _, r := range runs {
+		if r.TriggerType.Scheduled() {
+			scheduled++
+		}
+	}
+	if len(runs) == 0 {
+		return 0, nil
+	}
+	live, err := f.liveNodes(ctx)
+	if err != nil {
+		return scheduled, err
+	}
+	for _, r := range runs {
+		if !f.orphaned(r, live) {
+			continue
+		}
+		if _, err := f.rescue(ctx, t, r); err != nil {
+			return scheduled, err
+		}
+	}
+	return scheduled, nil
+}
+
+// Rescue finds runs that nobody delivers (store.Ledger.StrandedRuns: their
+// owner is gone, an earlier process of this node fired them, or they are
+// stuck well past their deadline), takes each over and delivers it again;
+// runs of deleted tasks end cancelled. It returns how many runs it took.
+func (f *Firer) Rescue(ctx context.Context, limit int) (int, error) {
+	live, err := f.liveNodes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	ids := make([]string, 0, len(live))
+	for id := range live {
+		ids = append(ids, id)
+	}
+	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	runs, err := f.store.StrandedRuns(sctx, store.StrandedParams{
+		Live: ids, Self: f.cfg.Node, SelfSince: f.started,
+		DeadlineBefore: f.now().Add(-f.cfg.RescueGrace), Limit: limit,
+	})
+	cancel()
+	if err != nil {
+		return 0, fmt.Errorf("find stranded runs: %w", err)
+	}
 	n := 0
 	for _, r := range runs {
-		tg, err := f.resumeTarget(ctx, t, r)
+		t, err := f.getTask(ctx, r.TaskID)
 		if errors.Is(err, task.ErrNotFound) {
-			f.finish(ctx, t, r, task.RunDead, fmt.Sprintf("target %q not found", r.Target))
+			if f.cancelOrphan(ctx, r, "task deleted while the run was unfinished") {
+				n++
+			}
 			continue
 		}
 		if err != nil {
+			return n, fmt.Errorf("rescue run %s: %w", r.TriggerID, err)
+		}
+		ok, err := f.rescue(ctx, t, r)
+		if err != nil {
 			return n, err
 		}
-		// The stored attempt was cut short (running, pending) or failed and
-		// awaits its retry (failed): either way it counts, and the next one
-		// is attempt+1. deliver honours the stored next_attempt.
-		r.Attempt++
-		r.State = task.RunRunning
-		r.Node = f.cfg.Node
-		if f.deliverAsync(t, tg, r, false) {
+		if ok {
 			n++
 		}
+	}
+	if n > 0 {
+		f.logger.InfoContext(ctx, "rescued stranded runs", "runs", n)
 	}
 	return n, nil
 }
 
-// deliverAsync starts delivering run to tg (nil: the task's own channel)
-// unless this process already is. stored says the run is in the ledger as it is (a fresh fire).
-func (f *Firer) deliverAsync(t *task.Task, tg *task.Target, run *task.Run, stored bool) bool {
-	f.mu.Lock()
-	if f.closed || f.inflight[run.TriggerID] {
-		f.mu.Unlock()
+// orphaned reports whether r, unfinished, is nobody's to deliver: its
+// owner is gone, it is this node id's but not this process's (checked
+// again under the inflight lock), or it is stuck well past its deadline.
+func (f *Firer) orphaned(r *task.Run, live map[string]bool) bool {
+	switch {
+	case r.Node == f.cfg.Node, !live[r.Node]:
+		return true
+	}
+	return !r.Deadline.IsZero() && r.Deadline.Before(f.now().Add(-f.cfg.RescueGrace))
+}
+
+// rescue takes r over (bumping its fence) and delivers it again. It
+// reports false when this process is delivering it already or someone
+// else took it first.
+func (f *Firer) rescue(ctx context.Context, t *task.Task, r *task.Run) (bool, error) {
+	if !f.reserve(r.TriggerID) {
+		return false, nil
+	}
+	taken, err := f.takeOver(ctx, r)
+	if err != nil || taken == nil {
+		f.release(r.TriggerID)
+		return false, err
+	}
+	tg, err := f.resumeTarget(ctx, t, taken)
+	if errors.Is(err, task.ErrNotFound) {
+		f.finish(ctx, t, taken, task.RunDead, fmt.Sprintf("target %q not found", taken.Target))
+		f.release(r.TriggerID)
+		return true, nil
+	}
+	if err != nil {
+		f.release(r.TriggerID) // still ours (fenced); the rescuer tries again
+		return false, err
+	}
+	f.logger.InfoContext(ctx, "run taken over", "task_id", t.TaskID, "trigger_id", taken.TriggerID,
+		"from_node", r.Node, "fence", taken.Fence, "state", r.State)
+	// The stored attempt was cut short (running, pending) or failed and
+	// awaits its retry (failed): either way it counts, and the next one
+	// is attempt+1. deliver honours the stored next_attempt.
+	taken.Attempt++
+	taken.State = task.RunRunning
+	f.start(t, tg, taken, false)
+	return true, nil
+}
+
+// takeOver bumps r's fence with this node as owner. It returns nil, nil
+// when r finished or someone else took it meanwhile.
+func (f *Firer) takeOver(ctx context.Context, r *task.Run) (*task.Run, error) {
+	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	defer cancel()
+	taken, err := f.store.TakeOverRun(sctx, store.TakeOverParams{TriggerID: r.TriggerID, Fence: r.Fence, Node: f.cfg.Node})
+	if errors.Is(err, task.ErrFenced) || errors.Is(err, task.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return taken, nil
+}
+
+// cancelOrphan takes over an unfinished run whose task is gone and ends it
+// cancelled with why. It reports whether it did.
+func (f *Firer) cancelOrphan(ctx context.Context, r *task.Run, why string) bool {
+	if !f.reserve(r.TriggerID) {
 		return false
 	}
-	f.inflight[run.TriggerID] = true
+	defer f.release(r.TriggerID)
+	taken, err := f.takeOver(ctx, r)
+	if err != nil || taken == nil {
+		return false
+	}
+	taken.State = task.RunCancelled
+	taken.Error = why
+	taken.FinishedAt = f.now()
+	taken.NextAttempt, taken.Deadline = time.Time{}, time.Time{}
+	if err := f.persist(ctx, taken, func(sctx context.Context) error { return f.store.UpdateRun(sctx, taken) }); err != nil {
+		f.logger.WarnContext(ctx, "cancel orphaned run", "trigger_id", r.TriggerID, "error", err)
+		return false
+	}
+	return true
+}
+
+// liveNodes returns the ids of the live nodes (Config.LiveNodes), always
+// with this one, as a set.
+func (f *Firer) liveNodes(ctx context.Context) (map[string]bool, error) {
+	live := map[string]bool{f.cfg.Node: true}
+	if f.cfg.LiveNodes == nil {
+		return live, nil
+	}
+	ids, err := f.cfg.LiveNodes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list live nodes: %w", err)
+	}
+	for _, id := range ids {
+		live[id] = true
+	}
+	return live, nil
+}
+
+// deliverAsync starts delivering run to tg (nil: the task's own channel)
+// unless this process already is. stored says the run is in the ledger as
+// it is (a fresh fire).
+func (f *Firer) deliverAsync(t *task.Task, tg *task.Target, run *task.Run, stored bool) bool {
+	if !f.reserve(run.TriggerID) {
+		return false
+	}
+	f.start(t, tg, run, stored)
+	return true
+}
+
+// reserve marks a run as being delivered by this process; false when it
+// already is, or the Firer is shut down. Every reserve is matched by one
+// release (start does it when the delivery ends).
+func (f *Firer) reserve(triggerID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed || f.inflight[triggerID] {
+		return false
+	}
+	f.inflight[triggerID] = true
 	f.wg.Add(1)
+	return true
+}
+
+// release ends a reservation.
+func (f *Firer) release(triggerID string) {
+	f.mu.Lock()
+	delete(f.inflight, triggerID)
 	f.mu.Unlock()
+	f.wg.Done()
+}
+
+// start delivers a reserved run in its own goroutine and releases it at
+// the end.
+func (f *Firer) start(t *task.Task, tg *task.Target, run *task.Run, stored bool) {
 	go func() {
-		defer f.wg.Done()
-		defer func() {
-			f.mu.Lock()
-			delete(f.inflight, run.TriggerID)
-			f.mu.Unlock()
-		}()
+		defer f.release(run.TriggerID)
 		f.deliver(f.workCtx, t, tg, run, stored)
 	}()
-	return true
 }
 
 // Shutdown stops accepting deliveries and waits for running ones until ctx

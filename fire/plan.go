@@ -78,9 +78,16 @@ type Plan struct {
 
 // MakePlan computes the misfires and the next slot for a task whose latest
 // fired slot is last (zero when it never fired), at instant now.
+//
+// A once schedule counts as fired only when last is its own slot: a new
+// `at`, or an `in 30m` re-activated (a new anchor), is a new slot and
+// fires, whatever fired before under the task id.
 func MakePlan(s Slots, policy task.Misfire, last, now time.Time) Plan {
-	if s.once && !last.IsZero() {
-		return Plan{} // its only slot already fired
+	if s.once {
+		if first := s.Next(time.Time{}); first.IsZero() || (!last.IsZero() && last.Equal(first)) {
+			return Plan{} // its only slot already fired, or it has none
+		}
+		last = time.Time{}
 	}
 	var missed []time.Time
 	total := 0

@@ -34,12 +34,14 @@ func (f *Firer) routes(ctx context.Context, t *task.Task, slot time.Time, tt tas
 			State:       task.RunRunning,
 			Attempt:     1,
 			Node:        f.cfg.Node,
+			Fence:       1,
 			FiredAt:     now,
+			Deadline:    now.Add(ttlOf(t)),
 			Params:      params,
 		}
 	}
 	end := func(r *task.Run, state task.RunState, why string) {
-		r.State, r.Error, r.FinishedAt, r.Attempt = state, why, now, 0
+		r.State, r.Error, r.FinishedAt, r.Attempt, r.Deadline = state, why, now, 0, time.Time{}
 	}
 	if t.Job != nil {
 		// A job fires to its own inline target, always running.

@@ -18,8 +18,14 @@ type RunnerConfig struct {
 	// PassTimeout bounds one pass of all patrols (default 30s).
 	PassTimeout time.Duration
 	// Observe, when set, receives how long each patrol took in a pass
-	// ("sync", "publish", "reconcile").
+	// ("sync", "publish", "reconcile", "rescue").
 	Observe func(patrol string, d time.Duration)
+	// Beat, when set, is called before each lease renewal: this node's
+	// heartbeat in the node registry.
+	Beat func(ctx context.Context) error
+	// Rescue, when set, is the rescuer patrol: it runs with reconcile and
+	// takes over the runs that nobody delivers (fire.Firer.Rescue).
+	Rescue func(ctx context.Context) (int, error)
 }
 
 // Runner drives the patrols: sync, publish and reconcile in that order on
@@ -112,6 +118,12 @@ func (r *Runner) pass(ctx context.Context, withReconcile bool) {
 		rres, rerr = r.reconcile.RunOnce(pctx)
 		r.report(ctx, "reconcile", rerr)
 		r.observe("reconcile", mid)
+		if r.cfg.Rescue != nil {
+			mid = time.Now()
+			_, err := r.cfg.Rescue(pctx)
+			r.report(ctx, "rescue", err)
+			r.observe("rescue", mid)
+		}
 	}
 	if sres != (SyncResult{}) || pres != (PublishResult{}) || rres != (ReconcileResult{}) {
 		r.logger.DebugContext(ctx, "patrol pass", "sync", sres, "publish", pres, "reconcile", rres,
@@ -146,6 +158,9 @@ func (r *Runner) renewLoop(ctx context.Context) {
 		case <-timer.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, r.cfg.RenewEvery)
+		if r.cfg.Beat != nil {
+			r.report(ctx, "heartbeat", r.cfg.Beat(rctx))
+		}
 		_, err := r.renew.RunOnce(rctx)
 		cancel()
 		r.report(ctx, "renew", err)

@@ -87,7 +87,8 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 		return fmt.Errorf("last slot of %s: %w", t.TaskID, err)
 	}
 	plan := fire.MakePlan(slots, t.Misfire, last, a.now())
-	if _, err := a.firer.Resume(ctx, t); err != nil {
+	unfinished, err := a.firer.Resume(ctx, t)
+	if err != nil {
 		return err
 	}
 
@@ -121,9 +122,12 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 		a.fire(e, slot, missed, next)
 	}
 	if plan.Next.IsZero() {
-		// The schedule has no slot left: the task is done once its last
-		// runs finish (the Firer marks once tasks done itself).
-		return a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, Done: true, SetNextFire: true})
+		// The schedule has no slot left. The task is done when its last
+		// run is final: now, when no run is unfinished; else the Firer
+		// marks it done as that run finishes (usesUpSchedule), and the
+		// task stays armed here, without a job, until then.
+		done := len(plan.Missed) == 0 && unfinished == 0
+		return a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, Done: done, SetNextFire: true})
 	}
 	if err := a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, NextFire: plan.Next, SetNextFire: true}); err != nil {
 		// Not armed after all (an entry without a gocron job would look
@@ -206,10 +210,18 @@ func (a *armer) onFire(taskID string, gen uint64, slot time.Time) {
 func (a *armer) fire(e *armedTask, slot time.Time, trigger task.TriggerType, next time.Time) {
 	outcome, t, err := a.firer.Fire(a.ctx, fire.Params{Armed: e.task, Slot: slot, Trigger: trigger, NextFire: next})
 	switch {
+	case errors.Is(err, context.Canceled):
 	case err != nil:
-		if !errors.Is(err, context.Canceled) {
-			a.logger.Error("fire", "task_id", e.task.TaskID, "slot", slot, "error", err)
-		}
+		// The store could not take the fire (an outage): the slot is in
+		// no ledger. Disarm the task: reconcile releases its claim and
+		// publish arms it again once the store answers, and arming fires
+		// the slots missed since the ledger's last one by the task's
+		// misfire policy, exactly as after a restart. Nothing is dropped
+		// silently: each missed slot ends in the ledger or is counted as
+		// skipped by the policy.
+		a.logger.Error("fire failed; the task is re-armed and its missed slots follow its misfire policy",
+			"task_id", e.task.TaskID, "slot", slot, "error", err)
+		a.disarmGen(e.task.TaskID, e.gen)
 	case outcome == fire.Stale:
 		a.disarmGen(e.task.TaskID, e.gen)
 	case outcome == fire.Duplicate:

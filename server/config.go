@@ -21,7 +21,10 @@ import (
 type Config struct {
 	// Listen is the HTTP address (default 127.0.0.1:8080).
 	Listen string `yaml:"listen"`
-	// NodeID names this process in claims (default hostname-pid).
+	// NodeID names this process in claims and runs (default the host
+	// name). It is stable across restarts, so a restarted node takes back
+	// its own claims and runs at once; two live processes may not share
+	// one (the second refuses to start).
 	NodeID string       `yaml:"node_id"`
 	Store  StoreConfig  `yaml:"store"`
 	Patrol PatrolConfig `yaml:"patrol"`
@@ -106,7 +109,10 @@ func (c *StoreConfig) validateMongo() error {
 type PatrolConfig struct {
 	// Interval between passes (default 1s).
 	Interval time.Duration `yaml:"interval"`
-	// Lease is how long a claim lives without renewal (default 15s).
+	// Lease is how long a claim, or a node's heartbeat, lives without
+	// renewal (default 30s: long enough to ride out a MongoDB replica-set
+	// election). A dead node's tasks fire again on another node within
+	// about the lease.
 	Lease time.Duration `yaml:"lease"`
 	// Batch bounds rows or tasks per query (default 500).
 	Batch int `yaml:"batch"`
@@ -253,9 +259,9 @@ func DefaultConfig() Config {
 	host, _ := os.Hostname()
 	return Config{
 		Listen:          "127.0.0.1:8080",
-		NodeID:          fmt.Sprintf("%s-%d", cmpString(host, "node"), os.Getpid()),
+		NodeID:          cmpString(host, "node"),
 		Store:           defaultStoreConfig(),
-		Patrol:          PatrolConfig{Interval: time.Second, Lease: 15 * time.Second, Batch: 500},
+		Patrol:          PatrolConfig{Interval: time.Second, Lease: 30 * time.Second, Batch: 500},
 		Email:           EmailConfig{Mode: ModeOutbox, Port: 587, TLS: "starttls", Timeout: 30 * time.Second},
 		SMS:             SMSConfig{Mode: ModeOutbox, Timeout: 30 * time.Second},
 		Fire:            FireConfig{BackoffBase: time.Second, BackoffMax: 5 * time.Minute},

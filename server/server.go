@@ -56,6 +56,7 @@ type Server struct {
 	socket     *intake.WebSocket
 	kafkaIn    *intake.Kafka // nil unless jobs.kafka.brokers is set
 	events     *sink.Sink    // nil unless events.kind is set
+	nodes      *nodeRegistry
 	ln         net.Listener
 	http       *http.Server
 
@@ -89,8 +90,13 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (
 		_ = st.Close()
 		return nil, err
 	}
+	if err := s.nodes.register(ctx); err != nil {
+		s.closeBuilt()
+		return nil, fmt.Errorf("register node: %w", err)
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		_ = s.nodes.deregister(ctx)
 		s.closeBuilt()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
@@ -150,9 +156,10 @@ func (s *Server) build() error {
 	}
 	s.metrics = metrics.New()
 	s.metrics.SetQueueDepthFunc(func() map[string]int { return s.flow.Stats().QueueDepths() })
+	s.nodes = newNodeRegistry(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, func() int { return len(s.armer.Armed()) })
 	s.firer = fire.New(s.logger, fire.Config{
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
-		OnRun: s.onRun, Gate: s.gate,
+		OnRun: s.onRun, Gate: s.gate, LiveNodes: s.nodes.liveNodes,
 	}, s.store, registry, nil)
 	s.sched, err = gocron.NewScheduler(
 		gocron.WithLogger(s.logger.With("component", "gocron")),
@@ -175,7 +182,8 @@ func (s *Server) build() error {
 	}
 	p := cfg.Patrol
 	s.runner = patrol.NewRunner(s.logger, patrol.RunnerConfig{Interval: p.Interval, RenewEvery: p.Lease / 3,
-		Observe: s.metrics.PatrolDuration},
+		Observe: s.metrics.PatrolDuration, Beat: s.nodes.beat,
+		Rescue: func(ctx context.Context) (int, error) { return s.firer.Rescue(ctx, p.Batch) }},
 		patrol.NewSync(s.logger, s.store, mappers, p.Batch, nil),
 		patrol.NewPublish(s.logger, s.store, s.armer, cfg.NodeID, p.Lease, p.Batch, nil),
 		patrol.NewReconcile(s.logger, s.store, s.armer, cfg.NodeID, nil),
@@ -548,6 +556,12 @@ func (s *Server) shutdown(ctx context.Context) {
 			if err := s.store.ReleaseTask(rctx, id, s.cfg.NodeID); err != nil && !errors.Is(err, task.ErrNotFound) {
 				s.logger.Warn("release claim", "task_id", id, "error", err)
 			}
+		}
+		// Gone from the registry, this node's unfinished runs (deliveries
+		// cut short by the shutdown timeout) are taken over by the other
+		// nodes at once, or by this node id's next start.
+		if err := s.nodes.deregister(rctx); err != nil {
+			s.logger.Warn("leave the node registry", "error", err)
 		}
 		if err := s.store.Close(); err != nil {
 			s.logger.Warn("close store", "error", err)

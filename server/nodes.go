@@ -1,0 +1,175 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"sync"
+	"syscall"
+	"time"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// liveCacheFor is how long a read of the registry answers LiveNodes.
+const liveCacheFor = time.Second
+
+// nodeRegistry is this process's entry in the store's node registry: it
+// registers at start (refusing a node id that a live process uses), beats
+// with each lease renewal, and says which nodes are alive (beat within the
+// lease) so the firer knows whose runs are orphaned.
+type nodeRegistry struct {
+	logger *slog.Logger
+	store  store.Nodes
+	self   store.Node
+	lease  time.Duration
+	now    func() time.Time
+	held   func() int // tasks armed here, reported with each beat
+
+	mu        sync.Mutex
+	live      []string
+	liveUntil time.Time
+}
+
+func newNodeRegistry(logger *slog.Logger, st store.Nodes, id string, lease time.Duration, held func() int) *nodeRegistry {
+	host, _ := os.Hostname()
+	inc := make([]byte, 8)
+	_, _ = rand.Read(inc)
+	now := time.Now()
+	return &nodeRegistry{
+		logger: logger.With("component", "nodes"),
+		store:  st,
+		self: store.Node{ID: id, Incarnation: hex.EncodeToString(inc), Version: buildVersion(),
+			Host: host, PID: os.Getpid(), StartedAt: now, BeatAt: now},
+		lease: lease,
+		now:   time.Now,
+		held:  held,
+	}
+}
+
+// buildVersion is the main module's version as built ("devel" from a
+// work tree), with the VCS revision when known.
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+	}
+	return v
+}
+
+// register records this process in the registry. An entry of the same id
+// whose last beat is within the lease belongs to a live process, and this
+// one refuses to start, unless that entry names this host and a process
+// that no longer exists (a crash, restarted at once): then it is replaced,
+// and this process takes back its runs and claims without waiting out the
+// lease.
+func (r *nodeRegistry) register(ctx context.Context) error {
+	now := r.now()
+	r.self.BeatAt = now
+	err := r.store.RegisterNode(ctx, r.self, now.Add(-r.lease))
+	if !errors.Is(err, task.ErrConflict) {
+		return err
+	}
+	other, lerr := r.entry(ctx)
+	if lerr != nil {
+		return errors.Join(err, lerr)
+	}
+	if other == nil || other.Host != r.self.Host || processAlive(other.PID) {
+		where := "another process"
+		if other != nil {
+			where = fmt.Sprintf("process %d on %s (last beat %s ago)", other.PID, other.Host, now.Sub(other.BeatAt).Round(time.Millisecond))
+		}
+		return fmt.Errorf("node_id %q is in use by %s: give each process its own node_id, or stop the other one (an entry is free once it has not beaten for patrol.lease, %s): %w",
+			r.self.ID, where, r.lease, task.ErrConflict)
+	}
+	r.logger.InfoContext(ctx, "replacing the entry of a crashed process of this node id", "node_id", r.self.ID, "pid", other.PID)
+	return r.store.RegisterNode(ctx, r.self, other.BeatAt.Add(time.Millisecond))
+}
+
+// entry returns the registry's entry of this node id, nil when none.
+func (r *nodeRegistry) entry(ctx context.Context) (*store.Node, error) {
+	nodes, err := r.store.ListNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range nodes {
+		if nodes[i].ID == r.self.ID {
+			return &nodes[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// processAlive reports whether a process with pid exists on this host.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// beat records a heartbeat. Another process having taken this node id
+// (this one stalled past the lease) is logged loudly: both now believe
+// they own its claims until the stalled one stops.
+func (r *nodeRegistry) beat(ctx context.Context) error {
+	n := r.self
+	n.BeatAt = r.now()
+	if r.held != nil {
+		n.Held = r.held()
+	}
+	if err := r.store.BeatNode(ctx, n); err != nil {
+		return fmt.Errorf("heartbeat: %w", err)
+	}
+	return nil
+}
+
+// deregister removes this process's entry (a graceful stop), so the other
+// nodes take over its unfinished runs at once.
+func (r *nodeRegistry) deregister(ctx context.Context) error {
+	return r.store.RemoveNode(ctx, r.self.ID, r.self.Incarnation)
+}
+
+// liveNodes returns the ids of the nodes that beat within the lease,
+// cached for liveCacheFor.
+func (r *nodeRegistry) liveNodes(ctx context.Context) ([]string, error) {
+	r.mu.Lock()
+	if r.now().Before(r.liveUntil) {
+		live := r.live
+		r.mu.Unlock()
+		return live, nil
+	}
+	r.mu.Unlock()
+	nodes, err := r.store.ListNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	live := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		if n.BeatAt.After(now.Add(-r.lease)) {
+			live = append(live, n.ID)
+		}
+	}
+	r.mu.Lock()
+	r.live, r.liveUntil = live, now.Add(liveCacheFor)
+	r.mu.Unlock()
+	return live, nil
+}
+
+// nodes returns the registry's entries (for the status endpoint).
+func (r *nodeRegistry) nodes(ctx context.Context) ([]store.Node, error) {
+	return r.store.ListNodes(ctx)
+}
