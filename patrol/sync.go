@@ -82,9 +82,11 @@ func (s *Sync) syncRow(ctx context.Context, row *task.Row, res *SyncResult) erro
 		p.Task, p.IsActive = t, t.IsEnable
 	}
 	err = s.store.ApplySync(ctx, p)
-	if errors.Is(err, task.ErrConflict) && p.Task != nil {
-		// Either the row changed again (the retry fails the same way and the
-		// row is synced next pass) or its task id belongs to another row.
+	if errors.Is(err, store.ErrTaskIDTaken) && p.Task != nil {
+		// The row's task id belongs to another row: the row is in error.
+		// Any other conflict is a race (the row changed again, or another
+		// node synced it first): it is counted and the row, if still
+		// unfetched, synced next pass; a valid row is never flagged.
 		p.Task, p.DisableTask, p.IsActive = nil, true, task.RowError
 		p.Error = fmt.Sprintf("%s: task id %q is already used by another row",
 			s.scenarios[row.Scenario].IDField(), t.TaskID)

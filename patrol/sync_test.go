@@ -298,3 +298,41 @@ func TestSync(t *testing.T) {
 		}
 	})
 }
+
+// racingStore lets another node sync every row first: its ApplySync stores
+// the verdict through the real store, then answers as the loser of the
+// race does on a store without transactions (a plain task.ErrConflict).
+type racingStore struct {
+	patrol.SyncStore
+}
+
+func (s racingStore) ApplySync(ctx context.Context, p store.ApplySyncParams) error {
+	if err := s.SyncStore.ApplySync(ctx, p); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: task %s changed while it was synced", task.ErrConflict, p.RowID)
+}
+
+// TestSyncRaceLoserNeverFlagsRow: the node that loses a sync race counts a
+// conflict and leaves the row as the winner synced it, never in error.
+func TestSyncRaceLoserNeverFlagsRow(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.insertRow(t, scenario, "r1", memo("m1"))
+	sync := patrol.NewSync(b.logger, racingStore{b.store}, b.mappers, 0, b.clock.Now)
+	res, err := sync.RunOnce(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res != (patrol.SyncResult{Conflicts: 1}) {
+		t.Errorf("sync = %+v, want 1 conflict", res)
+	}
+	row := b.row(t, scenario, "r1")
+	checkRowState(t, row, 1, task.RowActive)
+	if row.Error != "" {
+		t.Errorf("row error = %q, want none", row.Error)
+	}
+	if tk := b.task(t, "m1"); tk.IsEnable != 1 {
+		t.Errorf("task is_enable = %d, want 1", tk.IsEnable)
+	}
+}

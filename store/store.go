@@ -10,6 +10,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"cronsheet/task"
@@ -57,6 +58,12 @@ type Rows interface {
 	ApplySync(ctx context.Context, p ApplySyncParams) error
 }
 
+// ErrTaskIDTaken is the task.ErrConflict of Rows.ApplySync when the row's
+// task id belongs to another (scenario, row): the row is in error. Any
+// other conflict of ApplySync is a race (the row or its task changed
+// meanwhile, another node synced it first) and the row is synced again.
+var ErrTaskIDTaken = fmt.Errorf("task id belongs to another row: %w", task.ErrConflict)
+
 // UpdateRowParams are the arguments of Rows.UpdateRowFields.
 type UpdateRowParams struct {
 	Scenario  string
@@ -80,7 +87,7 @@ type ApplySyncParams struct {
 	//   - any other change updates the fields and bumps version, keeping the
 	//     stored Anchor (an interval keeps its phase across content edits)
 	//     and the claim (the armed job re-reads the task at each fire);
-	//   - a task_id owned by another (scenario,row) is task.ErrConflict, unless
+	//   - a task_id owned by another (scenario,row) is ErrTaskIDTaken, unless
 	//     that row was deleted (its task awaits purge): then the task moves to
 	//     this row, rescheduled.
 	//   - the row's task under another task_id (the id field was edited) is

@@ -126,6 +126,12 @@ func (s *Store) DeleteRow(ctx context.Context, scenario, id string) error {
 			err = task.ErrNotFound
 		}
 	}
+	if err == nil {
+		// A sync that read the row before it was deleted may have
+		// upserted its task after the first retire: retire again, now
+		// that no sync can find the row.
+		err = s.retireRowTasks(ctx, scenario, id, "", s.nowMS())
+	}
 	if err != nil {
 		return fmt.Errorf("delete row %s/%s: %w", scenario, id, translate(err))
 	}

@@ -24,7 +24,9 @@ import (
 // sync patrol applies it again (every step is idempotent); edited in the
 // meantime, the call is task.ErrConflict and the edit is synced next. A task
 // is changed only if its version is still the one read (else
-// task.ErrConflict), so two syncs never lose one another's edit.
+// task.ErrConflict), so two syncs never lose one another's edit. A row
+// deleted while it is synced leaves its tasks retired (DeleteRow's
+// verdict wins), whichever step the delete fell between.
 func (s *Store) ApplySync(ctx context.Context, p store.ApplySyncParams) error {
 	now := store.UnixMS(p.Now)
 	if now == 0 {
@@ -47,6 +49,13 @@ func (s *Store) ApplySync(ctx context.Context, p store.ApplySyncParams) error {
 	}
 	if err == nil {
 		err = s.markRowFetched(ctx, p)
+		if errors.Is(err, task.ErrNotFound) && p.Task != nil {
+			// The row was deleted while this sync ran, possibly after
+			// DeleteRow retired its task and before upsertTask revived it:
+			// retire the row's tasks again, so a task never outlives its
+			// row.
+			err = errors.Join(err, s.retireRowTasks(ctx, p.Scenario, p.RowID, "", now))
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("apply sync of row %s/%s: %w", p.Scenario, p.RowID, translate(err))
@@ -103,7 +112,7 @@ func (s *Store) upsertTask(ctx context.Context, p store.ApplySyncParams, now int
 	case err != nil:
 		return err
 	case (old.Scenario != p.Scenario || old.RowID != p.RowID) && old.Deleted == 0:
-		return fmt.Errorf("%w: task %s belongs to row %s/%s", task.ErrConflict, t.TaskID, old.Scenario, old.RowID)
+		return fmt.Errorf("%w: task %s belongs to row %s/%s", store.ErrTaskIDTaken, t.TaskID, old.Scenario, old.RowID)
 	default:
 		err = s.updateTask(ctx, &old, p, anchor, enable, now)
 	}

@@ -100,7 +100,7 @@ func (s *Store) upsertTask(ctx context.Context, tx *sql.Tx, p store.ApplySyncPar
 	case err != nil:
 		return err
 	case (scenario != p.Scenario || rowID != p.RowID) && deleted == 0:
-		return fmt.Errorf("%w: task %s belongs to row %s/%s", task.ErrConflict, t.TaskID, scenario, rowID)
+		return fmt.Errorf("%w: task %s belongs to row %s/%s", store.ErrTaskIDTaken, t.TaskID, scenario, rowID)
 	default:
 		revived := deleted == 1 || (wasEnabled == 0 && enable == 1)
 		err = s.updateTask(ctx, tx, id, text, revived, p, t, anchor, enable, now)

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -22,6 +23,8 @@ func ownershipCases(cfg config) []testCase {
 		{name: "StrandedRuns", fn: testStrandedRuns},
 		{name: "NodeRegistry", fn: testNodeRegistry},
 		{name: "ConcurrentTakeOversOneWins", fn: testConcurrentTakeOvers, skip: cfg.skipConcurrency},
+		// Ordering alone keeps it (no atomic update needed): FerretDB too.
+		{name: "DeleteRacesSync", fn: testDeleteRacesSync},
 	}
 }
 
@@ -260,5 +263,55 @@ func testConcurrentTakeOvers(b *bundle) {
 		if n != 1 {
 			b.t.Errorf("run tr-%02d taken over %d times, want once", i, n)
 		}
+	}
+}
+
+// testDeleteRacesSync deletes rows while they are synced, round after
+// round, until both orders were seen: whichever wins, the row's task
+// never outlives the row (it is gone, or disabled and deleted).
+func testDeleteRacesSync(b *bundle) {
+	const maxRounds, enough = 300, 3
+	var syncFirst, deleteFirst int
+	for i := 0; i < maxRounds && (syncFirst < enough || deleteFirst < enough); i++ {
+		rowID, taskID := fmt.Sprintf("r%03d", i), fmt.Sprintf("t%03d", i)
+		row := b.insertRow(scenario, rowID)
+		var syncErr, delErr error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		// Random head starts, so that each order comes up.
+		jitter := func() { time.Sleep(time.Duration(rand.IntN(1500)) * time.Microsecond) }
+		wg.Go(func() {
+			<-start
+			jitter()
+			syncErr = b.s.ApplySync(b.ctx, store.ApplySyncParams{Scenario: scenario, RowID: rowID,
+				RowVersion: row.Version, Task: newTask(taskID, rowID), IsActive: task.RowActive, Now: at(0)})
+		})
+		wg.Go(func() {
+			<-start
+			jitter()
+			delErr = b.s.DeleteRow(b.ctx, scenario, rowID)
+		})
+		close(start)
+		wg.Wait()
+		b.noErr("DeleteRow", delErr)
+		switch {
+		case syncErr == nil:
+			syncFirst++
+		case errors.Is(syncErr, task.ErrNotFound):
+			deleteFirst++
+		default:
+			b.t.Fatalf("ApplySync racing DeleteRow: %v", syncErr)
+		}
+		tk, err := b.s.GetTask(b.ctx, taskID)
+		if errors.Is(err, task.ErrNotFound) {
+			continue
+		}
+		b.noErr("GetTask", err)
+		if tk.IsEnable != 0 {
+			b.t.Errorf("round %d: task %s is enabled after its row was deleted (sync error %v)", i, taskID, syncErr)
+		}
+	}
+	if syncFirst < enough || deleteFirst < enough {
+		b.t.Errorf("orders seen: sync first %d, delete first %d; want both at least %d times", syncFirst, deleteFirst, enough)
 	}
 }

@@ -154,7 +154,7 @@ func testSyncTaskOfAnotherRow(b *bundle) {
 	b.insertRow(scenario, "r2")
 	thief := newTask("t1", "r2")
 	thief.TaskPara = "stolen"
-	b.wantErr("ApplySync task of another row", b.syncRow("r2", thief), task.ErrConflict)
+	b.wantErr("ApplySync task of another row", b.syncRow("r2", thief), store.ErrTaskIDTaken)
 	got := b.getTask("t1")
 	checkContent(b.t, got, first)
 	if got.Version != first.Version {
