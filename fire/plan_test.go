@@ -104,6 +104,15 @@ func TestMakePlan(t *testing.T) {
 			last: at(30 * time.Second), now: at(time.Hour), want: fire.Plan{}},
 		{name: "AtAlreadyFired", task: atFeb, policy: task.MisfireOnce,
 			last: utc(2026, 2, 1, 9, 0), now: utc(2026, 3, 1, 0, 0), want: fire.Plan{}},
+		// A once is scoped to its own slot: an earlier slot in the ledger
+		// (an old `at`, an `in` of an earlier activation, a deleted row's
+		// reused id) does not count as this one fired.
+		{name: "AtMovedLaterFires", task: atFeb, policy: task.MisfireOnce,
+			last: utc(2026, 1, 20, 9, 0), now: planAnchor, want: fire.Plan{Next: utc(2026, 2, 1, 9, 0)}},
+		{name: "AtMovedLaterMissedFires", task: atFeb, policy: task.MisfireOnce,
+			last: utc(2026, 1, 20, 9, 0), now: utc(2026, 3, 1, 0, 0), want: fire.Plan{Missed: []time.Time{utc(2026, 2, 1, 9, 0)}}},
+		{name: "InReactivatedFires", task: inThirty, policy: task.MisfireOnce,
+			last: at(-time.Hour), now: at(10 * time.Second), want: fire.Plan{Next: at(30 * time.Second)}},
 		{name: "InNotYetDue", task: inThirty, policy: task.MisfireOnce,
 			now: at(10 * time.Second), want: fire.Plan{Next: at(30 * time.Second)}},
 		{name: "InPassedWhileDown", task: inThirty, policy: task.MisfireOnce,

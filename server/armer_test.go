@@ -69,3 +69,87 @@ func TestArmFailureLeavesTaskUnarmed(t *testing.T) {
 		t.Fatalf("Arm again = %v, armed %v", err, a.Armed())
 	}
 }
+
+// downLedger is the real store whose RecordFires fails while down is set:
+// a store outage at fire time.
+type downLedger struct {
+	*sqlite.Store
+	down atomic.Bool
+}
+
+func (d *downLedger) RecordFires(ctx context.Context, recs []store.FireRecord) ([]store.FireResult, error) {
+	if d.down.Load() {
+		return nil, errors.New("store unavailable")
+	}
+	return d.Store.RecordFires(ctx, recs)
+}
+
+// TestFireDuringOutageIsNotDropped: slots that fall in a store outage are
+// not lost: the task is disarmed (reconcile releases it, publish arms it
+// again), and arming again fires the missed slots by the misfire policy.
+func TestFireDuringOutageIsNotDropped(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	logger := slog.New(slog.DiscardHandler)
+	ledger := &downLedger{Store: st}
+	execs := executors.NewRegistry()
+	execs.Register(task.ChannelSMS, executors.ExecutorFunc(func(context.Context, task.Delivery) (string, error) { return "", nil }))
+	firer := fire.New(logger, fire.Config{Node: "n", StoreTimeout: 100 * time.Millisecond}, ledger, execs, nil)
+	defer firer.Shutdown(context.Background())
+	sched, err := gocron.NewScheduler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched.Start()
+	defer sched.Shutdown()
+	a := newArmer(t.Context(), logger, sched, firer, st)
+
+	tk := &task.Task{TaskID: "tick", Scenario: "memos", TaskType: task.ChannelSMS, ExecuteType: task.Periodic,
+		CronPara: "every 1s", TZ: "UTC", TTL: time.Second, Misfire: task.MisfireOnce, State: task.StateRunning,
+		IsEnable: 1, Anchor: time.Now().Truncate(time.Millisecond)}
+	row := &task.Row{Scenario: "memos", ID: "tick", Fields: map[string]any{"x": 1}, IsActive: 1}
+	if err := st.InsertRow(t.Context(), row); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ApplySync(t.Context(), store.ApplySyncParams{Scenario: "memos", RowID: "tick", RowVersion: row.Version,
+		Task: tk, IsActive: 1}); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := st.ClaimTasks(t.Context(), store.ClaimParams{Owner: "n", LeaseUntil: time.Now().Add(time.Hour), Limit: 1})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("ClaimTasks = %v, %v", claimed, err)
+	}
+	ledger.down.Store(true)
+	if err := a.Arm(t.Context(), claimed[0]); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for slices.Contains(a.Armed(), "tick") {
+		if time.Now().After(deadline) {
+			t.Fatal("a task whose fire failed stays armed: its next slots would be dropped the same way")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // more slots pass during the outage
+	ledger.down.Store(false)
+	// What publish does once reconcile released the claim.
+	if err := a.Arm(t.Context(), claimed[0]); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		runs, err := st.ListRuns(t.Context(), "tick", time.Time{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(runs, func(r *task.Run) bool { return r.TriggerType == task.TriggerMisfire }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no misfire run for the slots of the outage; runs: %d", len(runs))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
