@@ -282,6 +282,9 @@ func TestJobsCancelRacesFire(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d cancelled in time", len(cancelled), n)
+	if len(cancelled) == 0 || len(cancelled) == n {
+		t.Errorf("%d of %d cancels won: the race needs both outcomes to show that each is exclusive", len(cancelled), n)
+	}
 }
 
 // TestJobsKeysBlockBatch: upsert by key replaces a pending job; a repeated

@@ -34,6 +34,7 @@ type testBundle struct {
 	srv  *Server
 	base string
 	smtp *testsmtp.Server
+	stop func() // stops the node gracefully (once; the cleanup calls it too)
 }
 
 // setup starts a node on a fresh SQLite file with email sent to a real
@@ -69,13 +70,17 @@ func setup(t *testing.T, mutate func(*Config)) *testBundle {
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
-	return &testBundle{srv: srv, base: "http://" + srv.Addr(), smtp: mail}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &testBundle{srv: srv, base: "http://" + srv.Addr(), smtp: mail, stop: stop}
 }
 
 // call sends a JSON request and decodes the JSON answer into out (if not nil).

@@ -71,6 +71,16 @@ type status struct {
 	// waiting and limit; per host waiting.
 	Queues     flow.Stats    `json:"queues"`
 	LastErrors []statusError `json:"last_errors"`
+	// Nodes are the processes in the store's node registry, each with its
+	// last heartbeat and the tasks it held then; Live says whether that
+	// beat is within the lease. Queues and Armed above are this node's.
+	Nodes []statusNode `json:"nodes"`
+}
+
+// statusNode is one entry of the node registry.
+type statusNode struct {
+	store.Node
+	Live bool `json:"live"`
 }
 
 type statusNext struct {
@@ -111,6 +121,14 @@ func (s *Server) serveStatus(c *gin.Context) {
 			if !slices.Contains(*q.into, r.TaskID) {
 				*q.into = append(*q.into, r.TaskID)
 			}
+		}
+	}
+	st.Nodes = []statusNode{}
+	if nodes, err := s.nodes.nodes(ctx); err != nil {
+		st.Store.OK, st.Store.Error = false, err.Error()
+	} else {
+		for _, n := range nodes {
+			st.Nodes = append(st.Nodes, statusNode{Node: n, Live: n.BeatAt.After(time.Now().Add(-s.cfg.Patrol.Lease))})
 		}
 	}
 	st.Queues = s.flow.Stats()
