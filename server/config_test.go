@@ -26,7 +26,7 @@ func TestLoadConfigShipped(t *testing.T) {
 		t.Fatalf("shipped config.yaml: %v", err)
 	}
 	if cfg.Listen != "127.0.0.1:8080" || cfg.Store.Driver != "sqlite" || cfg.Email.Mode != ModeOutbox ||
-		cfg.SMS.Mode != ModeOutbox || cfg.Patrol.Interval != time.Second || cfg.Patrol.Lease != 15*time.Second {
+		cfg.SMS.Mode != ModeOutbox || cfg.Patrol.Interval != time.Second || cfg.Patrol.Lease != 30*time.Second {
 		t.Errorf("shipped config = %+v", cfg)
 	}
 }

@@ -46,7 +46,10 @@ func (s *Store) insertRun(ctx context.Context, d *runDoc) (bool, error) {
 	if !isDuplicate(err) {
 		return false, err
 	}
-	return s.whichDuplicate(ctx, d, err)
+	// The key is taken: by another run (fired already), or by this very
+	// run (stored before); either way this call did not insert it.
+	_, err = s.whichDuplicate(ctx, d, err)
+	return false, err
 }
 
 // whichDuplicate tells a fired slot (false, nil) from a reused trigger id
