@@ -106,8 +106,19 @@ type Firer struct {
 	started time.Time
 
 	mu       sync.Mutex
-	inflight map[string]bool // trigger ids being delivered here
+	inflight map[string]bool          // trigger ids being delivered here
+	active   map[string]int           // deliveries in progress here, per task
+	queued   map[string][][]queuedRun // per task, slots waiting (overlap: queue), oldest first
+	waiting  map[string]bool          // trigger ids in queued
 	closed   bool
+}
+
+// queuedRun is a run recorded pending under the queue overlap policy,
+// waiting for the task's deliveries in progress to end.
+type queuedRun struct {
+	t      *task.Task
+	target *task.Target
+	run    *task.Run
 }
 
 // New returns a Firer. now may be nil (time.Now).
@@ -136,6 +147,9 @@ func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() 
 		workCtx:    workCtx,
 		cancelWork: cancel,
 		inflight:   map[string]bool{},
+		active:     map[string]int{},
+		queued:     map[string][][]queuedRun{},
+		waiting:    map[string]bool{},
 		started:    now(),
 	}
 }
@@ -185,11 +199,16 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 	if err != nil {
 		return 0, t, err
 	}
+	overlap := task.OverlapOf(t)
+	if overlap != task.OverlapAllow && f.busy(t.TaskID) {
+		holdForOverlap(routes, overlap, f.now())
+	}
 	status := store.TaskStatusParams{TaskID: t.TaskID, LastFire: p.Slot, NextFire: p.NextFire, SetNextFire: true}
 	// The ledger records and the row's feedback are written together, in a
 	// transaction shared with the fires that are due at the same time.
 	results := f.rec.submit(records(routes, status)...)
 	fired := false
+	var waiting []queuedRun
 	for i, res := range results {
 		switch {
 		case errors.Is(res.Err, task.ErrNotFound):
@@ -199,10 +218,16 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 		case res.Inserted:
 			fired = true
 			f.notify(t, routes[i].run)
-			if routes[i].run.State == task.RunRunning {
+			switch routes[i].run.State {
+			case task.RunRunning:
 				f.deliverAsync(t, routes[i].target, routes[i].run, true)
+			case task.RunPending:
+				waiting = append(waiting, queuedRun{t: t, target: routes[i].target, run: routes[i].run})
 			}
 		}
+	}
+	if len(waiting) > 0 {
+		f.enqueue(waiting)
 	}
 	if !fired {
 		return Duplicate, t, nil
@@ -313,22 +338,22 @@ func (f *Firer) orphaned(r *task.Run, live map[string]bool) bool {
 // reports false when this process is delivering it already or someone
 // else took it first.
 func (f *Firer) rescue(ctx context.Context, t *task.Task, r *task.Run) (bool, error) {
-	if !f.reserve(r.TriggerID) {
-		return false, nil
+	if f.isWaiting(r.TriggerID) || !f.reserve(r) {
+		return false, nil // delivered here already, or queued here
 	}
 	taken, err := f.takeOver(ctx, r)
 	if err != nil || taken == nil {
-		f.release(r.TriggerID)
+		f.release(r)
 		return false, err
 	}
 	tg, err := f.resumeTarget(ctx, t, taken)
 	if errors.Is(err, task.ErrNotFound) {
 		f.finish(ctx, t, taken, task.RunDead, fmt.Sprintf("target %q not found", taken.Target))
-		f.release(r.TriggerID)
+		f.release(r)
 		return true, nil
 	}
 	if err != nil {
-		f.release(r.TriggerID) // still ours (fenced); the rescuer tries again
+		f.release(r) // still ours (fenced); the rescuer tries again
 		return false, err
 	}
 	f.logger.InfoContext(ctx, "run taken over", "task_id", t.TaskID, "trigger_id", taken.TriggerID,
@@ -360,10 +385,10 @@ func (f *Firer) takeOver(ctx context.Context, r *task.Run) (*task.Run, error) {
 // cancelOrphan takes over an unfinished run whose task is gone and ends it
 // cancelled with why. It reports whether it did.
 func (f *Firer) cancelOrphan(ctx context.Context, r *task.Run, why string) bool {
-	if !f.reserve(r.TriggerID) {
+	if !f.reserve(r) {
 		return false
 	}
-	defer f.release(r.TriggerID)
+	defer f.release(r)
 	taken, err := f.takeOver(ctx, r)
 	if err != nil || taken == nil {
 		return false
@@ -400,7 +425,7 @@ func (f *Firer) liveNodes(ctx context.Context) (map[string]bool, error) {
 // unless this process already is. stored says the run is in the ledger as
 // it is (a fresh fire).
 func (f *Firer) deliverAsync(t *task.Task, tg *task.Target, run *task.Run, stored bool) bool {
-	if !f.reserve(run.TriggerID) {
+	if !f.reserve(run) {
 		return false
 	}
 	f.start(t, tg, run, stored)
@@ -410,30 +435,112 @@ func (f *Firer) deliverAsync(t *task.Task, tg *task.Target, run *task.Run, store
 // reserve marks a run as being delivered by this process; false when it
 // already is, or the Firer is shut down. Every reserve is matched by one
 // release (start does it when the delivery ends).
-func (f *Firer) reserve(triggerID string) bool {
+func (f *Firer) reserve(r *task.Run) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed || f.inflight[triggerID] {
+	if f.closed || f.inflight[r.TriggerID] {
 		return false
 	}
-	f.inflight[triggerID] = true
+	f.inflight[r.TriggerID] = true
+	f.active[r.TaskID]++
 	f.wg.Add(1)
 	return true
 }
 
-// release ends a reservation.
-func (f *Firer) release(triggerID string) {
+// release ends a reservation. The last delivery of a task to end starts
+// the task's oldest queued slot (overlap: queue).
+func (f *Firer) release(r *task.Run) {
 	f.mu.Lock()
-	delete(f.inflight, triggerID)
+	delete(f.inflight, r.TriggerID)
+	var next []queuedRun
+	if f.active[r.TaskID]--; f.active[r.TaskID] <= 0 {
+		delete(f.active, r.TaskID)
+		next = f.popQueuedLocked(r.TaskID)
+	}
 	f.mu.Unlock()
+	for _, q := range next {
+		f.deliverAsync(q.t, q.target, q.run, false)
+	}
 	f.wg.Done()
+}
+
+// isWaiting reports whether a run is queued here (overlap: queue).
+func (f *Firer) isWaiting(triggerID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.waiting[triggerID]
+}
+
+// busy reports whether taskID has deliveries in progress here, or slots
+// waiting for them.
+func (f *Firer) busy(taskID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.active[taskID] > 0 || len(f.queued[taskID]) > 0
+}
+
+// enqueue queues one slot's runs (overlap: queue) behind the task's
+// deliveries in progress, or starts them when those ended meanwhile.
+func (f *Firer) enqueue(slot []queuedRun) {
+	id := slot[0].run.TaskID
+	f.mu.Lock()
+	f.queued[id] = append(f.queued[id], slot)
+	for _, q := range slot {
+		f.waiting[q.run.TriggerID] = true
+	}
+	var next []queuedRun
+	if f.active[id] == 0 {
+		next = f.popQueuedLocked(id)
+	}
+	f.mu.Unlock()
+	for _, q := range next {
+		f.deliverAsync(q.t, q.target, q.run, false)
+	}
+}
+
+// popQueuedLocked takes the oldest queued slot of taskID (f.mu held).
+func (f *Firer) popQueuedLocked(taskID string) []queuedRun {
+	q := f.queued[taskID]
+	if len(q) == 0 {
+		return nil
+	}
+	next := q[0]
+	for _, r := range next {
+		delete(f.waiting, r.run.TriggerID)
+	}
+	if len(q) == 1 {
+		delete(f.queued, taskID)
+	} else {
+		f.queued[taskID] = q[1:]
+	}
+	return next
+}
+
+// holdForOverlap applies a busy task's overlap policy to the runs of a
+// scheduled fire about to be recorded: skip ends each run that would be
+// delivered as skipped, with the reason; queue records it pending, to be
+// delivered after the runs before it.
+func holdForOverlap(routes []route, policy task.Overlap, now time.Time) {
+	for _, r := range routes {
+		if r.run.State != task.RunRunning {
+			continue
+		}
+		switch policy {
+		case task.OverlapSkip:
+			r.run.State, r.run.Attempt, r.run.FinishedAt = task.RunSkipped, 0, now
+			r.run.Error = "the previous run was still in progress (overlap: skip)"
+			r.run.Deadline = time.Time{}
+		case task.OverlapQueue:
+			r.run.State, r.run.Deadline = task.RunPending, time.Time{}
+		}
+	}
 }
 
 // start delivers a reserved run in its own goroutine and releases it at
 // the end.
 func (f *Firer) start(t *task.Task, tg *task.Target, run *task.Run, stored bool) {
 	go func() {
-		defer f.release(run.TriggerID)
+		defer f.release(run)
 		f.deliver(f.workCtx, t, tg, run, stored)
 	}()
 }

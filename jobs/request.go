@@ -49,6 +49,9 @@ type Request struct {
 	TTL *float64 `json:"ttl,omitempty"`
 	// Wait, in seconds, makes the submission block for the result.
 	Wait *float64 `json:"wait,omitempty"`
+	// Overlap is what a cron job's fire does while its previous run is
+	// still in progress: allow, skip (the default) or queue.
+	Overlap string `json:"overlap,omitempty"`
 }
 
 // MaxRequestBytes bounds one request's JSON; MaxBatch bounds a batch.
@@ -203,6 +206,10 @@ func Build(r Request, id string, now time.Time) (Built, error) {
 	}
 	if err := readWhen(r, t, now); err != nil {
 		return Built{}, err
+	}
+	t.Overlap = task.Overlap(r.Overlap)
+	if !t.Overlap.Valid() {
+		return Built{}, task.Invalid("overlap", "%q is not allow, skip or queue", r.Overlap)
 	}
 	if r.MaxRetries != nil {
 		if *r.MaxRetries < 0 || *r.MaxRetries > task.MaxRetriesCap {

@@ -88,6 +88,7 @@ func TestBuildErrors(t *testing.T) {
 		{`{"method":"POST","name":"http://h/","max_retries":101}`, "max_retries", ""},
 		{`{"method":"POST","name":"http://h/","ttl":0}`, "ttl", ""},
 		{`{"method":"POST","name":"http://h/","wait":301}`, "wait", ""},
+		{`{"method":"POST","name":"http://h/","cron":"every 1m","overlap":"pile"}`, "overlap", "not allow, skip or queue"},
 		{`{"method":"POST","name":"http://h/","colour":"red"}`, "colour", "unknown field"},
 		{`{"method":"POST","name":"http://h/"} {}`, "body", "trailing"},
 		{`{"method":"MAIL_TO","name":"not-an-address"}`, "name", ""},

@@ -31,6 +31,7 @@ const (
 	FieldMaxRetries  = "max_retries"  // 0..100
 	FieldTZ          = "tz"           // IANA zone name
 	FieldMisfire     = "misfire"      // skip | once | all
+	FieldOverlap     = "overlap"      // allow | skip | queue; "" = skip for repeating schedules
 	FieldTargets     = "targets"      // target ids, comma-separated; none = the task's own channel
 )
 
@@ -40,7 +41,7 @@ func CanonicalFields() []string {
 		FieldTaskID, FieldTitle, FieldTaskPara, FieldTZ, FieldCronPara,
 		FieldExecuteType, FieldTaskType, FieldTo, FieldActive,
 		FieldStartTime, FieldEndTime, FieldTTL, FieldMaxRetries, FieldMisfire,
-		FieldTargets,
+		FieldOverlap, FieldTargets,
 	}
 }
 
@@ -114,6 +115,7 @@ func MemosConfig() Config {
 			FieldMaxRetries:  "retries",
 			FieldTZ:          "tz",
 			FieldMisfire:     "misfire",
+			FieldOverlap:     "overlap",
 			FieldTargets:     "targets",
 		},
 		Defaults: map[string]any{
@@ -305,6 +307,8 @@ func (s *Scenario) checkDefault(canon string, v any) error {
 		_, err = readZone(v)
 	case FieldMisfire:
 		_, err = readMisfire(v)
+	case FieldOverlap:
+		_, err = readOverlap(v)
 	case FieldTargets:
 		_, err = readTargets(v)
 	case FieldTo, FieldTitle:

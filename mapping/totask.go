@@ -48,7 +48,7 @@ func (s *Scenario) ToTask(row *task.Row, now time.Time) (*task.Task, error) {
 	steps := []func() error{
 		func() error { return m.id(row.ID) },
 		m.text, m.zone, m.when, m.repeat, m.channel, m.to, m.active, m.window,
-		m.limits, m.misfire, m.targets,
+		m.limits, m.misfire, m.overlap, m.targets,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -361,6 +361,17 @@ func (m *mapper) misfire() error {
 			return m.invalid(FieldMisfire, err)
 		}
 		m.t.Misfire = mf
+	}
+	return nil
+}
+
+func (m *mapper) overlap() error {
+	if v := m.get(FieldOverlap); v != nil {
+		o, err := readOverlap(v)
+		if err != nil {
+			return m.invalid(FieldOverlap, err)
+		}
+		m.t.Overlap = o
 	}
 	return nil
 }

@@ -227,6 +227,17 @@ func readMisfire(v any) (task.Misfire, error) {
 	return "", fmt.Errorf("%q is not skip, once or all", truncate(s))
 }
 
+func readOverlap(v any) (task.Overlap, error) {
+	s, err := enumValue(v)
+	if err != nil {
+		return "", err
+	}
+	if o := task.Overlap(s); o.Valid() {
+		return o, nil
+	}
+	return "", fmt.Errorf("%q is not allow, skip or queue", truncate(s))
+}
+
 func readZone(v any) (*time.Location, error) {
 	s, err := lineValue(v)
 	if err != nil {

@@ -54,6 +54,41 @@ func (m Misfire) Valid() bool {
 	return m == MisfireSkip || m == MisfireOnce || m == MisfireAll
 }
 
+// Overlap says what a scheduled fire does while the task's previous run
+// is still being delivered (design: no pile-up of slow runs).
+type Overlap string
+
+// Overlap policies.
+const (
+	// OverlapAllow delivers every slot at once, overlapping or not.
+	OverlapAllow Overlap = "allow"
+	// OverlapSkip records a slot that comes while a run is in progress as
+	// skipped, with the reason, and delivers nothing for it. The default
+	// for schedules that repeat.
+	OverlapSkip Overlap = "skip"
+	// OverlapQueue keeps such a slot pending and delivers it when the
+	// runs before it are over: one at a time, in slot order.
+	OverlapQueue Overlap = "queue"
+)
+
+// Valid reports whether o is a known overlap policy ("" included: the
+// default).
+func (o Overlap) Valid() bool {
+	return o == "" || o == OverlapAllow || o == OverlapSkip || o == OverlapQueue
+}
+
+// OverlapOf returns t's overlap policy, its default filled in: skip for
+// schedules that repeat, allow for a single slot (nothing to overlap).
+func OverlapOf(t *Task) Overlap {
+	if t.Overlap != "" {
+		return t.Overlap
+	}
+	if t.ExecuteType == Once {
+		return OverlapAllow
+	}
+	return OverlapSkip
+}
+
 // Channel is how a memo is delivered; it is the task's TaskType.
 type Channel string
 
@@ -105,7 +140,10 @@ type Task struct {
 	TTL        time.Duration `json:"ttl"`
 	MaxRetries int           `json:"max_retries"`
 	Misfire    Misfire       `json:"misfire"`
-	Targets    []string      `json:"targets,omitempty"`
+	// Overlap is what a scheduled fire does while the previous run is
+	// still in progress; "" is the default (OverlapOf).
+	Overlap Overlap  `json:"overlap,omitempty"`
+	Targets []string `json:"targets,omitempty"`
 	// Job describes a jobs-API task (scenario JobScenario): it fires to
 	// the job's inline target. Nil for row tasks.
 	Job   *Job  `json:"job,omitempty"`

@@ -45,6 +45,7 @@ type content struct {
 	TTL         int64             `bson:"ttl"`
 	MaxRetries  int               `bson:"max_retries"`
 	Misfire     task.Misfire      `bson:"misfire"`
+	Overlap     task.Overlap      `bson:"overlap,omitempty"`
 	Targets     []string          `bson:"targets"`
 	State       task.State        `bson:"state"`
 	Anchor      int64             `bson:"anchor"`
@@ -55,7 +56,7 @@ func contentOf(t *task.Task, anchor int64) content {
 	return content{
 		TaskType: t.TaskType, TaskPara: t.TaskPara, Params: t.Params, ExecuteType: t.ExecuteType,
 		CronPara: t.CronPara, TZ: t.TZ, StartTime: store.UnixMS(t.StartTime), EndTime: store.UnixMS(t.EndTime),
-		TTL: int64(t.TTL), MaxRetries: t.MaxRetries, Misfire: t.Misfire, Targets: t.Targets,
+		TTL: int64(t.TTL), MaxRetries: t.MaxRetries, Misfire: t.Misfire, Overlap: t.Overlap, Targets: t.Targets,
 		State: t.State, Anchor: anchor,
 	}
 }
@@ -97,7 +98,7 @@ func (d *taskDoc) task() *task.Task {
 		TaskID: d.TaskID, Scenario: d.Scenario, RowID: d.RowID,
 		TaskType: c.TaskType, TaskPara: c.TaskPara, Params: c.Params, ExecuteType: c.ExecuteType,
 		CronPara: c.CronPara, TZ: c.TZ, StartTime: store.FromUnixMS(c.StartTime), EndTime: store.FromUnixMS(c.EndTime),
-		TTL: time.Duration(c.TTL), MaxRetries: c.MaxRetries, Misfire: c.Misfire, Targets: c.Targets,
+		TTL: time.Duration(c.TTL), MaxRetries: c.MaxRetries, Misfire: c.Misfire, Overlap: c.Overlap, Targets: c.Targets,
 		Job: d.Job.job(), State: c.State, Anchor: store.FromUnixMS(c.Anchor),
 		IsEnable: d.IsEnable, IsClaimed: d.IsClaimed, ClaimedBy: d.ClaimedBy, LeaseUntil: store.FromUnixMS(d.LeaseUntil),
 		IsDone: d.IsDone, NextFire: store.FromUnixMS(d.NextFire), LastFire: store.FromUnixMS(d.LastFire), LastStatus: d.LastStatus,

@@ -30,6 +30,7 @@ type taskDoc struct {
 	TTL         time.Duration     `json:"ttl"`
 	MaxRetries  int               `json:"max_retries"`
 	Misfire     task.Misfire      `json:"misfire"`
+	Overlap     task.Overlap      `json:"overlap,omitempty"`
 	Targets     []string          `json:"targets,omitempty"`
 	Job         *jobDoc           `json:"job,omitempty"`
 	State       task.State        `json:"state"`
@@ -83,6 +84,7 @@ func docOf(t *task.Task, anchor int64) taskDoc {
 		TTL:         t.TTL,
 		MaxRetries:  t.MaxRetries,
 		Misfire:     t.Misfire,
+		Overlap:     t.Overlap,
 		Targets:     t.Targets,
 		Job:         jobDocOf(t.Job),
 		State:       t.State,
@@ -115,6 +117,7 @@ func (d *taskDoc) apply(t *task.Task) {
 	t.TTL = d.TTL
 	t.MaxRetries = d.MaxRetries
 	t.Misfire = d.Misfire
+	t.Overlap = d.Overlap
 	t.Targets = d.Targets
 	t.Job = d.Job.job()
 	t.State = d.State
