@@ -468,17 +468,28 @@ func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
 
 // cancelSlot takes a pending delayed job's slot in the ledger with a
 // cancelled run, so its fire finds the slot taken and sends nothing. It
-// reports false when the slot was already fired. A cron job has no single
-// slot: it reports true (closing it stops it).
+// reports false when the slot was already fired. A cron job's current slot
+// (its next fire, which a fire moves on in the same write that records
+// it) is taken the same way, so a fire racing the cancel either delivers
+// that slot or finds it cancelled, never both; the cron job reports true
+// either way (closing it stops the slots after).
 func (s *Service) cancelSlot(ctx context.Context, t *task.Task, why string) (bool, error) {
-	if t.Job.DueAt.IsZero() {
-		return true, nil
+	slot := t.Job.DueAt
+	if slot.IsZero() {
+		slot = t.NextFire
+	}
+	if slot.IsZero() {
+		return true, nil // a cron job not armed yet: closing it is enough
 	}
 	now := s.now()
-	return s.store.InsertRun(ctx, &task.Run{
-		TriggerID: fire.NewTriggerID(), TaskID: t.TaskID, Slot: t.Job.DueAt, Target: task.JobTargetID,
+	ok, err := s.store.InsertRun(ctx, &task.Run{
+		TriggerID: fire.NewTriggerID(), TaskID: t.TaskID, Slot: slot, Target: task.JobTargetID,
 		TriggerType: task.TriggerSchedule, State: task.RunCancelled, FiredAt: now, FinishedAt: now, Error: why,
 	})
+	if t.Job.DueAt.IsZero() && err == nil {
+		return true, nil
+	}
+	return ok, err
 }
 
 // Block keeps a job from running until Unblock.
@@ -499,6 +510,13 @@ func (s *Service) setState(ctx context.Context, id string, st task.State, js tas
 	if t.State == task.StateClosed {
 		return nil, fmt.Errorf("job %s is cancelled: %w", id, task.ErrConflict)
 	}
+	fired, err := s.delayedFired(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if fired != nil {
+		return nil, fmt.Errorf("job %s already ran (%s): %w: %w", id, fired.State, ErrTooLate, task.ErrConflict)
+	}
 	now := s.now()
 	if _, err := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: st, Anchor: now, Now: now}); err != nil {
 		return nil, err
@@ -506,6 +524,22 @@ func (s *Service) setState(ctx context.Context, id string, st task.State, js tas
 	s.event(store.JobEvent{JobID: id, At: now, State: js, Reason: why})
 	s.wake()
 	return s.Get(ctx, id)
+}
+
+// delayedFired returns the run of a delayed job's one slot when it has
+// fired (nil when not, and for cron jobs, which may be blocked any time).
+func (s *Service) delayedFired(ctx context.Context, t *task.Task) (*task.Run, error) {
+	if t.Job.DueAt.IsZero() {
+		return nil, nil
+	}
+	runs, err := s.store.ListRuns(ctx, t.TaskID, t.Job.DueAt.Add(time.Millisecond), 1)
+	if err != nil {
+		return nil, fmt.Errorf("runs of job %s: %w", t.TaskID, err)
+	}
+	if len(runs) == 0 || !runs[0].Slot.Equal(t.Job.DueAt) {
+		return nil, nil
+	}
+	return runs[0], nil
 }
 
 // BatchResult is one job's answer in a batch: its view, or why it was

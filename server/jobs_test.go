@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,7 @@ type jobHook struct {
 
 type jobCall struct {
 	job, body string
+	key       string // the Idempotency-Key: job:slot[:target]
 	at        time.Time
 }
 
@@ -35,9 +37,10 @@ func startJobHook(t *testing.T) *jobHook {
 	h.status.Store(http.StatusOK)
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		job, _, _ := strings.Cut(r.Header.Get("Idempotency-Key"), ":")
+		key := r.Header.Get("Idempotency-Key")
+		job, _, _ := strings.Cut(key, ":")
 		h.mu.Lock()
-		h.calls = append(h.calls, jobCall{job: job, body: string(b), at: time.Now()})
+		h.calls = append(h.calls, jobCall{job: job, body: string(b), key: key, at: time.Now()})
 		h.mu.Unlock()
 		w.WriteHeader(int(h.status.Load()))
 		fmt.Fprintf(w, "hello %s", job)
@@ -325,6 +328,15 @@ func TestJobsKeysBlockBatch(t *testing.T) {
 	}
 	b.call(t, "POST", "/api/v1/jobs/"+blk.ID+"/unblock", nil, nil)
 	b.waitJob(t, blk.ID, task.JobDone)
+	// A job that already ran can be neither blocked nor unblocked.
+	for _, verb := range []string{"block", "unblock"} {
+		if code := b.call(t, "POST", "/api/v1/jobs/"+blk.ID+"/"+verb, nil, nil); code != http.StatusConflict {
+			t.Errorf("%s of a job that ran: status %d, want 409", verb, code)
+		}
+	}
+	if v := b.job(t, blk.ID); v.State != task.JobDone {
+		t.Errorf("job after refused block/unblock: %s, want done", v.State)
+	}
 
 	var items []struct {
 		Job   *jobView `json:"job"`
@@ -415,5 +427,80 @@ func TestJobsFlowLimits(t *testing.T) {
 	// least (n-2) refills. (A lower bound only: it can't fail by slowness.)
 	if span := starts[n-1].Sub(starts[0]); span < time.Duration(n-2)*50*time.Millisecond-10*time.Millisecond {
 		t.Errorf("%d calls spanned %v; a 20/s bucket of 2 needs at least %v", n, span, time.Duration(n-2)*50*time.Millisecond)
+	}
+}
+
+// TestJobsCronCancelRacesFire: cancelling a cron job takes its current
+// slot in the ledger, so a fire racing the cancel either delivers that
+// slot or finds it cancelled, never both, and no later slot is delivered.
+// Cancels land before the first slot and after some slots: both occur.
+func TestJobsCronCancelRacesFire(t *testing.T) {
+	b, h := setupJobs(t)
+	const n = 12
+	type cronJob struct {
+		id      string
+		created time.Time
+	}
+	jobs := make([]cronJob, n)
+	for i := range jobs {
+		var v jobView
+		if code := b.call(t, "POST", "/api/v1/jobs", map[string]any{"method": "POST", "cron": "every 1s",
+			"overlap": "allow", "name": h.srv.URL + "/cron"}, &v); code != http.StatusCreated {
+			t.Fatalf("submit: %d", code)
+		}
+		jobs[i] = cronJob{v.ID, time.Now()}
+	}
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		// From 0.3 s to 3.6 s after submission: around the slots.
+		at := j.created.Add(300*time.Millisecond + time.Duration(i)*300*time.Millisecond)
+		wg.Go(func() {
+			time.Sleep(time.Until(at))
+			req, _ := http.NewRequest("DELETE", b.base+"/api/v1/jobs/"+j.id, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Errorf("cancel %s: %v", j.id, err)
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("cancel %s: status %d", j.id, resp.StatusCode)
+			}
+		})
+	}
+	wg.Wait()
+	time.Sleep(1500 * time.Millisecond) // a late fire would show now
+	var before, after int
+	for _, j := range jobs {
+		runs := b.job(t, j.id).Runs
+		var cancelledAt int64
+		for _, r := range runs {
+			if r.State == task.RunCancelled {
+				cancelledAt = r.Slot.UnixMilli()
+			}
+		}
+		if cancelledAt == 0 {
+			t.Errorf("job %s: no cancelled run holds its current slot", j.id)
+		}
+		calls := h.callsOf(j.id)
+		for _, c := range calls {
+			parts := strings.Split(c.key, ":")
+			slot, err := strconv.ParseInt(parts[1], 10, 64)
+			if err != nil {
+				t.Fatalf("idempotency key %q: %v", c.key, err)
+			}
+			if cancelledAt != 0 && slot >= cancelledAt {
+				t.Errorf("job %s: slot %d delivered at or after its cancelled slot %d", j.id, slot, cancelledAt)
+			}
+		}
+		if len(calls) == 0 {
+			before++
+		} else {
+			after++
+		}
+	}
+	t.Logf("cancelled before the first slot: %d, after some slots: %d", before, after)
+	if before == 0 || after == 0 {
+		t.Errorf("cancelled before the first slot %d times, after %d times: want both", before, after)
 	}
 }
