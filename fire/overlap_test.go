@@ -107,3 +107,24 @@ func TestOverlap(t *testing.T) {
 		}
 	})
 }
+
+// TestPastEndIsDone: the run of a periodic task's last slot before its
+// end makes the task done when it finishes.
+func TestPastEndIsDone(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tk := newTask("ending")
+	tk.EndTime = slot(2).Add(5 * time.Second)
+	armed := b.add(t, tk, node)
+	b.fire(t, b.firer, armed, slot(1))
+	b.finalRun(t, "ending", slot(1))
+	if got := b.task(t, "ending"); got.IsDone != 0 {
+		t.Fatalf("done after slot 1, before its end: %+v", got)
+	}
+	b.fire(t, b.firer, armed, slot(2))
+	b.finalRun(t, "ending", slot(2))
+	shutdown(t, b.firer)
+	if got := b.task(t, "ending"); got.IsDone != 1 {
+		t.Errorf("task after its last slot = is_done %d, want 1", got.IsDone)
+	}
+}

@@ -17,6 +17,7 @@ type ReconcileStore interface {
 	ReleaseTask(ctx context.Context, taskID, owner string) error
 	ReleaseExpired(ctx context.Context, now time.Time) (int, error)
 	PurgeDeleted(ctx context.Context) (int, error)
+	SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error
 }
 
 // ReconcileResult counts what one reconcile pass did.
@@ -64,6 +65,11 @@ func (r *Reconcile) RunOnce(ctx context.Context) (ReconcileResult, error) {
 		case c.IsEnable != 1 || c.IsDone == 1:
 			r.armer.Disarm(c.TaskID)
 			res.Disarmed++
+			// Nothing is armed for it any more: it shows no next fire.
+			err := r.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: c.TaskID, SetNextFire: true})
+			if err != nil && !errors.Is(err, task.ErrNotFound) {
+				return res, fmt.Errorf("clear next fire of %s: %w", c.TaskID, err)
+			}
 		case !armed[c.TaskID]:
 			res.Released++
 		default:

@@ -1,6 +1,7 @@
 package patrol_test
 
 import (
+	"cronsheet/store"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,10 @@ func TestReconcile(t *testing.T) {
 		b := setup(t)
 		b.seed(t, 2)
 		b.runPublish(t, b.publish)
+		// As the armer leaves it: a next fire shown on the task and row.
+		if err := b.store.SetTaskStatus(t.Context(), store.TaskStatusParams{TaskID: "m1", NextFire: start.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
 		off := memo("m1")
 		off["active"] = 0
 		b.editRow(t, "r1", off)
@@ -24,6 +29,9 @@ func TestReconcile(t *testing.T) {
 
 		if res := b.runReconcile(t, b.reconcile); res != (patrol.ReconcileResult{Disarmed: 1}) {
 			t.Fatalf("reconcile = %+v, want 1 disarmed", res)
+		}
+		if tk, row := b.task(t, "m1"), b.row(t, scenario, "r1"); !tk.NextFire.IsZero() || !row.NextFire.IsZero() {
+			t.Errorf("switched off: next fire %v on the task, %v on the row; want none", tk.NextFire, row.NextFire)
 		}
 		if got := b.armer.Armed(); !slices.Equal(got, []string{"m2"}) {
 			t.Errorf("armed = %v, want [m2]", got)

@@ -221,6 +221,11 @@ func TestJobsDoneMeans(t *testing.T) {
 	if back.Run == nil || back.Run.TriggerType != task.TriggerBackfill {
 		t.Errorf("backfilled job = %+v, want done by a backfill run", back)
 	}
+	// The status lists it dead no more.
+	var after status
+	if code := b.call(t, "GET", "/api/v1/status", nil, &after); code != http.StatusOK || slices.Contains(after.Dead, failing.ID) {
+		t.Errorf("status after the backfill: %d, dead %v; want %s not listed", code, after.Dead, failing.ID)
+	}
 }
 
 // TestJobsCancelRacesFire: cancels sent around the instant jobs fire end

@@ -118,7 +118,17 @@ func (s *Server) serveStatus(c *gin.Context) {
 			continue
 		}
 		for _, r := range runs {
-			if !slices.Contains(*q.into, r.TaskID) {
+			if slices.Contains(*q.into, r.TaskID) {
+				continue
+			}
+			// Listed only while that state is the job's latest: a dead
+			// job backfilled to done is not dead any more.
+			newest, err := s.store.QueryRuns(ctx, store.RunQuery{TaskID: r.TaskID, Limit: 1})
+			if err != nil {
+				st.Store.OK, st.Store.Error = false, err.Error()
+				break
+			}
+			if len(newest) == 1 && newest[0].State == q.state {
 				*q.into = append(*q.into, r.TaskID)
 			}
 		}
