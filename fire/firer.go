@@ -24,6 +24,7 @@ type Store interface {
 	TakeOverRun(ctx context.Context, p store.TakeOverParams) (*task.Run, error)
 	StrandedRuns(ctx context.Context, p store.StrandedParams) ([]*task.Run, error)
 	GetTarget(ctx context.Context, id string) (*task.Target, error)
+	GetRun(ctx context.Context, triggerID string) (*task.Run, error)
 	AcceptRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) (bool, error)
 }
 
@@ -597,4 +598,41 @@ func (f *Firer) notify(t *task.Task, run *task.Run) {
 	if f.cfg.OnRun != nil {
 		f.cfg.OnRun(t, *run)
 	}
+}
+
+// CancelRun ends an unfinished run (pending, running, failed) as
+// cancelled with why, whoever holds it: it takes the run over (bumping
+// its fence, so a delivery still holding it is refused its next write and
+// makes no further attempt) and records it cancelled. A finished or
+// accepted run is task.ErrConflict (an accepted run waits for its
+// target's feedback until its deadline); an unknown one task.ErrNotFound.
+// It returns the run as stored.
+func (f *Firer) CancelRun(ctx context.Context, triggerID, why string) (*task.Run, error) {
+	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	r, err := f.store.GetRun(sctx, triggerID)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("cancel run %s: %w", triggerID, err)
+	}
+	if r.State.Final() || r.State == task.RunAccepted {
+		return nil, fmt.Errorf("cancel run %s: it is %s: %w", triggerID, r.State, task.ErrConflict)
+	}
+	taken, err := f.takeOver(ctx, r)
+	if err != nil {
+		return nil, fmt.Errorf("cancel run %s: %w", triggerID, err)
+	}
+	if taken == nil {
+		return nil, fmt.Errorf("cancel run %s: it finished or moved meanwhile, try again: %w", triggerID, task.ErrConflict)
+	}
+	t, err := f.getTask(ctx, r.TaskID)
+	if errors.Is(err, task.ErrNotFound) {
+		t, err = &task.Task{TaskID: r.TaskID}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cancel run %s: %w", triggerID, err)
+	}
+	f.finish(ctx, t, taken, task.RunCancelled, why)
+	sctx, cancel = context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	defer cancel()
+	return f.store.GetRun(sctx, triggerID)
 }

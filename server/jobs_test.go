@@ -509,3 +509,54 @@ func TestJobsCronCancelRacesFire(t *testing.T) {
 		t.Errorf("cancelled before the first slot %d times, after %d times: want both", before, after)
 	}
 }
+
+// TestCancelStuckRun: a run whose callback hangs can be ended by the user:
+// it reads cancelled at once, the hanging delivery's outcome does not
+// overwrite it, and a run that is over cannot be cancelled.
+func TestCancelStuckRun(t *testing.T) {
+	release := make(chan struct{})
+	var calls atomic.Int32
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hook.Close()
+	b := setup(t, func(c *Config) { c.HTTP.Allow = []string{"127.0.0.0/8"} })
+	defer close(release)
+	var v jobView
+	if code := b.call(t, "POST", "/api/v1/jobs", map[string]any{"method": "POST", "name": hook.URL + "/hang", "ttl": 3600}, &v); code != http.StatusCreated {
+		t.Fatalf("submit: %d", code)
+	}
+	var run *task.Run
+	eventually(t, "the job's run to be delivering", func() bool {
+		j := b.job(t, v.ID)
+		run = j.Run
+		return calls.Load() == 1 && run != nil && run.State == task.RunRunning
+	})
+	var got task.Run
+	if code := b.call(t, "POST", "/api/v1/runs/"+run.TriggerID+"/cancel", map[string]any{"reason": "hook is stuck"}, &got); code != http.StatusOK ||
+		got.State != task.RunCancelled || !strings.Contains(got.Error, "hook is stuck") || got.Fence != run.Fence+1 {
+		t.Fatalf("cancel: %d %+v; want cancelled with the reason at the next fence", code, got)
+	}
+	release <- struct{}{} // the hanging call answers 200 now
+	time.Sleep(300 * time.Millisecond)
+	var after task.Run
+	if b.call(t, "GET", "/api/v1/runs/"+run.TriggerID, nil, &after); after.State != task.RunCancelled {
+		t.Errorf("run after the stuck call answered = %+v, want still cancelled", after)
+	}
+	if code := b.call(t, "POST", "/api/v1/runs/"+run.TriggerID+"/cancel", nil, nil); code != http.StatusConflict {
+		t.Errorf("cancel of a cancelled run: %d, want 409", code)
+	}
+	if code := b.call(t, "POST", "/api/v1/runs/tr_nosuchrun/cancel", nil, nil); code != http.StatusNotFound {
+		t.Errorf("cancel of an unknown run: %d, want 404", code)
+	}
+	if code := b.call(t, "POST", "/api/v1/runs/"+run.TriggerID+"/cancel", map[string]any{"reason": strings.Repeat("x", 501)}, nil); code != http.StatusBadRequest {
+		t.Errorf("cancel with an oversized reason: %d, want 400", code)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("hook called %d times, want 1", n)
+	}
+}

@@ -231,6 +231,9 @@ func (s *Server) build() error {
 		Trigger: func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error) {
 			return trigger(ctx, taskID, task.TriggerManual, params)
 		},
+		CancelRun: func(ctx context.Context, triggerID, why string) (*task.Run, error) {
+			return s.firer.CancelRun(ctx, triggerID, why)
+		},
 		CheckTarget: checkTarget,
 		Jobs:        s.jobs,
 		JobClients:  webtable.NewTokenList(cfg.Jobs.AllowTokens, cfg.Jobs.DenyTokens),

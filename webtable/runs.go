@@ -164,6 +164,46 @@ func (a *API) getRun(c *gin.Context) {
 	c.JSON(http.StatusOK, r)
 }
 
+// maxCancelReason bounds the reason given with a cancel.
+const maxCancelReason = 500
+
+// cancelRunHandler handles POST /api/v1/runs/:trigger_id/cancel with an
+// optional body {"reason": "…"}: an unfinished run (a stuck one
+// included) ends cancelled, whichever node held it; the run may be
+// backfilled afterwards.
+func (a *API) cancelRunHandler(c *gin.Context) {
+	if a.cancelRun == nil {
+		c.JSON(http.StatusNotImplemented, errorBody{Error: "cancelling runs is not available"})
+		return
+	}
+	id, err := pathID(c, "trigger_id")
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	var body struct {
+		Reason string `json:"reason"`
+	}
+	if err := readJSON(c, &body, true); err != nil {
+		a.writeError(c, err)
+		return
+	}
+	if len(body.Reason) > maxCancelReason {
+		a.writeError(c, task.Invalid("reason", "at most %d bytes", maxCancelReason))
+		return
+	}
+	why := "cancelled by the user"
+	if body.Reason != "" {
+		why += ": " + body.Reason
+	}
+	r, err := a.cancelRun(c.Request.Context(), id, why)
+	if err != nil {
+		a.writeError(c, describe(err, task.ErrNotFound, "run %q not found", id))
+		return
+	}
+	c.JSON(http.StatusOK, r)
+}
+
 // addFeedback handles POST /api/v1/runs/:trigger_id/feedback: a target's
 // report on a run it accepted. A final report (progress false) ends the
 // run: done for status 0, else dead with the message as its error.

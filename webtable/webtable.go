@@ -96,6 +96,11 @@ type Deps struct {
 	// this instant, task.ErrInvalid for bad params (see
 	// POST /api/v1/tasks/:task_id/trigger). nil answers 501.
 	Trigger func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error)
+	// CancelRun ends an unfinished run as cancelled with a reason, taking
+	// it from whichever node holds it (POST /api/v1/runs/:trigger_id/cancel).
+	// Errors: task.ErrNotFound, task.ErrConflict for a run that finished
+	// or waits for feedback. nil answers 501.
+	CancelRun func(ctx context.Context, triggerID, why string) (*task.Run, error)
 }
 
 // API is the REST API's handler set; build it with New and mount it with
@@ -108,6 +113,7 @@ type API struct {
 	now       func() time.Time
 	health    func(ctx context.Context) error
 	trigger   func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error)
+	cancelRun func(ctx context.Context, triggerID, why string) (*task.Run, error)
 	control   store.Control // nil: 501 on its endpoints
 	check     func(*task.Target) error
 	jobs      *jobs.Service
@@ -133,6 +139,7 @@ func New(d Deps) *API {
 		now:       d.Now,
 		health:    d.Health,
 		trigger:   d.Trigger,
+		cancelRun: d.CancelRun,
 		control:   d.Control,
 		check:     d.CheckTarget,
 		jobs:      d.Jobs,
@@ -162,6 +169,7 @@ func New(d Deps) *API {
 //	POST   /api/v1/tasks/:task_id/trigger
 //	GET|POST /api/v1/targets, GET|PUT|DELETE /api/v1/targets/:id
 //	GET    /api/v1/runs, GET /api/v1/runs/:trigger_id, POST /api/v1/runs/:trigger_id/feedback
+//	POST   /api/v1/runs/:trigger_id/cancel
 //	GET    /api/v1/outbox, GET /api/v1/schedule/preview, GET /healthz
 func (a *API) Register(r gin.IRouter) {
 	v1 := r.Group("/api/v1")
@@ -203,6 +211,7 @@ func (a *API) Register(r gin.IRouter) {
 	v1.GET("/runs", a.listRuns)
 	v1.GET("/runs/:trigger_id", a.getRun)
 	v1.POST("/runs/:trigger_id/feedback", a.addFeedback)
+	v1.POST("/runs/:trigger_id/cancel", a.cancelRunHandler)
 	v1.GET("/outbox", a.listOutbox)
 	v1.GET("/schedule/preview", a.preview)
 
