@@ -71,6 +71,16 @@ func TestMemosLoopOnMongo(t *testing.T) {
 	if got.IsActive != 1 || got.IsFetched != 1 || got.LastFire.IsZero() || got.NextFire.IsZero() {
 		t.Errorf("row feedback = %+v", got)
 	}
+	// The node is registered, and its leases run on the server's clock
+	// (read from hello; the same host here, so the offset is small).
+	var st status
+	b.call(t, "GET", "/api/v1/status", nil, &st)
+	if len(st.Nodes) != 1 || st.Nodes[0].ID != "test-node" || !st.Nodes[0].Live {
+		t.Errorf("status nodes = %+v, want test-node live", st.Nodes)
+	}
+	if st.ClockOffset < -2000 || st.ClockOffset > 2000 {
+		t.Errorf("clock offset %d ms to a server on this host, want within 2 s", st.ClockOffset)
+	}
 }
 
 // TestMongoUnreachableStopsStartup needs no server: nothing listens on

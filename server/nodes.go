@@ -37,18 +37,18 @@ type nodeRegistry struct {
 	liveUntil time.Time
 }
 
-func newNodeRegistry(logger *slog.Logger, st store.Nodes, id string, lease time.Duration, held func() int) *nodeRegistry {
+func newNodeRegistry(logger *slog.Logger, st store.Nodes, id string, lease time.Duration, now func() time.Time, held func() int) *nodeRegistry {
 	host, _ := os.Hostname()
 	inc := make([]byte, 8)
 	_, _ = rand.Read(inc)
-	now := time.Now()
+	started := now()
 	return &nodeRegistry{
 		logger: logger.With("component", "nodes"),
 		store:  st,
 		self: store.Node{ID: id, Incarnation: hex.EncodeToString(inc), Version: buildVersion(),
-			Host: host, PID: os.Getpid(), StartedAt: now, BeatAt: now},
+			Host: host, PID: os.Getpid(), StartedAt: started, BeatAt: started},
 		lease: lease,
-		now:   time.Now,
+		now:   now,
 		held:  held,
 	}
 }

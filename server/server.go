@@ -57,6 +57,7 @@ type Server struct {
 	kafkaIn    *intake.Kafka // nil unless jobs.kafka.brokers is set
 	events     *sink.Sink    // nil unless events.kind is set
 	nodes      *nodeRegistry
+	clock      *storeClock // leases and heartbeats run on it
 	ln         net.Listener
 	http       *http.Server
 
@@ -89,6 +90,10 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (
 		s.closeParts()
 		_ = st.Close()
 		return nil, err
+	}
+	if err := s.clock.measure(ctx); err != nil {
+		s.closeBuilt()
+		return nil, fmt.Errorf("read the store's clock: %w", err)
 	}
 	if err := s.nodes.register(ctx); err != nil {
 		s.closeBuilt()
@@ -156,7 +161,8 @@ func (s *Server) build() error {
 	}
 	s.metrics = metrics.New()
 	s.metrics.SetQueueDepthFunc(func() map[string]int { return s.flow.Stats().QueueDepths() })
-	s.nodes = newNodeRegistry(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, func() int { return len(s.armer.Armed()) })
+	s.clock = newStoreClock(s.logger, s.store, cfg.Patrol.Lease/4)
+	s.nodes = newNodeRegistry(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, s.clock.Now, func() int { return len(s.armer.Armed()) })
 	s.firer = fire.New(s.logger, fire.Config{
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
 		OnRun: s.onRun, Gate: s.gate, LiveNodes: s.nodes.liveNodes,
@@ -182,12 +188,14 @@ func (s *Server) build() error {
 	}
 	p := cfg.Patrol
 	s.runner = patrol.NewRunner(s.logger, patrol.RunnerConfig{Interval: p.Interval, RenewEvery: p.Lease / 3,
-		Observe: s.metrics.PatrolDuration, Beat: s.nodes.beat,
+		Observe: s.metrics.PatrolDuration, Beat: func(ctx context.Context) error {
+			return errors.Join(s.clock.measure(ctx), s.nodes.beat(ctx))
+		},
 		Rescue: func(ctx context.Context) (int, error) { return s.firer.Rescue(ctx, p.Batch) }},
 		patrol.NewSync(s.logger, s.store, mappers, p.Batch, nil),
-		patrol.NewPublish(s.logger, s.store, s.armer, cfg.NodeID, p.Lease, p.Batch, nil),
-		patrol.NewReconcile(s.logger, s.store, s.armer, cfg.NodeID, nil),
-		patrol.NewRenew(s.store, cfg.NodeID, p.Lease, nil),
+		patrol.NewPublish(s.logger, s.store, s.armer, cfg.NodeID, p.Lease, p.Batch, s.clock.Now),
+		patrol.NewReconcile(s.logger, s.store, s.armer, cfg.NodeID, s.clock.Now),
+		patrol.NewRenew(s.store, cfg.NodeID, p.Lease, s.clock.Now),
 	)
 	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: checkJob, Wake: s.runner.Wake,
 		Trigger: func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error) { return s.firer.Trigger(ctx, p) }})

@@ -75,6 +75,9 @@ type status struct {
 	// last heartbeat and the tasks it held then; Live says whether that
 	// beat is within the lease. Queues and Armed above are this node's.
 	Nodes []statusNode `json:"nodes"`
+	// ClockOffset is the store's clock minus this node's, in
+	// milliseconds, as last measured (0 on a store without a clock).
+	ClockOffset int64 `json:"clock_offset_ms"`
 }
 
 // statusNode is one entry of the node registry.
@@ -138,9 +141,10 @@ func (s *Server) serveStatus(c *gin.Context) {
 		st.Store.OK, st.Store.Error = false, err.Error()
 	} else {
 		for _, n := range nodes {
-			st.Nodes = append(st.Nodes, statusNode{Node: n, Live: n.BeatAt.After(time.Now().Add(-s.cfg.Patrol.Lease))})
+			st.Nodes = append(st.Nodes, statusNode{Node: n, Live: n.BeatAt.After(s.clock.Now().Add(-s.cfg.Patrol.Lease))})
 		}
 	}
+	st.ClockOffset = s.clock.Offset().Milliseconds()
 	st.Queues = s.flow.Stats()
 	st.LastErrors = append([]statusError{}, s.lastErrors.newestFirst()...)
 	code := http.StatusOK

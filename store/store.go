@@ -253,6 +253,15 @@ type StrandedParams struct {
 	Limit          int
 }
 
+// Clock is implemented by stores whose server has a clock of its own
+// (MongoDB): leases and heartbeats are measured on it, so nodes whose
+// clocks disagree still agree on when a lease ends. A store without it
+// (SQLite: its processes share one host clock) leaves each node its own.
+type Clock interface {
+	// ServerTime returns the server's current time.
+	ServerTime(ctx context.Context) (time.Time, error)
+}
+
 // Nodes is the registry of the processes sharing the store: each beats
 // while it runs, so the others know whose runs and claims are orphaned.
 type Nodes interface {

@@ -49,6 +49,7 @@ import (
 )
 
 var (
+	_ store.Clock   = (*Store)(nil)
 	_ store.Store   = (*Store)(nil)
 	_ store.Control = (*Store)(nil)
 	_ store.Jobs    = (*Store)(nil)
@@ -300,4 +301,21 @@ func findAll[T any](ctx context.Context, cur *mongo.Cursor, err error) ([]T, err
 		return nil, err
 	}
 	return out, nil
+}
+
+// ServerTime returns the server's clock, read from the hello command's
+// localTime (millisecond precision; MongoDB and FerretDB both answer it).
+func (s *Store) ServerTime(ctx context.Context) (time.Time, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	var hello struct {
+		LocalTime time.Time `bson:"localTime"`
+	}
+	if err := s.client.Database("admin").RunCommand(ctx, bson.D{{Key: "hello", Value: 1}}).Decode(&hello); err != nil {
+		return time.Time{}, fmt.Errorf("read the server's time: %w", translate(err))
+	}
+	if hello.LocalTime.IsZero() {
+		return time.Time{}, errors.New("read the server's time: hello has no localTime")
+	}
+	return hello.LocalTime.UTC(), nil
 }
