@@ -144,6 +144,10 @@ func (f *Firer) attempt(ctx context.Context, t *task.Task, tg *task.Target, run 
 		TriggerType: run.TriggerType,
 		Target:      tg,
 	}
+	if run.TriggerType == task.TriggerAlert {
+		d.Subject = "cronsheet alert: task " + t.TaskID + " is failing"
+		d.Body = params["alert_message"]
+	}
 	out, err := exec.Execute(actx, d)
 	if err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		return out, errors.Join(errors.New("attempt exceeded its ttl of "+ttl.String()), err)
@@ -162,6 +166,9 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, run *task.Run, state t
 	}
 	done := usesUpSchedule(t, run, state == task.RunDone)
 	status := store.TaskStatusParams{TaskID: t.TaskID, LastStatus: string(state), Done: done, SetNextFire: done}
+	if run.TriggerType == task.TriggerAlert {
+		status = store.TaskStatusParams{TaskID: t.TaskID} // an alert leaves the task's own status
+	}
 	err := f.persist(ctx, run, func(sctx context.Context) error {
 		err := f.finishRun(sctx, run, status)
 		if errors.Is(err, task.ErrNotFound) {
@@ -177,6 +184,7 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, run *task.Run, state t
 		f.logger.ErrorContext(ctx, "finish run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
 	default:
 		f.notify(t, run)
+		f.alertLater(t, run)
 	}
 }
 

@@ -25,6 +25,7 @@ type Store interface {
 	StrandedRuns(ctx context.Context, p store.StrandedParams) ([]*task.Run, error)
 	GetTarget(ctx context.Context, id string) (*task.Target, error)
 	GetRun(ctx context.Context, triggerID string) (*task.Run, error)
+	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
 	AcceptRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) (bool, error)
 }
 
@@ -443,7 +444,9 @@ func (f *Firer) reserve(r *task.Run) bool {
 		return false
 	}
 	f.inflight[r.TriggerID] = true
-	f.active[r.TaskID]++
+	if overlaps(r) {
+		f.active[r.TaskID]++
+	}
 	f.wg.Add(1)
 	return true
 }
@@ -454,9 +457,11 @@ func (f *Firer) release(r *task.Run) {
 	f.mu.Lock()
 	delete(f.inflight, r.TriggerID)
 	var next []queuedRun
-	if f.active[r.TaskID]--; f.active[r.TaskID] <= 0 {
-		delete(f.active, r.TaskID)
-		next = f.popQueuedLocked(r.TaskID)
+	if overlaps(r) {
+		if f.active[r.TaskID]--; f.active[r.TaskID] <= 0 {
+			delete(f.active, r.TaskID)
+			next = f.popQueuedLocked(r.TaskID)
+		}
 	}
 	f.mu.Unlock()
 	for _, q := range next {
@@ -471,6 +476,10 @@ func (f *Firer) isWaiting(triggerID string) bool {
 	defer f.mu.Unlock()
 	return f.waiting[triggerID]
 }
+
+// overlaps reports whether r counts as a delivery of its task for the
+// overlap policy: an alert about the task does not.
+func overlaps(r *task.Run) bool { return r.TriggerType != task.TriggerAlert }
 
 // busy reports whether taskID has deliveries in progress here, or slots
 // waiting for them.

@@ -100,10 +100,11 @@ func (f *Firer) resumeTarget(ctx context.Context, t *task.Task, r *task.Run) (*t
 	if t.Job != nil && r.Target == task.JobTargetID {
 		return t.Job.Target(), nil
 	}
-	if len(t.Targets) == 0 && r.Target == string(t.TaskType) || task.Channel(r.Target).Valid() {
+	id, isAlert := alertTargetID(r.Target)
+	if !isAlert && (len(t.Targets) == 0 && r.Target == string(t.TaskType) || task.Channel(r.Target).Valid()) {
 		return nil, nil
 	}
-	tg, err := f.getTarget(ctx, r.Target)
+	tg, err := f.getTarget(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("read target %s of run %s: %w", r.Target, r.TriggerID, err)
 	}

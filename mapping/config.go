@@ -33,6 +33,9 @@ const (
 	FieldMisfire     = "misfire"      // skip | once | all
 	FieldOverlap     = "overlap"      // allow | skip | queue; "" = skip for repeating schedules
 	FieldTargets     = "targets"      // target ids, comma-separated; none = the task's own channel
+	FieldAlert       = "alert"        // alert target ids, comma-separated; none = no alerts
+	FieldAlertTo     = "alert_to"     // recipient of email/SMS alert targets
+	FieldAlertAfter  = "alert_after"  // consecutive failed runs before an alert, 1..100
 )
 
 // CanonicalFields lists every canonical field in the order ToTask checks them.
@@ -41,7 +44,7 @@ func CanonicalFields() []string {
 		FieldTaskID, FieldTitle, FieldTaskPara, FieldTZ, FieldCronPara,
 		FieldExecuteType, FieldTaskType, FieldTo, FieldActive,
 		FieldStartTime, FieldEndTime, FieldTTL, FieldMaxRetries, FieldMisfire,
-		FieldOverlap, FieldTargets,
+		FieldOverlap, FieldTargets, FieldAlert, FieldAlertTo, FieldAlertAfter,
 	}
 }
 
@@ -117,6 +120,9 @@ func MemosConfig() Config {
 			FieldMisfire:     "misfire",
 			FieldOverlap:     "overlap",
 			FieldTargets:     "targets",
+			FieldAlert:       "alert",
+			FieldAlertTo:     "alert_to",
+			FieldAlertAfter:  "alert_after",
 		},
 		Defaults: map[string]any{
 			"channel": string(task.ChannelOutbox),
@@ -309,8 +315,10 @@ func (s *Scenario) checkDefault(canon string, v any) error {
 		_, err = readMisfire(v)
 	case FieldOverlap:
 		_, err = readOverlap(v)
-	case FieldTargets:
+	case FieldTargets, FieldAlert:
 		_, err = readTargets(v)
+	case FieldAlertAfter:
+		_, err = readAlertAfter(v)
 	case FieldTo, FieldTitle:
 		_, err = lineValue(v)
 	default:

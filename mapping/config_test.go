@@ -125,7 +125,7 @@ func TestNewMinimal(t *testing.T) {
 func TestCanonicalFields(t *testing.T) {
 	t.Parallel()
 	got := CanonicalFields()
-	if len(got) != 16 || len(slices.Compact(slices.Sorted(slices.Values(got)))) != 16 {
+	if len(got) != 19 || len(slices.Compact(slices.Sorted(slices.Values(got)))) != 19 {
 		t.Errorf("CanonicalFields() = %v", got)
 	}
 	got[0] = "mutated"

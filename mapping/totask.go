@@ -48,7 +48,7 @@ func (s *Scenario) ToTask(row *task.Row, now time.Time) (*task.Task, error) {
 	steps := []func() error{
 		func() error { return m.id(row.ID) },
 		m.text, m.zone, m.when, m.repeat, m.channel, m.to, m.active, m.window,
-		m.limits, m.misfire, m.overlap, m.targets,
+		m.limits, m.misfire, m.overlap, m.targets, m.alert,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -373,6 +373,43 @@ func (m *mapper) overlap() error {
 		}
 		m.t.Overlap = o
 	}
+	return nil
+}
+
+// alert reads the alert fields: targets to tell when the task keeps
+// failing, the recipient for email/SMS ones, and after how many failures.
+func (m *mapper) alert() error {
+	v := m.get(FieldAlert)
+	if v == nil {
+		for _, f := range []string{FieldAlertTo, FieldAlertAfter} {
+			if m.get(f) != nil {
+				return m.invalid(f, fmt.Errorf("needs alert targets in %s", m.s.Field(FieldAlert)))
+			}
+		}
+		return nil
+	}
+	ids, err := readTargets(v)
+	if err != nil {
+		return m.invalid(FieldAlert, err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if len(ids) > task.MaxAlertTargets {
+		return m.invalid(FieldAlert, fmt.Errorf("at most %d alert targets", task.MaxAlertTargets))
+	}
+	a := &task.Alert{Targets: ids}
+	if v := m.get(FieldAlertTo); v != nil {
+		if a.To, err = lineValue(v); err != nil {
+			return m.invalid(FieldAlertTo, err)
+		}
+	}
+	if v := m.get(FieldAlertAfter); v != nil {
+		if a.After, err = readAlertAfter(v); err != nil {
+			return m.invalid(FieldAlertAfter, err)
+		}
+	}
+	m.t.Alert = a
 	return nil
 }
 

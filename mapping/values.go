@@ -273,6 +273,17 @@ func readTTL(v any) (time.Duration, error) {
 	return time.Duration(n) * time.Second, nil
 }
 
+func readAlertAfter(v any) (int, error) {
+	n, err := intValue(v)
+	if err != nil {
+		return 0, err
+	}
+	if n < 1 || n > task.MaxAlertAfter {
+		return 0, fmt.Errorf("%d is out of range; from 1 to %d failed runs", n, task.MaxAlertAfter)
+	}
+	return int(n), nil
+}
+
 func readRetries(v any) (int, error) {
 	n, err := intValue(v)
 	if err != nil {

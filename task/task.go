@@ -144,6 +144,8 @@ type Task struct {
 	// still in progress; "" is the default (OverlapOf).
 	Overlap Overlap  `json:"overlap,omitempty"`
 	Targets []string `json:"targets,omitempty"`
+	// Alert, when set, tells its targets when the task keeps failing.
+	Alert *Alert `json:"alert,omitempty"`
 	// Job describes a jobs-API task (scenario JobScenario): it fires to
 	// the job's inline target. Nil for row tasks.
 	Job   *Job  `json:"job,omitempty"`

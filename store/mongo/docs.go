@@ -46,6 +46,7 @@ type content struct {
 	MaxRetries  int               `bson:"max_retries"`
 	Misfire     task.Misfire      `bson:"misfire"`
 	Overlap     task.Overlap      `bson:"overlap,omitempty"`
+	Alert       *alertDoc         `bson:"alert,omitempty"`
 	Targets     []string          `bson:"targets"`
 	State       task.State        `bson:"state"`
 	Anchor      int64             `bson:"anchor"`
@@ -56,7 +57,7 @@ func contentOf(t *task.Task, anchor int64) content {
 	return content{
 		TaskType: t.TaskType, TaskPara: t.TaskPara, Params: t.Params, ExecuteType: t.ExecuteType,
 		CronPara: t.CronPara, TZ: t.TZ, StartTime: store.UnixMS(t.StartTime), EndTime: store.UnixMS(t.EndTime),
-		TTL: int64(t.TTL), MaxRetries: t.MaxRetries, Misfire: t.Misfire, Overlap: t.Overlap, Targets: t.Targets,
+		TTL: int64(t.TTL), MaxRetries: t.MaxRetries, Misfire: t.Misfire, Overlap: t.Overlap, Alert: alertDocOf(t.Alert), Targets: t.Targets,
 		State: t.State, Anchor: anchor,
 	}
 }
@@ -98,7 +99,7 @@ func (d *taskDoc) task() *task.Task {
 		TaskID: d.TaskID, Scenario: d.Scenario, RowID: d.RowID,
 		TaskType: c.TaskType, TaskPara: c.TaskPara, Params: c.Params, ExecuteType: c.ExecuteType,
 		CronPara: c.CronPara, TZ: c.TZ, StartTime: store.FromUnixMS(c.StartTime), EndTime: store.FromUnixMS(c.EndTime),
-		TTL: time.Duration(c.TTL), MaxRetries: c.MaxRetries, Misfire: c.Misfire, Overlap: c.Overlap, Targets: c.Targets,
+		TTL: time.Duration(c.TTL), MaxRetries: c.MaxRetries, Misfire: c.Misfire, Overlap: c.Overlap, Alert: c.Alert.alert(), Targets: c.Targets,
 		Job: d.Job.job(), State: c.State, Anchor: store.FromUnixMS(c.Anchor),
 		IsEnable: d.IsEnable, IsClaimed: d.IsClaimed, ClaimedBy: d.ClaimedBy, LeaseUntil: store.FromUnixMS(d.LeaseUntil),
 		IsDone: d.IsDone, NextFire: store.FromUnixMS(d.NextFire), LastFire: store.FromUnixMS(d.LastFire), LastStatus: d.LastStatus,
@@ -258,4 +259,26 @@ type outboxDoc struct {
 func (d *outboxDoc) message() *task.OutboxMessage {
 	return &task.OutboxMessage{ID: d.ID, TaskID: d.TaskID, TriggerID: d.TriggerID, Channel: d.Channel,
 		To: d.To, Subject: d.Subject, Body: d.Body, CreatedAt: store.FromUnixMS(d.CreatedAt)}
+}
+
+// alertDoc is task.Alert in a task document (Every in nanoseconds).
+type alertDoc struct {
+	Targets []string `bson:"targets"`
+	To      string   `bson:"to,omitempty"`
+	After   int      `bson:"after,omitempty"`
+	Every   int64    `bson:"every,omitempty"`
+}
+
+func alertDocOf(a *task.Alert) *alertDoc {
+	if a == nil {
+		return nil
+	}
+	return &alertDoc{Targets: a.Targets, To: a.To, After: a.After, Every: int64(a.Every)}
+}
+
+func (d *alertDoc) alert() *task.Alert {
+	if d == nil {
+		return nil
+	}
+	return &task.Alert{Targets: d.Targets, To: d.To, After: d.After, Every: time.Duration(d.Every)}
 }

@@ -31,6 +31,7 @@ type taskDoc struct {
 	MaxRetries  int               `json:"max_retries"`
 	Misfire     task.Misfire      `json:"misfire"`
 	Overlap     task.Overlap      `json:"overlap,omitempty"`
+	Alert       *task.Alert       `json:"alert,omitempty"`
 	Targets     []string          `json:"targets,omitempty"`
 	Job         *jobDoc           `json:"job,omitempty"`
 	State       task.State        `json:"state"`
@@ -85,6 +86,7 @@ func docOf(t *task.Task, anchor int64) taskDoc {
 		MaxRetries:  t.MaxRetries,
 		Misfire:     t.Misfire,
 		Overlap:     t.Overlap,
+		Alert:       t.Alert,
 		Targets:     t.Targets,
 		Job:         jobDocOf(t.Job),
 		State:       t.State,
@@ -118,6 +120,7 @@ func (d *taskDoc) apply(t *task.Task) {
 	t.MaxRetries = d.MaxRetries
 	t.Misfire = d.Misfire
 	t.Overlap = d.Overlap
+	t.Alert = d.Alert
 	t.Targets = d.Targets
 	t.Job = d.Job.job()
 	t.State = d.State

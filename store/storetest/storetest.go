@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -178,7 +179,9 @@ func newTask(id, rowID string) *task.Task {
 		TTL:         90 * time.Second,
 		MaxRetries:  5,
 		Misfire:     task.MisfireAll,
+		Overlap:     task.OverlapQueue,
 		Targets:     []string{"email", "outbox"},
+		Alert:       &task.Alert{Targets: []string{"pager"}, To: "ops@example.com", After: 2, Every: time.Hour},
 		State:       task.StateRunning,
 		Anchor:      at(0),
 		IsEnable:    1,
@@ -272,7 +275,9 @@ func checkContent(t *testing.T, got, want *task.Task) {
 		{"TTL", got.TTL == want.TTL},
 		{"MaxRetries", got.MaxRetries == want.MaxRetries},
 		{"Misfire", got.Misfire == want.Misfire},
+		{"Overlap", got.Overlap == want.Overlap},
 		{"Targets", slices.Equal(got.Targets, want.Targets)},
+		{"Alert", reflect.DeepEqual(got.Alert, want.Alert)},
 		{"State", got.State == want.State},
 		{"Anchor", got.Anchor.Equal(want.Anchor)},
 		{"IsEnable", got.IsEnable == want.IsEnable},

@@ -1,0 +1,136 @@
+package fire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// maxAlertScan bounds the ledger entries read to count a task's
+// consecutive failures and find its last alert.
+const maxAlertScan = 200
+
+// maxAlertMessage caps the text an alert carries.
+const maxAlertMessage = 1000
+
+// alertLater checks, in the background, whether run's failure makes its
+// task alert (Task.Alert), and sends the alert when it does.
+func (f *Firer) alertLater(t *task.Task, run *task.Run) {
+	if t.Alert == nil || run.TriggerType == task.TriggerAlert || !failed(run.State) {
+		return
+	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return
+	}
+	f.wg.Add(1)
+	f.mu.Unlock()
+	r := *run
+	go func() {
+		defer f.wg.Done()
+		if err := f.alert(f.workCtx, t, &r); err != nil && !errors.Is(err, context.Canceled) {
+			f.logger.Error("alert", "task_id", t.TaskID, "trigger_id", r.TriggerID, "error", err)
+		}
+	}()
+}
+
+// failed reports whether a final run state is a failure that alerts.
+func failed(s task.RunState) bool { return s == task.RunDead || s == task.RunTimeout }
+
+// alert counts the task's consecutive failed runs up to failedRun (newest
+// slots first, alert runs aside) and, when they reach the threshold and
+// no alert went out within the alert's interval, records one alert run
+// per alert target under failedRun's slot and delivers it. The ledger key
+// (task, slot, "alert:"+target) makes it one alert per failed slot
+// whichever node sees the failure.
+func (f *Firer) alert(ctx context.Context, t *task.Task, failedRun *task.Run) error {
+	a := t.Alert
+	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	runs, err := f.store.ListRuns(sctx, t.TaskID, time.Time{}, maxAlertScan)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("read the runs of %s: %w", t.TaskID, err)
+	}
+	failures, counting := 0, true
+	var lastAlert time.Time
+	for _, r := range runs {
+		switch {
+		case r.TriggerType == task.TriggerAlert:
+			if r.FiredAt.After(lastAlert) {
+				lastAlert = r.FiredAt
+			}
+		case !counting || !r.State.Final():
+		case failed(r.State):
+			failures++
+		default:
+			counting = false // a success ends the streak
+		}
+	}
+	if failures < a.Threshold() {
+		return nil
+	}
+	now := f.now()
+	if !lastAlert.IsZero() && now.Sub(lastAlert) < a.Interval() {
+		f.logger.InfoContext(ctx, "alert suppressed: the task alerted recently", "task_id", t.TaskID,
+			"failures", failures, "last_alert", lastAlert)
+		return nil
+	}
+	msg := task.Truncate(task.AlertMessage(t, failedRun, failures), maxAlertMessage)
+	params := map[string]string{
+		"alert_message":    msg,
+		"alert_failures":   strconv.Itoa(failures),
+		"alert_trigger_id": failedRun.TriggerID,
+		"alert_state":      string(failedRun.State),
+	}
+	if a.To != "" {
+		params[task.ParamTo] = a.To
+	}
+	routes := make([]route, 0, len(a.Targets))
+	for _, id := range a.Targets {
+		r := &task.Run{
+			TriggerID: NewTriggerID(), TaskID: t.TaskID, Slot: failedRun.Slot, Target: task.AlertTargetPrefix + id,
+			TriggerType: task.TriggerAlert, State: task.RunRunning, Attempt: 1, Node: f.cfg.Node, Fence: 1,
+			FiredAt: now, Deadline: now.Add(ttlOf(t)), Params: params,
+		}
+		tg, err := f.getTarget(ctx, id)
+		switch {
+		case errors.Is(err, task.ErrNotFound):
+			r.State, r.Attempt, r.FinishedAt, r.Deadline = task.RunDead, 0, now, time.Time{}
+			r.Error = fmt.Sprintf("alert target %q not found", id)
+		case err != nil:
+			return fmt.Errorf("read alert target %s: %w", id, err)
+		}
+		routes = append(routes, route{run: r, target: tg})
+	}
+	recs := make([]store.FireRecord, len(routes))
+	for i, r := range routes {
+		recs[i] = store.FireRecord{Run: r.run, Status: store.TaskStatusParams{TaskID: t.TaskID}}
+	}
+	for i, res := range f.rec.submit(recs...) {
+		switch {
+		case res.Err != nil:
+			return fmt.Errorf("record alert of %s: %w", t.TaskID, res.Err)
+		case !res.Inserted:
+			continue // another node alerted for this slot already
+		}
+		f.logger.WarnContext(ctx, "alert sent", "task_id", t.TaskID, "target", routes[i].run.Target, "failures", failures)
+		f.notify(t, routes[i].run)
+		if routes[i].run.State == task.RunRunning {
+			f.deliverAsync(t, routes[i].target, routes[i].run, true)
+		}
+	}
+	return nil
+}
+
+// alertTargetID returns the target id of an alert run's ledger target, and
+// whether it is one.
+func alertTargetID(ledgerTarget string) (string, bool) {
+	return strings.CutPrefix(ledgerTarget, task.AlertTargetPrefix)
+}
