@@ -124,6 +124,10 @@ type FireConfig struct {
 	BackoffBase time.Duration `yaml:"backoff_base"`
 	// BackoffMax caps a retry delay (default 5m).
 	BackoffMax time.Duration `yaml:"backoff_max"`
+	// Workers bounds the delivery attempts in flight on this node, all
+	// targets together (default 256, 1..10000); more wait for a worker.
+	// Concurrency groups and host rate limits bound them further.
+	Workers int `yaml:"workers"`
 }
 
 // HTTPTargetConfig says which hosts HTTP targets may call back. The rules,
@@ -264,7 +268,7 @@ func DefaultConfig() Config {
 		Patrol:          PatrolConfig{Interval: time.Second, Lease: 30 * time.Second, Batch: 500},
 		Email:           EmailConfig{Mode: ModeOutbox, Port: 587, TLS: "starttls", Timeout: 30 * time.Second},
 		SMS:             SMSConfig{Mode: ModeOutbox, Timeout: 30 * time.Second},
-		Fire:            FireConfig{BackoffBase: time.Second, BackoffMax: 5 * time.Minute},
+		Fire:            FireConfig{BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Workers: 256},
 		Metrics:         MetricsConfig{StatsdPrefix: "cronsheet", StatsdEvery: 10 * time.Second},
 		LogLevel:        "info",
 		ShutdownTimeout: 10 * time.Second,
@@ -335,6 +339,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Patrol.Batch < 1 || c.Patrol.Batch > 10000 {
 		return fmt.Errorf("patrol.batch: %d is outside 1..10000", c.Patrol.Batch)
+	}
+	if c.Fire.Workers < 1 || c.Fire.Workers > 10000 {
+		return fmt.Errorf("fire.workers: %d must be 1 to 10000", c.Fire.Workers)
 	}
 	if c.Fire.BackoffBase <= 0 || c.Fire.BackoffMax < c.Fire.BackoffBase {
 		return errors.New("fire: backoff_base must be > 0 and backoff_max >= backoff_base")

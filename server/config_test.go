@@ -26,7 +26,7 @@ func TestLoadConfigShipped(t *testing.T) {
 		t.Fatalf("shipped config.yaml: %v", err)
 	}
 	if cfg.Listen != "127.0.0.1:8080" || cfg.Store.Driver != "sqlite" || cfg.Email.Mode != ModeOutbox ||
-		cfg.SMS.Mode != ModeOutbox || cfg.Patrol.Interval != time.Second || cfg.Patrol.Lease != 30*time.Second {
+		cfg.SMS.Mode != ModeOutbox || cfg.Patrol.Interval != time.Second || cfg.Patrol.Lease != 30*time.Second || cfg.Fire.Workers != 256 {
 		t.Errorf("shipped config = %+v", cfg)
 	}
 }
@@ -62,6 +62,8 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 		{"EmptyPath", "store: {driver: sqlite, path: ''}\n", "store.path"},
 		{"BadInterval", "patrol: {interval: 1h}\n", "patrol.interval"},
 		{"ShortLease", "patrol: {interval: 1s, lease: 2s}\n", "patrol.lease"},
+		{"NoWorkers", "fire: {workers: 0}\n", "fire.workers"},
+		{"TooManyWorkers", "fire: {workers: 20000}\n", "fire.workers"},
 		{"BadBatch", "patrol: {batch: 0}\n", "patrol.batch"},
 		{"BadDuration", "patrol: {interval: soon}\n", "soon"},
 		{"BadLogLevel", "log_level: loud\n", "log_level"},

@@ -165,7 +165,7 @@ func (s *Server) build() error {
 	s.nodes = newNodeRegistry(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, s.clock.Now, func() int { return len(s.armer.Armed()) })
 	s.firer = fire.New(s.logger, fire.Config{
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
-		OnRun: s.onRun, Gate: s.gate, LiveNodes: s.nodes.liveNodes,
+		OnRun: s.onRun, Gate: s.gate, LiveNodes: s.nodes.liveNodes, MaxDeliveries: cfg.Fire.Workers,
 	}, s.store, registry, nil)
 	s.sched, err = gocron.NewScheduler(
 		gocron.WithLogger(s.logger.With("component", "gocron")),

@@ -19,7 +19,9 @@ ferretdb_setup() {
   ferretdb_free_port() {
     local p
     while :; do
-      p=$((20000 + RANDOM % 30000))
+      # Below the kernel's ephemeral range (32768+): a port a client
+      # socket holds there cannot be seen by this probe, yet binds fail.
+      p=$((20000 + RANDOM % 12000))
       if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
     done
   }
@@ -51,21 +53,25 @@ ferretdb_setup() {
     (cd tools/ferretdb && go build -trimpath -o "$bin.tmp" .) && mv "$bin.tmp" "$bin"
   fi
 
-  fport="$(ferretdb_free_port)"
-  "$bin" -listen "127.0.0.1:$fport" -postgresql-url "postgres://postgres@127.0.0.1:$pgport/ferretdb" \
-    >"$dir/ferretdb.log" 2>&1 &
-  fpid=$!
-  cleanup_hooks+=("kill $fpid 2>/dev/null; wait $fpid 2>/dev/null || true")
-  for ((i = 0; i < 150; i++)); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$fport") 2>/dev/null; then break; fi
-    if ! kill -0 "$fpid" 2>/dev/null; then i=150; break; fi
-    sleep 0.2
-  done
-  if [ "$i" -ge 150 ]; then
-    echo "20-ferretdb: FerretDB did not start on 127.0.0.1:$fport" >&2
+  # Start it, on another port when the chosen one was taken meanwhile.
+  local attempt started=
+  for attempt in 1 2 3; do
+    fport="$(ferretdb_free_port)"
+    "$bin" -listen "127.0.0.1:$fport" -postgresql-url "postgres://postgres@127.0.0.1:$pgport/ferretdb" \
+      >"$dir/ferretdb.log" 2>&1 &
+    fpid=$!
+    for ((i = 0; i < 150; i++)); do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$fport") 2>/dev/null; then started=1; break; fi
+      if ! kill -0 "$fpid" 2>/dev/null; then break; fi
+      sleep 0.2
+    done
+    if [ -n "$started" ]; then break; fi
+    kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null || true
+    echo "20-ferretdb: attempt $attempt: FerretDB did not start on 127.0.0.1:$fport" >&2
     cat "$dir/ferretdb.log" >&2
-    return 1
-  fi
+  done
+  [ -n "$started" ] || return 1
+  cleanup_hooks+=("kill $fpid 2>/dev/null; wait $fpid 2>/dev/null || true")
   export CRONSHEET_TEST_MONGO_URI="mongodb://127.0.0.1:$fport/"
   echo "20-ferretdb: PostgreSQL on 127.0.0.1:$pgport, FerretDB on $CRONSHEET_TEST_MONGO_URI"
 }
