@@ -5,7 +5,7 @@ import "time"
 // ExecuteType says how often a task fires.
 type ExecuteType string
 
-// The execute types of DESIGN.md.
+// The execute types of docs/DESIGN.md.
 const (
 	// Once fires a single time and then the task is done.
 	Once ExecuteType = "once"

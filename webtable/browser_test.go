@@ -93,7 +93,7 @@ func startNode(t *testing.T) string {
 	return "http://" + srv.Addr()
 }
 
-// newBrowser starts headless Chromium with the flags of CI-NOTES.md and a
+// newBrowser starts headless Chromium with the flags Chromium needs on a closed network (--disable-background-networking …) and a
 // fresh profile.
 func newBrowser(t *testing.T, path string) context.Context {
 	t.Helper()

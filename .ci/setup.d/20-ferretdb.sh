@@ -3,7 +3,7 @@
 # directory, 127.0.0.1 on a free port) and FerretDB v1.24.2 on it
 # (tools/ferretdb, 127.0.0.1 on a free port), then exports
 # CRONSHEET_TEST_MONGO_URI for store/mongo's and server's tests.
-# Both stop through cleanup_hooks. See docs/CI-NOTES.md.
+# Both stop through cleanup_hooks. See README.md, "Development".
 #
 # Needs: apt_install, cleanup_hooks (from .ci/run), go, root (initdb runs
 # as the postgres user).

@@ -24,7 +24,7 @@
 //
 // Claims are findOneAndUpdate calls, one per task, up to the limit. On
 // MongoDB each is atomic; FerretDB v1 does not make them atomic under
-// concurrency (see DESIGN.md, "Storage and scale").
+// concurrency (see docs/DESIGN.md, "Storage").
 //
 // The package imports only task, store and the MongoDB driver.
 package mongo

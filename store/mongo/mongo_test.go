@@ -47,7 +47,7 @@ func openTemp(t testing.TB, uri string) *mongo.Store {
 // ferretReason is why the concurrency cases are skipped on FerretDB.
 const ferretReason = "FerretDB v1 does not make findOneAndUpdate atomic under concurrency " +
 	"(measured: concurrent claims return the same task twice, and $inc loses updates; " +
-	"see docs/DESIGN.md, \"Storage and scale\"); these cases run on SQLite and real MongoDB"
+	"see docs/DESIGN.md, \"Storage\"); these cases run on SQLite and real MongoDB"
 
 // suiteOptions asks the server what it is: on FerretDB the suites skip
 // their concurrency cases.

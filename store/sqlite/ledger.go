@@ -19,7 +19,7 @@ const runCols = `trigger_id, task_id, slot, target, trigger_type, state, attempt
 
 const (
 	// qInsertRun is the ledger gate. It ignores a clash on the ledger key
-	// only (the "OR IGNORE" of SQLITE-PROBE.md §7 limited to that key), so a
+	// only (docs/DESIGN.md, "Storage": an OR IGNORE limited to that key), so a
 	// reused trigger_id still fails loudly as task.ErrConflict.
 	qInsertRun = `INSERT INTO runs (` + runCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (task_id, slot, target) DO NOTHING`

@@ -5,7 +5,7 @@ package sqlite
 // A claim rewrites is_claimed, claimed_by and lease_until of every task it
 // takes, and a lease renewal rewrites lease_until of every task a node holds,
 // so an index on those columns costs a B-tree write per task on the hottest
-// paths (SQLITE-PROBE.md §3: dropping one such index made claims 1.8×
+// paths (docs/DESIGN.md, "Storage"; measured: dropping one such index made claims 1.8×
 // faster). Hence:
 //
 //   - ix_task_due (is_enable, is_claimed, is_done) is the claim's index; the

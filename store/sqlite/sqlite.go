@@ -1,7 +1,7 @@
 // Package sqlite is the embedded store.Store driver: one SQLite file in WAL
 // mode through modernc.org/sqlite (pure Go) behind database/sql.
 //
-// It follows the measured patterns of docs/SQLITE-PROBE.md §7: one writer
+// It follows the measured patterns of docs/DESIGN.md, "Storage": one writer
 // connection per process (every read-modify-write runs in BEGIN IMMEDIATE on
 // it) plus a read pool; a claim is one UPDATE … RETURNING; the ledger gate is
 // an insert that ignores a duplicate (task_id, slot, target); every patrol

@@ -48,7 +48,7 @@ type config struct {
 // SkipConcurrency makes Run skip only the concurrency cases (concurrent
 // claimers and firers), reporting reason. It is meant for backends that do
 // not make single-document updates atomic under concurrency, such as
-// FerretDB v1 (see DESIGN.md, "Storage and scale"); every other case runs.
+// FerretDB v1 (see docs/DESIGN.md, "Storage"); every other case runs.
 func SkipConcurrency(reason string) Option {
 	return func(c *config) { c.skipConcurrency = reason }
 }
