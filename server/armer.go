@@ -24,9 +24,13 @@ type armStore interface {
 	SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error
 }
 
-// armer keeps each armed task as one gocron one-time job at its next slot.
-// When the job runs it first schedules the following slot, then fires this
-// one, so a slow fire never delays the schedule.
+// armer keeps the tasks armed here in gocron: one one-time job per
+// distinct due instant (a bucket), which fires every task due then; ten
+// thousand tasks due in the same second are one gocron job. When a bucket
+// fires, each of its tasks first schedules its following slot (joining
+// that instant's bucket), then fires this one, concurrently, so their
+// ledger records share group commits and a slow fire never delays the
+// schedule.
 //
 // A one-time job that has run stays registered in gocron until removed. It
 // is not removed as it runs (gocron's WithLimitedRuns tripled the lag of a
@@ -43,10 +47,11 @@ type armer struct {
 	armHook func(taskID string)
 	ctx     context.Context // cancelled at shutdown
 
-	mu   sync.Mutex
-	gen  uint64
-	jobs map[string]*armedTask
-	ran  []uuid.UUID // one-time jobs that have run, for Sweep
+	mu      sync.Mutex
+	gen     uint64
+	jobs    map[string]*armedTask
+	buckets map[int64]*bucket // by due instant, unix nanoseconds
+	ran     []uuid.UUID       // one-time jobs that have run, for Sweep
 }
 
 var _ patrol.Armer = (*armer)(nil)
@@ -56,18 +61,27 @@ type armedTask struct {
 	task  *task.Task
 	slots fire.Slots
 	gen   uint64
-	job   uuid.UUID // the pending gocron job; uuid.Nil when none
+	due   time.Time // the instant of the bucket it waits in; zero when none
+}
+
+// bucket is the tasks due at one instant, and the gocron job that fires
+// them (uuid.Nil while it is being created).
+type bucket struct {
+	at    time.Time
+	job   uuid.UUID
+	tasks map[string]*armedTask
 }
 
 func newArmer(ctx context.Context, logger *slog.Logger, sched gocron.Scheduler, f *fire.Firer, st armStore) *armer {
 	return &armer{
-		logger: logger.With("component", "armer"),
-		sched:  sched,
-		firer:  f,
-		store:  st,
-		now:    time.Now,
-		ctx:    ctx,
-		jobs:   map[string]*armedTask{},
+		logger:  logger.With("component", "armer"),
+		sched:   sched,
+		firer:   f,
+		store:   st,
+		now:     time.Now,
+		ctx:     ctx,
+		jobs:    map[string]*armedTask{},
+		buckets: map[int64]*bucket{},
 	}
 }
 
@@ -147,63 +161,130 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 	return nil
 }
 
-// schedule creates the gocron job for e's slot.
+// schedule puts e in the bucket of slot, creating the bucket's gocron
+// job when it is the first task due then.
 func (a *armer) schedule(e *armedTask, slot time.Time) error {
+	key := slot.UnixNano()
+	a.mu.Lock()
+	if cur := a.jobs[e.task.TaskID]; cur != e {
+		a.mu.Unlock()
+		return nil // disarmed or re-armed meanwhile
+	}
+	a.leaveBucketLocked(e)
+	b := a.buckets[key]
+	fresh := b == nil
+	if fresh {
+		b = &bucket{at: slot, tasks: map[string]*armedTask{}}
+		a.buckets[key] = b
+	}
+	b.tasks[e.task.TaskID] = e
+	e.due = slot
+	a.mu.Unlock()
+	if !fresh {
+		return nil
+	}
 	start := gocron.OneTimeJobStartDateTime(slot)
 	if !slot.After(a.now()) {
 		start = gocron.OneTimeJobStartImmediately()
 	}
 	job, err := a.sched.NewJob(
 		gocron.OneTimeJob(start),
-		gocron.NewTask(a.onFire, e.task.TaskID, e.gen, slot),
-		gocron.WithName(e.task.TaskID),
+		gocron.NewTask(a.onFire, key),
+		gocron.WithName(slot.UTC().Format(time.RFC3339Nano)),
 	)
-	if err != nil {
-		return fmt.Errorf("schedule %s at %s: %w", e.task.TaskID, slot, err)
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if cur := a.jobs[e.task.TaskID]; cur != e {
-		// Disarmed or re-armed meanwhile: this job must not run.
-		_ = a.sched.RemoveJob(job.ID())
+	if err != nil {
+		// Nobody will fire this bucket: its tasks are not armed after all
+		// (reconcile releases their claims and publish retries).
+		if a.buckets[key] == b {
+			delete(a.buckets, key)
+		}
+		for id, t := range b.tasks {
+			if a.jobs[id] == t {
+				delete(a.jobs, id)
+			}
+			t.due = time.Time{}
+		}
+		return fmt.Errorf("schedule %s at %s: %w", e.task.TaskID, slot, err)
+	}
+	if a.buckets[key] != b || len(b.tasks) == 0 {
+		_ = a.sched.RemoveJob(job.ID()) // emptied meanwhile: it must not run
+		if a.buckets[key] == b {
+			delete(a.buckets, key)
+		}
 		return nil
 	}
-	e.job = job.ID()
+	b.job = job.ID()
 	return nil
 }
 
-// onFire is the gocron task of one slot.
-func (a *armer) onFire(taskID string, gen uint64, slot time.Time) {
+// leaveBucketLocked takes e out of the bucket it waits in, removing the
+// bucket's job when it was the last task due then (a.mu held).
+func (a *armer) leaveBucketLocked(e *armedTask) {
+	if e.due.IsZero() {
+		return
+	}
+	key := e.due.UnixNano()
+	e.due = time.Time{}
+	b := a.buckets[key]
+	if b == nil || b.tasks[e.task.TaskID] != e {
+		return
+	}
+	delete(b.tasks, e.task.TaskID)
+	if len(b.tasks) == 0 {
+		delete(a.buckets, key)
+		if b.job != uuid.Nil {
+			_ = a.sched.RemoveJob(b.job)
+		}
+	}
+}
+
+// onFire is the gocron task of one instant: it fires every task due then.
+func (a *armer) onFire(key int64) {
+	slot := time.Unix(0, key)
 	if d := slot.Sub(a.now()); d > 0 {
 		time.Sleep(d) // a fire is never early
 	}
-	if a.fireHook != nil {
-		a.fireHook(slot, a.now().Sub(slot))
-	}
 	a.mu.Lock()
-	e := a.jobs[taskID]
-	if e == nil || e.gen != gen {
+	b := a.buckets[key]
+	if b == nil {
 		a.mu.Unlock()
 		return
 	}
-	if e.job != uuid.Nil {
-		a.ran = append(a.ran, e.job)
-		e.job = uuid.Nil
+	delete(a.buckets, key)
+	if b.job != uuid.Nil {
+		a.ran = append(a.ran, b.job)
 	}
-	var next time.Time
-	if !e.slots.Once() {
-		next = e.slots.Next(slot)
-	}
-	a.mu.Unlock()
-	if !next.IsZero() {
-		if err := a.schedule(e, next); err != nil {
-			// Not armed any more: reconcile releases the claim and publish
-			// arms it again (the slot, if missed, is a misfire then).
-			a.logger.Error("schedule next slot", "task_id", taskID, "error", err)
-			a.disarmGen(taskID, gen)
+	due := make([]*armedTask, 0, len(b.tasks))
+	for id, e := range b.tasks {
+		if a.jobs[id] == e && e.due.UnixNano() == key {
+			e.due = time.Time{}
+			due = append(due, e)
 		}
 	}
-	a.fire(e, slot, task.TriggerSchedule, next)
+	a.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range due {
+		if a.fireHook != nil {
+			a.fireHook(slot, a.now().Sub(slot))
+		}
+		var next time.Time
+		if !e.slots.Once() {
+			next = e.slots.Next(slot)
+		}
+		if !next.IsZero() {
+			if err := a.schedule(e, next); err != nil {
+				// Not armed any more: reconcile releases the claim and
+				// publish arms it again (the slot, if missed, is a
+				// misfire then).
+				a.logger.Error("schedule next slot", "task_id", e.task.TaskID, "error", err)
+				a.disarmGen(e.task.TaskID, e.gen)
+			}
+		}
+		wg.Go(func() { a.fire(e, slot, task.TriggerSchedule, next) })
+	}
+	wg.Wait()
 }
 
 // fire fires one slot of e and handles the outcome.
@@ -251,9 +332,8 @@ func (a *armer) disarmGen(taskID string, gen uint64) {
 }
 
 func (a *armer) removeJobLocked(taskID string) {
-	if e := a.jobs[taskID]; e != nil && e.job != uuid.Nil {
-		_ = a.sched.RemoveJob(e.job)
-		e.job = uuid.Nil
+	if e := a.jobs[taskID]; e != nil {
+		a.leaveBucketLocked(e)
 	}
 }
 
@@ -293,7 +373,7 @@ func (a *armer) armedJobs() armedSummary {
 	defer a.mu.Unlock()
 	s := armedSummary{total: len(a.jobs)}
 	for id, e := range a.jobs {
-		if j := e.task.Job; j != nil && !j.DueAt.IsZero() && e.job != uuid.Nil {
+		if j := e.task.Job; j != nil && !j.DueAt.IsZero() && !e.due.IsZero() {
 			s.due = append(s.due, statusNext{ID: id, DueAt: j.DueAt})
 		}
 	}

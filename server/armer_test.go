@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -151,5 +152,88 @@ func TestFireDuringOutageIsNotDropped(t *testing.T) {
 			t.Fatalf("no misfire run for the slots of the outage; runs: %d", len(runs))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestOneJobPerInstant: tasks due at the same instant share one gocron
+// job; disarming some leaves the others due; every task still armed fires
+// once at that instant, and each goes on to its own next slot.
+func TestOneJobPerInstant(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	logger := slog.New(slog.DiscardHandler)
+	execs := executors.NewRegistry()
+	execs.Register(task.ChannelSMS, executors.ExecutorFunc(func(context.Context, task.Delivery) (string, error) { return "", nil }))
+	firer := fire.New(logger, fire.Config{Node: "n"}, st, execs, nil)
+	defer firer.Shutdown(context.Background())
+	sched, err := gocron.NewScheduler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched.Start()
+	defer sched.Shutdown()
+	a := newArmer(t.Context(), logger, sched, firer, st)
+
+	const n = 40
+	anchor := time.Now().Truncate(time.Second).Add(-time.Second)
+	for i := range n {
+		id := "t" + strconv.Itoa(i)
+		tk := &task.Task{TaskID: id, Scenario: "memos", TaskType: task.ChannelSMS, ExecuteType: task.Periodic,
+			CronPara: "every 2s", TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip, State: task.StateRunning,
+			IsEnable: 1, Anchor: anchor}
+		row := &task.Row{Scenario: "memos", ID: id, Fields: map[string]any{"x": 1}, IsActive: 1}
+		if err := st.InsertRow(t.Context(), row); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.ApplySync(t.Context(), store.ApplySyncParams{Scenario: "memos", RowID: id, RowVersion: row.Version,
+			Task: tk, IsActive: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimed, err := st.ClaimTasks(t.Context(), store.ClaimParams{Owner: "n", LeaseUntil: time.Now().Add(time.Hour), Limit: n})
+	if err != nil || len(claimed) != n {
+		t.Fatalf("ClaimTasks = %d, %v", len(claimed), err)
+	}
+	for _, tk := range claimed {
+		if err := a.Arm(t.Context(), tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if jobs := len(sched.Jobs()); jobs != 1 {
+		t.Fatalf("gocron holds %d jobs for %d tasks due at one instant, want 1", jobs, n)
+	}
+	a.Disarm("t0")
+	a.Disarm("t1")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		fired := 0
+		for i := 2; i < n; i++ {
+			runs, err := st.ListRuns(t.Context(), "t"+strconv.Itoa(i), time.Time{}, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) >= 2 {
+				fired++
+			}
+		}
+		if fired == n-2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d armed tasks fired two slots in time", fired, n-2)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, id := range []string{"t0", "t1"} {
+		if runs, _ := st.ListRuns(t.Context(), id, time.Time{}, 10); len(runs) != 0 {
+			t.Errorf("disarmed task %s fired %d times", id, len(runs))
+		}
+	}
+	runs, _ := st.ListRuns(t.Context(), "t2", time.Time{}, 10)
+	if len(runs) >= 2 && runs[0].Slot.Sub(runs[1].Slot) != 2*time.Second {
+		t.Errorf("slots %v and %v, want 2s apart", runs[1].Slot, runs[0].Slot)
 	}
 }
