@@ -66,7 +66,8 @@ func (f *Firer) alert(ctx context.Context, t *task.Task, failedRun *task.Run) er
 			if r.FiredAt.After(lastAlert) {
 				lastAlert = r.FiredAt
 			}
-		case !counting || !r.State.Final():
+		case !counting || !r.State.Final() || r.Slot.After(failedRun.Slot):
+			// not part of the streak that ends with failedRun
 		case failed(r.State):
 			failures++
 		default:

@@ -172,6 +172,11 @@ type Params struct {
 	Trigger task.TriggerType
 	// NextFire is the slot after this one (zero when none), shown on the row.
 	NextFire time.Time
+	// Preread says the caller has just read the task (one read for many
+	// tasks due together): Read is it as read, nil when it no longer
+	// exists, and Fire does not read it again.
+	Preread bool
+	Read    *task.Task
 }
 
 // Fire fires one slot: ownership check, ledger insert, then delivery in the
@@ -186,8 +191,11 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 		return 0, nil, fmt.Errorf("fire %s at %s: firer is shut down: %w",
 			p.Armed.TaskID, p.Slot.Format(time.RFC3339Nano), context.Canceled)
 	}
-	t, err := f.getTask(ctx, p.Armed.TaskID)
-	if errors.Is(err, task.ErrNotFound) {
+	t, err := p.Read, error(nil)
+	if !p.Preread {
+		t, err = f.getTask(ctx, p.Armed.TaskID)
+	}
+	if t == nil && err == nil || errors.Is(err, task.ErrNotFound) {
 		return Stale, nil, nil
 	}
 	if err != nil {

@@ -37,7 +37,16 @@ type Reconcile struct {
 	armer  Armer
 	node   string
 	now    func() time.Time
+	// mayExpire, when set, says whether expired claims may be freed now;
+	// see ExpireOnlyWhen.
+	mayExpire func() bool
 }
+
+// ExpireOnlyWhen makes the pass free expired claims only while ok says
+// so. A node that could not reach the store for a while passes its own
+// judging: every lease ran out during the outage, the owners included,
+// and they renew as soon as the store is back.
+func (r *Reconcile) ExpireOnlyWhen(ok func() bool) { r.mayExpire = ok }
 
 // NewReconcile returns the reconcile patrol for node.
 func NewReconcile(logger *slog.Logger, st ReconcileStore, armer Armer, node string, now func() time.Time) *Reconcile {
@@ -86,8 +95,10 @@ func (r *Reconcile) RunOnce(ctx context.Context) (ReconcileResult, error) {
 			res.Dropped++
 		}
 	}
-	if res.Expired, err = r.store.ReleaseExpired(ctx, r.now()); err != nil {
-		return res, fmt.Errorf("release expired claims: %w", err)
+	if r.mayExpire == nil || r.mayExpire() {
+		if res.Expired, err = r.store.ReleaseExpired(ctx, r.now()); err != nil {
+			return res, fmt.Errorf("release expired claims: %w", err)
+		}
 	}
 	if res.Purged, err = r.store.PurgeDeleted(ctx); err != nil {
 		return res, fmt.Errorf("purge deleted tasks: %w", err)

@@ -20,6 +20,7 @@ import (
 
 // armStore is what arming needs from storage beyond the Firer's needs.
 type armStore interface {
+	GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error)
 	LastSlot(ctx context.Context, taskID string) (time.Time, error)
 	SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error
 }
@@ -58,7 +59,8 @@ var _ patrol.Armer = (*armer)(nil)
 
 // armedTask is one task armed here.
 type armedTask struct {
-	task  *task.Task
+	id    string     // the task's id
+	task  *task.Task // as armed, or as last fired (a.mu)
 	slots fire.Slots
 	gen   uint64
 	due   time.Time // the instant of the bucket it waits in; zero when none
@@ -108,7 +110,7 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 
 	a.mu.Lock()
 	a.gen++
-	e := &armedTask{task: t, slots: slots, gen: a.gen}
+	e := &armedTask{id: t.TaskID, task: t, slots: slots, gen: a.gen}
 	a.removeJobLocked(t.TaskID)
 	a.jobs[t.TaskID] = e
 	a.mu.Unlock()
@@ -166,7 +168,7 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 func (a *armer) schedule(e *armedTask, slot time.Time) error {
 	key := slot.UnixNano()
 	a.mu.Lock()
-	if cur := a.jobs[e.task.TaskID]; cur != e {
+	if cur := a.jobs[e.id]; cur != e {
 		a.mu.Unlock()
 		return nil // disarmed or re-armed meanwhile
 	}
@@ -177,7 +179,7 @@ func (a *armer) schedule(e *armedTask, slot time.Time) error {
 		b = &bucket{at: slot, tasks: map[string]*armedTask{}}
 		a.buckets[key] = b
 	}
-	b.tasks[e.task.TaskID] = e
+	b.tasks[e.id] = e
 	e.due = slot
 	a.mu.Unlock()
 	if !fresh {
@@ -206,7 +208,7 @@ func (a *armer) schedule(e *armedTask, slot time.Time) error {
 			}
 			t.due = time.Time{}
 		}
-		return fmt.Errorf("schedule %s at %s: %w", e.task.TaskID, slot, err)
+		return fmt.Errorf("schedule %s at %s: %w", e.id, slot, err)
 	}
 	if a.buckets[key] != b || len(b.tasks) == 0 {
 		_ = a.sched.RemoveJob(job.ID()) // emptied meanwhile: it must not run
@@ -228,10 +230,10 @@ func (a *armer) leaveBucketLocked(e *armedTask) {
 	key := e.due.UnixNano()
 	e.due = time.Time{}
 	b := a.buckets[key]
-	if b == nil || b.tasks[e.task.TaskID] != e {
+	if b == nil || b.tasks[e.id] != e {
 		return
 	}
-	delete(b.tasks, e.task.TaskID)
+	delete(b.tasks, e.id)
 	if len(b.tasks) == 0 {
 		delete(a.buckets, key)
 		if b.job != uuid.Nil {
@@ -257,13 +259,16 @@ func (a *armer) onFire(key int64) {
 		a.ran = append(a.ran, b.job)
 	}
 	due := make([]*armedTask, 0, len(b.tasks))
+	armed := make(map[string]*task.Task, len(b.tasks))
 	for id, e := range b.tasks {
 		if a.jobs[id] == e && e.due.UnixNano() == key {
 			e.due = time.Time{}
 			due = append(due, e)
+			armed[id] = e.task
 		}
 	}
 	a.mu.Unlock()
+	read := a.readTasks(due)
 	var wg sync.WaitGroup
 	for _, e := range due {
 		if a.fireHook != nil {
@@ -278,18 +283,58 @@ func (a *armer) onFire(key int64) {
 				// Not armed any more: reconcile releases the claim and
 				// publish arms it again (the slot, if missed, is a
 				// misfire then).
-				a.logger.Error("schedule next slot", "task_id", e.task.TaskID, "error", err)
-				a.disarmGen(e.task.TaskID, e.gen)
+				a.logger.Error("schedule next slot", "task_id", e.id, "error", err)
+				a.disarmGen(e.id, e.gen)
 			}
 		}
-		wg.Go(func() { a.fire(e, slot, task.TriggerSchedule, next) })
+		p := fire.Params{Armed: armed[e.id], Slot: slot, Trigger: task.TriggerSchedule, NextFire: next}
+		if read != nil {
+			p.Preread, p.Read = true, read[e.id]
+		}
+		wg.Go(func() { a.fireWith(e, p) })
 	}
 	wg.Wait()
 }
 
+// readTasks reads the tasks of a bucket in one go (nil when the read
+// failed: each fire then reads its own task, and reports the store's
+// error itself).
+func (a *armer) readTasks(due []*armedTask) map[string]*task.Task {
+	if len(due) < 2 {
+		return nil
+	}
+	out := make(map[string]*task.Task, len(due))
+	for start := 0; start < len(due); start += store.MaxStatusBatch {
+		chunk := due[start:min(start+store.MaxStatusBatch, len(due))]
+		ids := make([]string, len(chunk))
+		for i, e := range chunk {
+			ids[i] = e.id
+		}
+		ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
+		tasks, err := a.store.GetTasks(ctx, ids)
+		cancel()
+		if err != nil {
+			return nil
+		}
+		for _, t := range tasks {
+			out[t.TaskID] = t
+		}
+	}
+	return out
+}
+
 // fire fires one slot of e and handles the outcome.
 func (a *armer) fire(e *armedTask, slot time.Time, trigger task.TriggerType, next time.Time) {
-	outcome, t, err := a.firer.Fire(a.ctx, fire.Params{Armed: e.task, Slot: slot, Trigger: trigger, NextFire: next})
+	a.mu.Lock()
+	armed := e.task
+	a.mu.Unlock()
+	a.fireWith(e, fire.Params{Armed: armed, Slot: slot, Trigger: trigger, NextFire: next})
+}
+
+// fireWith fires p for e and handles the outcome.
+func (a *armer) fireWith(e *armedTask, p fire.Params) {
+	slot := p.Slot
+	outcome, t, err := a.firer.Fire(a.ctx, p)
 	switch {
 	case errors.Is(err, context.Canceled):
 	case err != nil:
@@ -301,15 +346,17 @@ func (a *armer) fire(e *armedTask, slot time.Time, trigger task.TriggerType, nex
 		// silently: each missed slot ends in the ledger or is counted as
 		// skipped by the policy.
 		a.logger.Error("fire failed; the task is re-armed and its missed slots follow its misfire policy",
-			"task_id", e.task.TaskID, "slot", slot, "error", err)
-		a.disarmGen(e.task.TaskID, e.gen)
+			"task_id", e.id, "slot", slot, "error", err)
+		a.disarmGen(e.id, e.gen)
 	case outcome == fire.Stale:
-		a.disarmGen(e.task.TaskID, e.gen)
+		a.disarmGen(e.id, e.gen)
 	case outcome == fire.Duplicate:
-		a.logger.Debug("slot already fired", "task_id", e.task.TaskID, "slot", slot)
-	case t.Version != e.task.Version:
+		a.logger.Debug("slot already fired", "task_id", e.id, "slot", slot)
+	case t.Version != p.Armed.Version:
 		a.mu.Lock()
-		e.task = t // same schedule, new content
+		if e.task.Version < t.Version {
+			e.task = t // same schedule, new content
+		}
 		a.mu.Unlock()
 	}
 }

@@ -35,6 +35,9 @@ type nodeRegistry struct {
 	mu        sync.Mutex
 	live      []string
 	liveUntil time.Time
+	// healthySince is when this node's heartbeats started succeeding
+	// again (its start, or the end of a store outage it saw).
+	healthySince time.Time
 }
 
 func newNodeRegistry(logger *slog.Logger, st store.Nodes, id string, lease time.Duration, now func() time.Time, held func() int) *nodeRegistry {
@@ -47,10 +50,20 @@ func newNodeRegistry(logger *slog.Logger, st store.Nodes, id string, lease time.
 		store:  st,
 		self: store.Node{ID: id, Incarnation: hex.EncodeToString(inc), Version: buildVersion(),
 			Host: host, PID: os.Getpid(), StartedAt: started, BeatAt: started},
-		lease: lease,
-		now:   now,
-		held:  held,
+		lease:        lease,
+		now:          now,
+		held:         held,
+		healthySince: started,
 	}
+}
+
+// judging reports whether this node has reached the store for a whole
+// lease: only then can a peer's missing heartbeat mean the peer is gone
+// rather than that nobody could write (a store outage stops every beat).
+func (r *nodeRegistry) judging() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.healthySince.IsZero() && r.now().Sub(r.healthySince) >= r.lease
 }
 
 // buildVersion is the main module's version as built ("devel" from a
@@ -131,8 +144,16 @@ func (r *nodeRegistry) beat(ctx context.Context) error {
 		n.Held = r.held()
 	}
 	if err := r.store.BeatNode(ctx, n); err != nil {
+		r.mu.Lock()
+		r.healthySince = time.Time{} // set again by the next beat that succeeds
+		r.mu.Unlock()
 		return fmt.Errorf("heartbeat: %w", err)
 	}
+	r.mu.Lock()
+	if r.healthySince.IsZero() {
+		r.healthySince = n.BeatAt
+	}
+	r.mu.Unlock()
 	return nil
 }
 
@@ -157,9 +178,13 @@ func (r *nodeRegistry) liveNodes(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	now := r.now()
+	judging := r.judging()
 	live := make([]string, 0, len(nodes))
 	for _, n := range nodes {
-		if n.BeatAt.After(now.Add(-r.lease)) {
+		// Until this node has reached the store for a whole lease, every
+		// registered node counts as alive: their beats may be missing
+		// only because the store was out for all of us.
+		if !judging || n.BeatAt.After(now.Add(-r.lease)) {
 			live = append(live, n.ID)
 		}
 	}

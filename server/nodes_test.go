@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/store"
 	"cronsheet/store/sqlite"
 	"cronsheet/task"
 )
@@ -65,5 +66,87 @@ func TestNodeRegistry(t *testing.T) {
 			t.Fatalf("registry after node-b stopped = %+v, want only node-a", nodes)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// flakyNodes is the real registry whose beats fail while down is set.
+type flakyNodes struct {
+	*sqlite.Store
+	down bool
+}
+
+func (f *flakyNodes) BeatNode(ctx context.Context, n store.Node) error {
+	if f.down {
+		return errors.New("store unavailable")
+	}
+	return f.Store.BeatNode(ctx, n)
+}
+
+// TestLivenessAfterOutage: a peer's stale heartbeat means it is gone only
+// once this node has itself reached the store for a whole lease: right
+// after a store outage (or a start) every registered peer counts as
+// alive, so no run is taken from a node that was merely cut off too.
+func TestLivenessAfterOutage(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	const lease = 30 * time.Second
+	peer := store.Node{ID: "peer", Incarnation: "p1", StartedAt: now, BeatAt: now}
+	if err := st.RegisterNode(t.Context(), peer, now.Add(-lease)); err != nil {
+		t.Fatal(err)
+	}
+	nodes := &flakyNodes{Store: st}
+	r := newNodeRegistry(slog.New(slog.DiscardHandler), nodes, "me", lease, clock, nil)
+	if err := r.register(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	liveSet := func() map[string]bool {
+		r.mu.Lock()
+		r.liveUntil = time.Time{} // no cache
+		r.mu.Unlock()
+		ids, err := r.liveNodes(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]bool{}
+		for _, id := range ids {
+			m[id] = true
+		}
+		return m
+	}
+	// The peer stops beating; this node beats on.
+	for range 4 {
+		now = now.Add(10 * time.Second)
+		if err := r.beat(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if live := liveSet(); live["peer"] || !live["me"] {
+		t.Fatalf("after 40s without the peer's beat: live %v, want me only", live)
+	}
+	// A store outage: nobody beats for 40s.
+	nodes.down = true
+	for range 4 {
+		now = now.Add(10 * time.Second)
+		_ = r.beat(t.Context())
+	}
+	nodes.down = false
+	now = now.Add(time.Second)
+	if err := r.beat(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if live := liveSet(); !live["peer"] || r.judging() {
+		t.Errorf("right after the outage: live %v, judging %t; want every node alive, not judging", live, r.judging())
+	}
+	now = now.Add(lease)
+	if err := r.beat(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if live := liveSet(); live["peer"] || !r.judging() {
+		t.Errorf("a lease after the outage: live %v, judging %t; want the silent peer gone", live, r.judging())
 	}
 }

@@ -187,6 +187,8 @@ func (s *Server) build() error {
 		mappers[name] = sc
 	}
 	p := cfg.Patrol
+	reconcile := patrol.NewReconcile(s.logger, s.store, s.armer, cfg.NodeID, s.clock.Now)
+	reconcile.ExpireOnlyWhen(s.nodes.judging)
 	s.runner = patrol.NewRunner(s.logger, patrol.RunnerConfig{Interval: p.Interval, RenewEvery: p.Lease / 3,
 		Observe: s.metrics.PatrolDuration, Beat: func(ctx context.Context) error {
 			return errors.Join(s.clock.measure(ctx), s.nodes.beat(ctx))
@@ -194,7 +196,7 @@ func (s *Server) build() error {
 		Rescue: func(ctx context.Context) (int, error) { return s.firer.Rescue(ctx, p.Batch) }},
 		patrol.NewSync(s.logger, s.store, mappers, p.Batch, nil),
 		patrol.NewPublish(s.logger, s.store, s.armer, cfg.NodeID, p.Lease, p.Batch, s.clock.Now),
-		patrol.NewReconcile(s.logger, s.store, s.armer, cfg.NodeID, s.clock.Now),
+		reconcile,
 		patrol.NewRenew(s.store, cfg.NodeID, p.Lease, s.clock.Now),
 	)
 	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: checkJob, Wake: s.runner.Wake,

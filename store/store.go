@@ -110,6 +110,10 @@ type ApplySyncParams struct {
 type Tasks interface {
 	// GetTask returns a task or task.ErrNotFound.
 	GetTask(ctx context.Context, taskID string) (*task.Task, error)
+	// GetTasks returns the tasks with the given ids that exist, in no
+	// particular order (a fire of many tasks due together reads them at
+	// once). At most MaxStatusBatch ids.
+	GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error)
 	// ClaimTasks atomically claims up to p.Limit tasks with is_enable=1,
 	// is_claimed=0, is_done=0, setting is_claimed=1, claimed_by=p.Owner and
 	// lease_until=p.LeaseUntil, and returns them. No task is ever returned to

@@ -27,6 +27,32 @@ func (s *Store) GetTask(ctx context.Context, taskID string) (*task.Task, error) 
 	return d.task(), nil
 }
 
+// GetTasks returns the tasks with the given ids that exist
+// (store.Tasks.GetTasks), with one find on the task_id index.
+func (s *Store) GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error) {
+	if len(taskIDs) > store.MaxStatusBatch {
+		return nil, fmt.Errorf("get tasks: %w", task.Invalid("task_ids", "at most %d", store.MaxStatusBatch))
+	}
+	if len(taskIDs) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	cur, err := s.tasks.Find(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: taskIDs}}}})
+	if err != nil {
+		return nil, fmt.Errorf("get tasks: %w", translate(err))
+	}
+	var docs []taskDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("get tasks: %w", translate(err))
+	}
+	out := make([]*task.Task, len(docs))
+	for i := range docs {
+		out[i] = docs[i].task()
+	}
+	return out, nil
+}
+
 // ClaimTasks claims up to p.Limit due tasks for p.Owner, oldest first, with
 // one findOneAndUpdate per task: each one atomically moves a task out of the
 // due set (on MongoDB; not on FerretDB v1, see the package comment), so no

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"cronsheet/store"
@@ -54,6 +55,43 @@ func (s *Store) GetTask(ctx context.Context, taskID string) (*task.Task, error) 
 		return nil, fmt.Errorf("get task %s: %w", taskID, translate(err))
 	}
 	return t, nil
+}
+
+// GetTasks returns the tasks with the given ids that exist
+// (store.Tasks.GetTasks), reading them in chunks of 500 from the primary
+// key.
+func (s *Store) GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error) {
+	if len(taskIDs) > store.MaxStatusBatch {
+		return nil, fmt.Errorf("get tasks: %w", task.Invalid("task_ids", "at most %d", store.MaxStatusBatch))
+	}
+	out := make([]*task.Task, 0, len(taskIDs))
+	for start := 0; start < len(taskIDs); start += 500 {
+		chunk := taskIDs[start:min(start+500, len(taskIDs))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		q := `SELECT ` + taskCols + ` FROM time_task WHERE task_id IN (` +
+			strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",") + `)`
+		rs, err := s.r.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("get tasks: %w", translate(err))
+		}
+		for rs.Next() {
+			t, err := scanTask(rs)
+			if err != nil {
+				rs.Close()
+				return nil, fmt.Errorf("get tasks: %w", err)
+			}
+			out = append(out, t)
+		}
+		err = rs.Err()
+		rs.Close()
+		if err != nil {
+			return nil, fmt.Errorf("get tasks: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // ClaimTasks claims up to p.Limit due tasks for p.Owner with one

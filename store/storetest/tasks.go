@@ -11,6 +11,7 @@ import (
 func taskCases() []testCase {
 	return []testCase{
 		{name: "GetMissing", fn: testGetTaskMissing},
+		{name: "GetMany", fn: testGetTasks},
 		{name: "Claim", fn: testClaim},
 		{name: "ClaimSkipsDoneAndDisabled", fn: testClaimSkipsDoneAndDisabled},
 		{name: "Release", fn: testReleaseTask},
@@ -266,4 +267,25 @@ func testPurgeDeleted(b *bundle) {
 	}
 	_, err = b.s.GetTask(b.ctx, "held")
 	b.wantErr("GetTask purged", err, task.ErrNotFound)
+}
+
+func testGetTasks(b *bundle) {
+	b.addTask(newTask("t1", "r1"))
+	b.addTask(newTask("t2", "r2"))
+	b.addTask(newTask("t3", "r3"))
+	got, err := b.s.GetTasks(b.ctx, []string{"t3", "t1", "missing"})
+	b.noErr("GetTasks", err)
+	ids := map[string]bool{}
+	for _, tk := range got {
+		ids[tk.TaskID] = true
+		checkContent(b.t, tk, b.getTask(tk.TaskID))
+	}
+	if len(got) != 2 || !ids["t1"] || !ids["t3"] {
+		b.t.Errorf("GetTasks(t3, t1, missing) = %d tasks %v, want t1 and t3", len(got), ids)
+	}
+	if got, err := b.s.GetTasks(b.ctx, nil); err != nil || len(got) != 0 {
+		b.t.Errorf("GetTasks(none) = %v, %v", got, err)
+	}
+	_, err = b.s.GetTasks(b.ctx, make([]string, store.MaxStatusBatch+1))
+	b.wantErr("GetTasks over the bound", err, task.ErrInvalid)
 }
