@@ -220,46 +220,89 @@ func (f *slotFigures) checkSlots(taskID string, runs []*task.Run, delivered map[
 	}
 }
 
-// failover is, for one kill at k, the time until every every-1s task had a
-// slot at or after k delivered at the hook; recovered is false when some
-// task never did.
-func failover(ds []delivery, tasks []string, k time.Time) (d time.Duration, recovered bool) {
-	first := map[string]time.Time{}
-	for _, x := range ds {
-		if !strings.HasPrefix(x.Path, "/t/") || x.slot().Before(k) {
-			continue
-		}
-		if at, ok := first[x.taskID()]; !ok || x.Arrived.Before(at) {
-			first[x.taskID()] = x.Arrived
-		}
-	}
-	for _, id := range tasks {
-		at, ok := first[id]
-		if !ok {
-			return 0, false
-		}
-		d = max(d, at.Sub(k))
-	}
-	return d, true
+// ledgers holds each task's fire ledger, by task id.
+type ledgers map[string][]*task.Run
+
+// failover is, for one kill at k, the time until every every-1s task had
+// fired (in the ledger) a slot at or after k; recovered is false when some
+// task never did. It measures the takeover, not the deliveries' queue
+// (see deliveryLag).
+func failover(l ledgers, k time.Time) (d time.Duration, recovered bool) {
+	d, _, recovered = slowestFailover(l, k)
+	return d, recovered
 }
 
-// failoverFigures summarizes failover over several kills.
-func failoverFigures(ds []delivery, tasks []string, kills []time.Time) string {
-	var times []time.Duration
-	lost := 0
-	for _, k := range kills {
-		if d, ok := failover(ds, tasks, k); ok {
-			times = append(times, d)
-		} else {
-			lost++
+// slowestFailover is failover, also naming the task that fired last.
+func slowestFailover(l ledgers, k time.Time) (d time.Duration, slowest string, recovered bool) {
+	ids := make([]string, 0, len(l))
+	for id := range l {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		var first time.Time
+		for _, r := range l[id] {
+			if (r.TriggerType == task.TriggerSchedule || r.TriggerType == task.TriggerMisfire) && !r.Slot.Before(k) &&
+				(first.IsZero() || r.FiredAt.Before(first)) {
+				first = r.FiredAt
+			}
+		}
+		if first.IsZero() {
+			return 0, id, false
+		}
+		if first.Sub(k) > d {
+			d, slowest = first.Sub(k), id
 		}
 	}
+	return d, slowest, true
+}
+
+// failoverFigures summarizes failover over several kills; each lists the
+// failover of every kill in order, with the task that fired last.
+func failoverFigures(l ledgers, kills []time.Time) (summary, each string) {
+	var times []time.Duration
+	var all []string
+	lost := 0
+	for _, k := range kills {
+		if d, id, ok := slowestFailover(l, k); ok {
+			times = append(times, d)
+			all = append(all, fmt.Sprintf("%s(%s)", d.Round(10*time.Millisecond), id))
+		} else {
+			lost++
+			all = append(all, "never")
+		}
+	}
+	each = strings.Join(all, " ")
 	if len(times) == 0 {
-		return fmt.Sprintf("kills=%d failover=none-recovered", len(kills))
+		return fmt.Sprintf("kills=%d failover=none-recovered", len(kills)), each
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	return fmt.Sprintf("kills=%d failover_median=%s failover_max=%s not_recovered=%d", len(kills),
-		times[len(times)/2].Round(10*time.Millisecond), times[len(times)-1].Round(10*time.Millisecond), lost)
+		times[len(times)/2].Round(10*time.Millisecond), times[len(times)-1].Round(10*time.Millisecond), lost), each
+}
+
+// deliveryLag is the time from slot to the first arrival at the hook of
+// every every-1s run: its median and maximum.
+func deliveryLag(ds []delivery) text {
+	first := map[string]time.Duration{}
+	for _, d := range ds {
+		if !strings.HasPrefix(d.Path, "/t/") {
+			continue
+		}
+		if _, ok := first[d.TriggerID]; !ok {
+			first[d.TriggerID] = d.Arrived.Sub(d.slot())
+		}
+	}
+	if len(first) == 0 {
+		return "delivery_lag=none"
+	}
+	lags := make([]time.Duration, 0, len(first))
+	for _, l := range first {
+		lags = append(lags, l)
+	}
+	sort.Slice(lags, func(i, j int) bool { return lags[i] < lags[j] })
+	return text(fmt.Sprintf("delivery_lag_median=%s delivery_lag_max=%s", lags[len(lags)/2].Round(10*time.Millisecond),
+		lags[len(lags)-1].Round(10*time.Millisecond)))
 }
 
 // TestClusterChecksCanFail feeds the harness's judges made-up deliveries
@@ -311,7 +354,8 @@ func TestClusterChecksCanFail(t *testing.T) {
 		t.Errorf("slots = %s, want 5 missing (4 in the window), 1 misfire, 1 undelivered, 1 unfinished", sf)
 	}
 
-	if d, ok := failover(ds, []string{"p1", "p2"}, at(0)); ok {
-		t.Errorf("failover = %s with slots of p1 and p2 before the kill only; want not recovered", d)
+	fired := ledgers{"p1": runs, "p2": runs[:2]}
+	if d, ok := failover(fired, t0.Add(2500*time.Millisecond)); ok {
+		t.Errorf("failover = %s with p2 never firing after the kill; want not recovered", d)
 	}
 }

@@ -208,10 +208,14 @@ func (h *hook) count() int {
 // them, through /proc (Linux): the client socket's inode, then the process
 // holding it. It also remembers when each incarnation was killed.
 type senderIndex struct {
-	mu     sync.Mutex
-	pids   map[int]string       // pid → incarnation
-	conns  map[string]string    // remote address → incarnation
-	deaths map[string]time.Time // incarnation → SIGKILL time
+	mu sync.Mutex
+	// conns and spent count the connections identified and the time
+	// spent on it (in the hook's accept loop).
+	identified int
+	spent      time.Duration
+	pids       map[int]string       // pid → incarnation
+	conns      map[string]string    // remote address → incarnation
+	deaths     map[string]time.Time // incarnation → SIGKILL time
 }
 
 func newSenderIndex() *senderIndex {
@@ -250,6 +254,7 @@ func (s *senderIndex) of(remote string) string {
 
 // identify finds which known process holds the client end of conn.
 func (s *senderIndex) identify(conn net.Conn) {
+	began := time.Now()
 	remote := conn.RemoteAddr().String()
 	inode := socketInode(conn.RemoteAddr(), conn.LocalAddr())
 	who := "?"
@@ -269,7 +274,16 @@ func (s *senderIndex) identify(conn net.Conn) {
 	}
 	s.mu.Lock()
 	s.conns[remote] = who
+	s.identified++
+	s.spent += time.Since(began)
 	s.mu.Unlock()
+}
+
+// String reports the connections the hook identified and the time spent.
+func (s *senderIndex) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fmt.Sprintf("hook_conns=%d identify_time=%s", s.identified, s.spent.Round(time.Millisecond))
 }
 
 // socketInode returns the inode of the TCP socket whose local end is local

@@ -156,7 +156,8 @@ func clusterOwnershipMoves(t *testing.T, sizes clusterSizes, report reporter) {
 	ds := c.hook.all()
 	dups := countDuplicates(ds, c.hook.senders)
 	jf := jobFigures(states, ds)
-	report(t, "a(ownership moves)", text(fmt.Sprintf("toggles=%d edits=%d churn_errors=%d", toggles, edits, failed)), dups, jf)
+	report(t, "a(ownership moves)", text(fmt.Sprintf("toggles=%d edits=%d churn_errors=%d", toggles, edits, failed)), dups, jf,
+		deliveryLag(ds), c.hook.senders)
 	for _, e := range dups.Examples {
 		t.Log("duplicate:", e)
 	}
@@ -192,10 +193,13 @@ func clusterKillPeriodic(t *testing.T, sizes clusterSizes, report reporter) {
 	time.Sleep(clusterLease + 4*time.Second) // the last kill's tasks come back
 	cutoff := time.Now().Add(-2 * time.Second)
 
-	sf := waitLedgerSettled(t, c, tasks, cutoff, time.Time{}, time.Time{}, 30*time.Second)
+	sf, fired := waitLedgerSettled(t, c, tasks, cutoff, time.Time{}, time.Time{}, 30*time.Second)
 	ds := c.hook.all()
 	dups := countDuplicates(ds, c.hook.senders)
-	report(t, "b(kill -9 periodic)", sf, dups, text(failoverFigures(ds, tasks, kills)))
+	fo, each := failoverFigures(fired, kills)
+	report(t, "b(kill -9 periodic)", sf, dups, text(fo), deliveryLag(ds), c.hook.senders)
+	t.Logf("failover of each kill: %s", each)
+	logSlowestFailover(t, fired, ds, kills)
 	for _, e := range append(sf.Examples, dups.Examples...) {
 		t.Log("example:", e)
 	}
@@ -236,7 +240,7 @@ func clusterKillJobs(t *testing.T, sizes clusterSizes, report reporter) {
 	ds := c.hook.all()
 	dups := countDuplicates(ds, c.hook.senders)
 	jf := jobFigures(states, ds)
-	report(t, "c(kill -9 jobs)", text(fmt.Sprintf("kills=%d", len(kills))), jf, dups)
+	report(t, "c(kill -9 jobs)", text(fmt.Sprintf("kills=%d", len(kills))), jf, dups, c.hook.senders)
 	for _, e := range dups.Examples {
 		t.Log("duplicate:", e)
 	}
@@ -259,10 +263,11 @@ func clusterStoreOutage(t *testing.T, sizes clusterSizes, report reporter) {
 	time.Sleep(clusterLease + 5*time.Second)
 	cutoff := time.Now().Add(-2 * time.Second)
 
-	sf := waitLedgerSettled(t, c, tasks, cutoff, from, to, 30*time.Second)
+	sf, _ := waitLedgerSettled(t, c, tasks, cutoff, from, to, 30*time.Second)
 	ds := c.hook.all()
 	dups := countDuplicates(ds, c.hook.senders)
-	report(t, "d(store outage)", text(fmt.Sprintf("outage=%s", to.Sub(from).Round(time.Millisecond))), sf, dups)
+	report(t, "d(store outage)", text(fmt.Sprintf("outage=%s", to.Sub(from).Round(time.Millisecond))), sf, dups,
+		deliveryLag(ds), outageLag(ds, from, to), c.hook.senders)
 	for _, e := range append(sf.Examples, dups.Examples...) {
 		t.Log("example:", e)
 	}
@@ -309,8 +314,8 @@ func holdStoreLock(t *testing.T, dbPath string, d time.Duration) (from, to time.
 // waitLedgerSettled reads every task's ledger until each run up to cutoff
 // is final and delivered at the hook, or the deadline passes, and returns
 // the slot figures (missing slots inside [winFrom, winTo] also counted
-// apart).
-func waitLedgerSettled(t *testing.T, c *cluster, tasks []string, cutoff, winFrom, winTo time.Time, deadline time.Duration) slotFigures {
+// apart) and the ledgers read last.
+func waitLedgerSettled(t *testing.T, c *cluster, tasks []string, cutoff, winFrom, winTo time.Time, deadline time.Duration) (slotFigures, ledgers) {
 	t.Helper()
 	ctx := context.Background()
 	until := time.Now().Add(deadline)
@@ -320,16 +325,18 @@ func waitLedgerSettled(t *testing.T, c *cluster, tasks []string, cutoff, winFrom
 			delivered[d.TriggerID] = true
 		}
 		var f slotFigures
+		l := ledgers{}
 		base := c.anyLive()
 		for _, id := range tasks {
 			runs, err := ledgerRuns(ctx, base, id)
 			if err != nil {
 				t.Fatal(err)
 			}
+			l[id] = runs
 			f.checkSlots(id, runs, delivered, cutoff, winFrom, winTo)
 		}
 		if f.Undelivered == 0 && f.Unfinished == 0 || time.Now().After(until) {
-			return f
+			return f, l
 		}
 		time.Sleep(time.Second)
 	}
@@ -440,4 +447,48 @@ func (f jobsFigures) check(t *testing.T) {
 	if f.DoneNotSeen != 0 {
 		t.Errorf("%d jobs are done but never reached the hook", f.DoneNotSeen)
 	}
+}
+
+// logSlowestFailover shows, for the kill that took longest to recover, the
+// task that fired last: its ledger runs and hook deliveries around the kill.
+func logSlowestFailover(t *testing.T, fired ledgers, ds []delivery, kills []time.Time) {
+	t.Helper()
+	var worst time.Duration
+	var k time.Time
+	var id string
+	for _, kill := range kills {
+		if d, slowest, ok := slowestFailover(fired, kill); ok && d > worst {
+			worst, k, id = d, kill, slowest
+		}
+	}
+	if id == "" {
+		return
+	}
+	from, to := k.Add(-3*time.Second), k.Add(worst+time.Second)
+	t.Logf("slowest failover: %s, task %s, kill at %s", worst.Round(10*time.Millisecond), id, k.Format("15:04:05.000"))
+	for _, r := range fired[id] {
+		if !r.Slot.Before(from) && !r.Slot.After(to) {
+			t.Logf("  run %s slot %s %s fired %s by %s: %s", r.TriggerID, r.Slot.Format("15:04:05"), r.TriggerType,
+				r.FiredAt.Format("15:04:05.000"), r.Node, r.State)
+		}
+	}
+	for _, d := range ds {
+		if d.taskID() == id && !d.Arrived.Before(from) && !d.Arrived.After(to) {
+			t.Logf("  delivery %s slot %s from %s arrived %s", d.TriggerID, d.slot().Format("15:04:05"), d.Sender, d.Arrived.Format("15:04:05.000"))
+		}
+	}
+}
+
+// outageLag is the longest slot-to-hook time of the runs whose slot fell
+// in the outage: it shows the lock held the nodes back.
+func outageLag(ds []delivery, from, to time.Time) text {
+	var worst time.Duration
+	n := 0
+	for _, d := range ds {
+		if s := d.slot(); strings.HasPrefix(d.Path, "/t/") && !s.Before(from) && !s.After(to) {
+			n++
+			worst = max(worst, d.Arrived.Sub(s))
+		}
+	}
+	return text(fmt.Sprintf("outage_slots_delivered=%d outage_lag_max=%s", n, worst.Round(10*time.Millisecond)))
 }

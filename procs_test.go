@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -95,8 +96,23 @@ func newProcess(t *testing.T, bin, dir, name, addr, cfg string) *process {
 	if err := os.WriteFile(p.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.killIfRunning)
+	t.Cleanup(func() {
+		p.killIfRunning()
+		if t.Failed() {
+			t.Logf("%s log (tail):\n%s", name, logTail(p.logPath, 15))
+		}
+	})
 	return p
+}
+
+// logTail returns the last n lines of the file at path.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // base is the process's HTTP base URL.
