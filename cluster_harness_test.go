@@ -209,8 +209,8 @@ func (h *hook) count() int {
 // holding it. It also remembers when each incarnation was killed.
 type senderIndex struct {
 	mu sync.Mutex
-	// conns and spent count the connections identified and the time
-	// spent on it (in the hook's accept loop).
+	// identified and spent count the connections identified and the
+	// time spent on it (in the hook's accept loop).
 	identified int
 	spent      time.Duration
 	pids       map[int]string       // pid → incarnation
