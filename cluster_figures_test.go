@@ -161,12 +161,14 @@ type slotFigures struct {
 	// Undelivered counts ledger runs up to the cutoff the hook never saw;
 	// Unfinished those not in a final state.
 	Undelivered, Unfinished int
-	Examples                []string
+	// Skipped counts runs recorded skipped by the task's overlap policy.
+	Skipped  int
+	Examples []string
 }
 
 func (f slotFigures) String() string {
-	return fmt.Sprintf("tasks=%d ledger_runs=%d misfire_runs=%d missing_slots=%d missing_in_window=%d undelivered_runs=%d unfinished_runs=%d",
-		f.Tasks, f.Runs, f.Misfires, f.Missing, f.MissingIn, f.Undelivered, f.Unfinished)
+	return fmt.Sprintf("tasks=%d ledger_runs=%d misfire_runs=%d missing_slots=%d missing_in_window=%d undelivered_runs=%d unfinished_runs=%d skipped_runs=%d",
+		f.Tasks, f.Runs, f.Misfires, f.Missing, f.MissingIn, f.Undelivered, f.Unfinished, f.Skipped)
 }
 
 // checkSlots adds one every-1s task's ledger to f: slots up to cutoff must
@@ -201,8 +203,14 @@ func (f *slotFigures) checkSlots(taskID string, runs []*task.Run, delivered map[
 		if r.TriggerType == task.TriggerMisfire {
 			f.Misfires++
 		}
-		if !delivered[r.TriggerID] {
+		if r.State == task.RunSkipped {
+			f.Skipped++ // recorded, by the overlap policy: nothing to deliver
+		} else if !delivered[r.TriggerID] {
 			f.Undelivered++
+			if len(f.Examples) < 8 {
+				f.Examples = append(f.Examples, fmt.Sprintf("%s: run %s slot %s %s by %s is %s (attempt %d, %q) but never reached the hook",
+					taskID, r.TriggerID, r.Slot.Format("15:04:05"), r.TriggerType, r.Node, r.State, r.Attempt, task.Truncate(r.Error, 80)))
+			}
 		}
 		if !r.State.Final() {
 			f.Unfinished++

@@ -386,14 +386,16 @@ func createHookTarget(t *testing.T, base string, h *hook) {
 }
 
 // createEverySecondTasks creates n memos rows firing every second to the
-// hook target, misfire once, and returns their task ids.
+// hook target, misfire once, overlap allow (every slot is delivered, even
+// while the previous run is still at the slow hook), and returns their
+// task ids.
 func createEverySecondTasks(t *testing.T, base string, n int) []string {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("p%04d", i)
 		mustCall(t, "POST", base+"/api/v1/scenarios/memos/rows", map[string]any{"memo_id": ids[i], "content": "tick",
-			"when": "every 1s", "targets": "hook", "misfire": "once"}, nil)
+			"when": "every 1s", "targets": "hook", "misfire": "once", "overlap": "allow"}, nil)
 	}
 	return ids
 }
