@@ -3,35 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"cronsheet/store/sqlite"
 	"cronsheet/task"
 )
-
-// The binary is built once for all tests of this package (see TestMain).
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		_ = os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
 
 // TestCrashSafety runs the real binary, arms tasks firing every second,
 // kills it with SIGKILL mid-run, restarts it, stops it with SIGTERM, and
@@ -53,48 +32,21 @@ patrol: {interval: 100ms, lease: 2s}
 fire: {backoff_base: 100ms, backoff_max: 1s}
 shutdown_timeout: 5s
 `, addr, dbPath)
-	cfgPath := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(dir, "cronsheet.log")
-	start := func() *exec.Cmd {
-		logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer logf.Close()
-		cmd := exec.Command(bin, "-config", cfgPath)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		waitHealthy(t, "http://"+addr)
-		return cmd
-	}
+	node := newProcess(t, bin, dir, "cronsheet", addr, cfg)
 
-	first := start()
+	node.start(t)
 	var ids []string
 	for i := range 3 {
-		row := postRow(t, "http://"+addr, fmt.Sprintf(`{"title":"t%d","content":"tick %d","when":"every 1s","channel":"outbox","misfire":"once"}`, i, i))
+		row := postRow(t, node.base(), fmt.Sprintf(`{"title":"t%d","content":"tick %d","when":"every 1s","channel":"outbox","misfire":"once"}`, i, i))
 		ids = append(ids, row.ID)
 	}
 	time.Sleep(3500 * time.Millisecond)
-	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = first.Wait()
+	node.kill(t)
 	time.Sleep(2500 * time.Millisecond) // slots pass while no node runs
 
-	second := start()
+	node.start(t)
 	time.Sleep(5 * time.Second) // old claims expire (lease 2s), misfires fire, ticking resumes
-	if err := second.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := second.Wait(); err != nil {
-		log, _ := os.ReadFile(logPath)
-		t.Fatalf("graceful stop: %v\n%s", err, log)
-	}
+	node.stop(t)
 
 	st, err := sqlite.Open(context.Background(), dbPath)
 	if err != nil {
@@ -167,50 +119,4 @@ func checkLedger(t *testing.T, id string, runs []*task.Run, delivered map[string
 	if misfires != 1 {
 		t.Errorf("task %s: %d misfire runs, want 1 for one downtime", id, misfires)
 	}
-}
-
-// buildBinary builds cronsheet once per test binary run.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "cronsheet-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "cronsheet")
-		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func waitHealthy(t *testing.T, base string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s did not become healthy", base)
 }

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The binary is built once for all tests of this package (see TestMain).
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// buildBinary builds cronsheet once per test binary run (without -race:
+// the processes under test need not be race builds).
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cronsheet-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "cronsheet")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func waitHealthy(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s did not become healthy", base)
+}
+
+// process is one cronsheet process started from a config file, restartable
+// with the same config; its output is appended to one log file across
+// restarts. t.Cleanup kills it if the test left it running.
+type process struct {
+	bin, cfgPath, logPath, addr string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	starts int // how many times it was started
+}
+
+// newProcess writes cfg to dir/name.yaml and returns the process that will
+// run it; addr is its listen address.
+func newProcess(t *testing.T, bin, dir, name, addr, cfg string) *process {
+	t.Helper()
+	p := &process{bin: bin, addr: addr,
+		cfgPath: filepath.Join(dir, name+".yaml"), logPath: filepath.Join(dir, name+".log")}
+	if err := os.WriteFile(p.cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.killIfRunning()
+		if t.Failed() {
+			t.Logf("%s log (tail):\n%s", name, logTail(p.logPath, 15))
+		}
+	})
+	return p
+}
+
+// logTail returns the last n lines of the file at path.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// base is the process's HTTP base URL.
+func (p *process) base() string { return "http://" + p.addr }
+
+// start runs the process and waits until it answers /healthz.
+func (p *process) start(t *testing.T) {
+	t.Helper()
+	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(p.bin, "-config", p.cfgPath)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.cmd = cmd
+	p.starts++
+	p.mu.Unlock()
+	waitHealthy(t, p.base())
+}
+
+// pid is the running process's id, 0 when it is not running.
+func (p *process) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// kill sends SIGKILL and reaps the process.
+func (p *process) kill(t *testing.T) {
+	t.Helper()
+	if err := p.signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stop sends SIGTERM and waits for a graceful exit.
+func (p *process) stop(t *testing.T) {
+	t.Helper()
+	if err := p.signal(syscall.SIGTERM); err != nil {
+		log, _ := os.ReadFile(p.logPath)
+		t.Fatalf("graceful stop: %v\n%s", err, log)
+	}
+}
+
+// signal sends sig to the running process and waits for it to exit.
+func (p *process) signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	cmd := p.cmd
+	p.cmd = nil
+	p.mu.Unlock()
+	if cmd == nil {
+		return fmt.Errorf("%s is not running", p.cfgPath)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		return err
+	}
+	err := cmd.Wait()
+	if sig == syscall.SIGKILL {
+		return nil // killed: the exit status says so
+	}
+	return err
+}
+
+// killIfRunning is the cleanup: no process outlives its test.
+func (p *process) killIfRunning() {
+	p.mu.Lock()
+	cmd := p.cmd
+	p.cmd = nil
+	p.mu.Unlock()
+	if cmd != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+}
