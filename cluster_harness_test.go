@@ -88,6 +88,18 @@ func (c *cluster) startNode(t *testing.T, n *clusterNode) {
 	t.Helper()
 	n.start(t)
 	c.hook.senders.add(n.pid(), n.incarnation())
+	var st struct {
+		Nodes []struct {
+			Incarnation string `json:"incarnation"`
+			PID         int    `json:"pid"`
+		} `json:"nodes"`
+	}
+	getJSON(t, "http://"+n.addr+"/api/v1/status", &st)
+	for _, e := range st.Nodes {
+		if e.PID == n.pid() {
+			c.hook.senders.addInstance(e.Incarnation, n.incarnation())
+		}
+	}
 }
 
 // killNode kills n with SIGKILL and records when, for the causes of
@@ -137,6 +149,7 @@ type delivery struct {
 	Key       string // Idempotency-Key: <task or job id>:<slot unix ms>
 	Path      string
 	Sender    string // node incarnation, e.g. n1#2; "?" when unknown
+	Instance  string // the X-Cronsheet-Instance header: the sender's registry incarnation
 	Arrived   time.Time
 	Ended     time.Time
 	Cut       bool // the sender hung up before the answer
@@ -171,7 +184,8 @@ func startHook(t *testing.T, maxDelay time.Duration) *hook {
 
 func (h *hook) serve(w http.ResponseWriter, r *http.Request) {
 	d := delivery{TriggerID: r.Header.Get("X-Cronsheet-Trigger-Id"), Key: r.Header.Get("Idempotency-Key"),
-		Path: r.URL.Path, Sender: h.senders.of(r.RemoteAddr), Arrived: time.Now()}
+		Path: r.URL.Path, Sender: h.senders.of(r.RemoteAddr), Instance: r.Header.Get("X-Cronsheet-Instance"),
+		Arrived: time.Now()}
 	_, _ = io.Copy(io.Discard, r.Body)
 	select {
 	case <-time.After(rand.N(h.maxDelay + 1)):
@@ -188,11 +202,18 @@ func (h *hook) serve(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 }
 
-// all returns every delivery recorded so far, in arrival order.
+// all returns every delivery recorded so far, in arrival order. A sender
+// the socket could not name is named by its instance header, once that
+// instance is known (startNode reads it from the node's status).
 func (h *hook) all() []delivery {
 	h.mu.Lock()
 	out := append([]delivery(nil), h.deliveries...)
 	h.mu.Unlock()
+	for i := range out {
+		if who := h.senders.ofInstance(out[i].Instance); who != "" && out[i].Sender == "?" {
+			out[i].Sender = who
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Arrived.Before(out[j].Arrived) })
 	return out
 }
@@ -216,10 +237,27 @@ type senderIndex struct {
 	pids       map[int]string       // pid → incarnation
 	conns      map[string]string    // remote address → incarnation
 	deaths     map[string]time.Time // incarnation → SIGKILL time
+	instances  map[string]string    // registry incarnation → incarnation
 }
 
 func newSenderIndex() *senderIndex {
-	return &senderIndex{pids: map[int]string{}, conns: map[string]string{}, deaths: map[string]time.Time{}}
+	return &senderIndex{pids: map[int]string{}, conns: map[string]string{}, deaths: map[string]time.Time{},
+		instances: map[string]string{}}
+}
+
+// addInstance records that the process who runs as registry incarnation
+// inc (the X-Cronsheet-Instance of its deliveries).
+func (s *senderIndex) addInstance(inc, who string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.instances[inc] = who
+}
+
+// ofInstance returns the process of incarnation inc, "" when unknown.
+func (s *senderIndex) ofInstance(inc string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.instances[inc]
 }
 
 func (s *senderIndex) add(pid int, who string) {

@@ -36,6 +36,14 @@ const (
 // HeaderTriggerID is the mail header carrying Delivery.TriggerID.
 const HeaderTriggerID = "X-Cronsheet-Trigger-Id"
 
+// HeaderNode and HeaderInstance carry Delivery.Node and Delivery.Instance
+// on HTTP calls and Kafka records: which node, and which process of it,
+// sent a delivery.
+const (
+	HeaderNode     = "X-Cronsheet-Node"
+	HeaderInstance = "X-Cronsheet-Instance"
+)
+
 // EmailConfig configures an Email executor.
 type EmailConfig struct {
 	// Host is the SMTP server's host name or IP. Required.

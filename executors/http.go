@@ -208,6 +208,10 @@ func (h *HTTP) newRequest(ctx context.Context, d task.Delivery, t *task.HTTPTarg
 	}
 	req.Header.Set(HeaderTriggerID, d.TriggerID)
 	req.Header.Set(HeaderIdempotencyKey, d.IdempotencyKey())
+	if d.Node != "" {
+		req.Header.Set(HeaderNode, d.Node)
+		req.Header.Set(HeaderInstance, d.Instance)
+	}
 	req.Header.Set("User-Agent", UserAgent)
 	return req, nil
 }

@@ -94,6 +94,7 @@ func httpDelivery(method, rawURL string) task.Delivery {
 		Params:      map[string]string{"name": "Ann Lee", "q": "a&b=c"},
 		Target: &task.Target{ID: "hook", Kind: task.ChannelHTTP, State: task.TargetRunning,
 			HTTP: &task.HTTPTarget{Method: method, URL: rawURL}},
+		Node: "node-7", Instance: "0a1b2c3d",
 	}
 }
 
@@ -104,6 +105,8 @@ func checkCallbackHeaders(t *testing.T, got hookRequest, d task.Delivery) {
 		"X-Cronsheet-Trigger-Id": d.TriggerID,
 		"Idempotency-Key":        d.IdempotencyKey(),
 		"User-Agent":             "cronsheet",
+		"X-Cronsheet-Node":       d.Node,
+		"X-Cronsheet-Instance":   d.Instance,
 	} {
 		if v := got.Header.Get(k); v != want {
 			t.Errorf("header %s = %q, want %q", k, v, want)

@@ -105,6 +105,8 @@ func kafkaRecord(d task.Delivery, t *task.KafkaTarget) (*kgo.Record, error) {
 		Headers: []kgo.RecordHeader{
 			{Key: HeaderTriggerID, Value: []byte(d.TriggerID)},
 			{Key: HeaderIdempotencyKey, Value: []byte(d.IdempotencyKey())},
+			{Key: HeaderNode, Value: []byte(d.Node)},
+			{Key: HeaderInstance, Value: []byte(d.Instance)},
 		},
 	}
 	if t.Key != "" {

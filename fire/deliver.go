@@ -143,6 +143,8 @@ func (f *Firer) attempt(ctx context.Context, t *task.Task, tg *task.Target, run 
 		Params:      params,
 		TriggerType: run.TriggerType,
 		Target:      tg,
+		Node:        f.cfg.Node,
+		Instance:    f.cfg.Instance,
 	}
 	if run.TriggerType == task.TriggerAlert {
 		d.Subject = "cronsheet alert: task " + t.TaskID + " is failing"

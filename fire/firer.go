@@ -38,6 +38,9 @@ type Executors interface {
 type Config struct {
 	// Node is this node's id, compared with the task's claimed_by.
 	Node string
+	// Instance names this process among the node id's (its registry
+	// incarnation); deliveries carry it.
+	Instance string
 	// BackoffBase is the delay before the first retry (default 1s); each
 	// further retry doubles it, with ±20% jitter.
 	BackoffBase time.Duration

@@ -166,6 +166,7 @@ func (s *Server) build() error {
 	s.firer = fire.New(s.logger, fire.Config{
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
 		OnRun: s.onRun, Gate: s.gate, LiveNodes: s.nodes.liveNodes, MaxDeliveries: cfg.Fire.Workers,
+		Instance: s.nodes.self.Incarnation,
 	}, s.store, registry, nil)
 	s.sched, err = gocron.NewScheduler(
 		gocron.WithLogger(s.logger.With("component", "gocron")),

@@ -145,6 +145,10 @@ type Delivery struct {
 	TriggerType TriggerType
 	// Target is the target delivered to; nil for a task's own channel.
 	Target *Target
+	// Node and Instance name the node delivering it and that node's
+	// process (its registry incarnation), so a receiver can tell who sent
+	// a repeat.
+	Node, Instance string
 }
 
 // IdempotencyKey names the (task, slot) this delivery is for: the same for
