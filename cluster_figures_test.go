@@ -139,11 +139,16 @@ func resendCause(first, again delivery, senders *senderIndex) (string, time.Dura
 	if first.Sender == "?" || again.Sender == "?" {
 		return causeUnknownSender, 0
 	}
-	if died, ok := senders.deathOf(first.Sender); ok && !died.Before(first.Arrived) && !died.After(again.Arrived) {
+	if died, ok := senders.deathOf(first.Sender); ok && !died.After(again.Arrived) {
+		// A first delivery cut off with its sender dead by the re-send
+		// was cut by the kill, also when the hook read the request only
+		// after the kill (it was in the socket already).
 		if first.Cut {
 			return causeCutByKill, 0
 		}
-		return causeAnsweredThenKilled, died.Sub(first.Ended)
+		if !died.Before(first.Arrived) {
+			return causeAnsweredThenKilled, died.Sub(first.Ended)
+		}
 	}
 	if first.Sender == again.Sender {
 		return causeSameProcess, 0
