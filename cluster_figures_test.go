@@ -30,11 +30,17 @@ const (
 	causeOtherNode = "other-node-sender-alive"
 	// causeUnknownSender: the hook could not tell who sent one of them.
 	causeUnknownSender = "unknown-sender"
+	// causeRetryAfterCut: the sender hung up on its first attempt (it
+	// failed, by its side's deadline or a broken connection) and sent the
+	// run again itself: a retry of a failed attempt, same trigger id.
+	causeRetryAfterCut = "retry-after-cut"
 )
 
 // crashCauses are the causes the harness accepts where nodes are killed: a
-// re-send of a run its killed node had in flight.
-var crashCauses = map[string]bool{causeCutByKill: true, causeAnsweredThenKilled: true}
+// re-send of a run its killed node had in flight, or a sender's own retry
+// of an attempt that failed on its side (the same trigger id, as for any
+// failed attempt).
+var crashCauses = map[string]bool{causeCutByKill: true, causeAnsweredThenKilled: true, causeRetryAfterCut: true}
 
 // dupFigures are the duplicate figures of one scenario, from the hook.
 type dupFigures struct {
@@ -133,6 +139,9 @@ func countDuplicates(ds []delivery, senders *senderIndex) dupFigures {
 // resendCause says why again re-delivered first's trigger id; for an
 // answered-then-killed re-send it also returns the answer-to-kill time.
 func resendCause(first, again delivery, senders *senderIndex) (string, time.Duration) {
+	if first.Cut && first.Sender == again.Sender && first.Sender != "?" {
+		return causeRetryAfterCut, 0
+	}
 	if again.Arrived.Before(first.Ended) {
 		return causeTwoAtOnce, 0
 	}

@@ -200,6 +200,10 @@ func (h *HTTP) newRequest(ctx context.Context, d task.Delivery, t *task.HTTPTarg
 	if err != nil {
 		return nil, fmt.Errorf("http request: %w", err)
 	}
+	// net/http re-sends a request that carries an Idempotency-Key by
+	// itself when a connection breaks, invisibly; without GetBody it
+	// cannot, and a failed attempt is retried (and counted) by the firer.
+	req.GetBody = nil
 	if err := setHeaders(req.Header, t.Headers, vars); err != nil {
 		return nil, err
 	}
