@@ -57,9 +57,19 @@ func (n *clusterNode) incarnation() string {
 // answers take up to maxDelay; every node may call back to loopback.
 func startCluster(t *testing.T, size int, maxDelay time.Duration) *cluster {
 	t.Helper()
+	return startClusterOn(t, size, maxDelay, "")
+}
+
+// startClusterOn is startCluster on the store storeYAML describes (a
+// flow mapping for config's store key); "" is the SQLite file.
+func startClusterOn(t *testing.T, size int, maxDelay time.Duration, storeYAML string) *cluster {
+	t.Helper()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	c := &cluster{dir: dir, dbPath: filepath.Join(dir, "data", "cronsheet.db")}
+	if storeYAML == "" {
+		storeYAML = fmt.Sprintf("{driver: sqlite, path: %s}", c.dbPath)
+	}
 	c.hook = startHook(t, maxDelay)
 	for i := range size {
 		addr := freeAddr(t)
@@ -67,12 +77,12 @@ func startCluster(t *testing.T, size int, maxDelay time.Duration) *cluster {
 		cfg := fmt.Sprintf(`listen: %s
 node_id: %s
 log_level: warn
-store: {driver: sqlite, path: %s}
+store: %s
 patrol: {interval: 250ms, lease: %s}
 fire: {backoff_base: 200ms, backoff_max: 2s}
 shutdown_timeout: 5s
 http: {allow: [127.0.0.0/8]}
-`, addr, id, c.dbPath, clusterLease)
+`, addr, id, storeYAML, clusterLease)
 		n := &clusterNode{process: newProcess(t, bin, dir, id, addr, cfg), id: id}
 		c.nodes = append(c.nodes, n)
 	}

@@ -86,7 +86,7 @@ func TestCluster(t *testing.T) {
 		}
 	}()
 
-	t.Run("a_ownership_moves", func(t *testing.T) { clusterOwnershipMoves(t, sizes, report) })
+	t.Run("a_ownership_moves", func(t *testing.T) { clusterOwnershipMoves(t, sizes, report, "") })
 	t.Run("b_kill9_periodic", func(t *testing.T) { clusterKillPeriodic(t, sizes, report) })
 	t.Run("c_kill9_jobs", func(t *testing.T) { clusterKillJobs(t, sizes, report) })
 	t.Run("d_store_outage", func(t *testing.T) { clusterStoreOutage(t, sizes, report) })
@@ -141,8 +141,8 @@ func (s text) String() string { return string(s) }
 // clusterOwnershipMoves is scenario (a): every-1s tasks and delayed jobs
 // while tasks change owner all the time — state toggles and schedule edits
 // through a random node. No trigger id may reach the hook twice.
-func clusterOwnershipMoves(t *testing.T, sizes clusterSizes, report reporter) {
-	c := startCluster(t, 3, 1500*time.Millisecond)
+func clusterOwnershipMoves(t *testing.T, sizes clusterSizes, report reporter, storeYAML string) {
+	c := startClusterOn(t, 3, 1500*time.Millisecond, storeYAML)
 	createHookTarget(t, c.nodes[0].base(), c.hook)
 	tasks := createEverySecondTasks(t, c.nodes[1].base(), sizes.Tasks)
 	churn := sizes.Duration / 2
