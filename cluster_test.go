@@ -102,8 +102,23 @@ func clusterKillNoRestart(t *testing.T, sizes clusterSizes, report reporter) {
 	c := startCluster(t, 3, 1500*time.Millisecond)
 	createHookTarget(t, c.nodes[0].base(), c.hook)
 	tasks := createEverySecondTasks(t, c.nodes[1].base(), sizes.Tasks)
-	time.Sleep(4 * time.Second) // spread over the nodes, firing
-	kills := []time.Time{c.killNode(t, c.nodes[2])}
+	time.Sleep(4 * time.Second) // armed, firing
+	// The node holding the most tasks dies.
+	victim, most := c.nodes[0], -1
+	for _, n := range c.nodes {
+		var st struct {
+			Armed int `json:"armed"`
+		}
+		getJSON(t, n.base()+"/api/v1/status", &st)
+		if st.Armed > most {
+			victim, most = n, st.Armed
+		}
+	}
+	t.Logf("killing %s, which holds %d of %d tasks", victim.id, most, len(tasks))
+	if most == 0 {
+		t.Fatal("no node holds a task")
+	}
+	kills := []time.Time{c.killNode(t, victim)}
 	time.Sleep(clusterLease + 6*time.Second)
 	cutoff := time.Now().Add(-2 * time.Second)
 
