@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/fire"
+	"cronsheet/mapping/schedule"
 	"cronsheet/task"
 )
 
@@ -110,5 +112,42 @@ func TestBuildErrors(t *testing.T) {
 	reqs, err := ParseBatch([]byte(`{"jobs":[{"method":"GET","name":"http://h/"}]}`))
 	if err != nil || len(reqs) != 1 {
 		t.Errorf("ParseBatch({jobs}) = %v, %v", reqs, err)
+	}
+}
+
+// TestCronJobFiresFirstSecondAfterIntake: a cron job taken in at a
+// sub-second instant fires the first slot strictly after it, planned by
+// the real slot calculator.
+func TestCronJobFiresFirstSecondAfterIntake(t *testing.T) {
+	t.Parallel()
+	b, err := build(t, `{"method":"GET","name":"http://h/x","cron":"cron * * * * * *"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := schedule.Parse(b.Task.CronPara, b.Task.TZ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := fire.MakePlan(fire.NewSlots(b.Task, sched), b.Task.Misfire, time.Time{}, now)
+	if want := now.Truncate(time.Second).Add(time.Second); !plan.Next.Equal(want) {
+		t.Errorf("first slot = %s, want %s (the first whole second after %s)", plan.Next, want, now)
+	}
+}
+
+// TestEveryJobFirstFireOneIntervalAfterIntake: an interval cron job taken
+// in at a sub-second instant first fires no less than one interval later.
+func TestEveryJobFirstFireOneIntervalAfterIntake(t *testing.T) {
+	t.Parallel()
+	b, err := build(t, `{"method":"GET","name":"http://h/x","cron":"every 1s"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := schedule.Parse(b.Task.CronPara, b.Task.TZ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := fire.MakePlan(fire.NewSlots(b.Task, sched), b.Task.Misfire, time.Time{}, now)
+	if want := now.Truncate(time.Second).Add(2 * time.Second); !plan.Next.Equal(want) {
+		t.Errorf("first slot = %s, want %s (a whole second, at least 1s after %s)", plan.Next, want, now)
 	}
 }

@@ -9,15 +9,14 @@ import (
 	"cronsheet/task"
 )
 
-// Anchor returns the anchor of a schedule activated at now: now rounded up
-// to a whole second, so slots are whole seconds and an interval's first
-// fire is never less than one interval after the edit.
+// Anchor returns the anchor of a schedule activated at now: now truncated
+// to its whole second, in UTC. Slots are whole seconds and lie strictly
+// after the anchor, so the first slot strictly after now fires even when
+// now has a fraction (a slot at now's next whole second included);
+// intervals count from the whole second of the activation, so "every 30s"
+// activated at 08:00:30.5 fires at 08:01:00, 08:01:30, ….
 func Anchor(now time.Time) time.Time {
-	a := now.Truncate(time.Second)
-	if a.Before(now) {
-		a = a.Add(time.Second)
-	}
-	return a.UTC()
+	return now.Truncate(time.Second).UTC()
 }
 
 // ToTask maps a stored row to its task and validates it. It reads only the
@@ -48,7 +47,7 @@ func (s *Scenario) ToTask(row *task.Row, now time.Time) (*task.Task, error) {
 	steps := []func() error{
 		func() error { return m.id(row.ID) },
 		m.text, m.zone, m.when, m.repeat, m.channel, m.to, m.active, m.window,
-		m.limits, m.misfire, m.overlap, m.targets, m.alert,
+		m.onceFires, m.limits, m.misfire, m.overlap, m.targets, m.alert,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -329,6 +328,35 @@ func (m *mapper) window() error {
 	case !m.sched.IsOnce() && !end.After(m.now):
 		return m.invalid(FieldEndTime, fmt.Errorf("%s is in the past (now %s)",
 			end.In(m.loc).Format(time.RFC3339), m.now.In(m.loc).Format(time.RFC3339)))
+	}
+	return nil
+}
+
+// onceFires refuses a one-shot schedule whose only slot lies outside the
+// row's start/end window: saved, it would stay active and never fire. The
+// slot is computed as the fire planner does: intervals ("in") count from
+// the start when one is given, and no slot lies before the start.
+func (m *mapper) onceFires() error {
+	if !m.sched.IsOnce() {
+		return nil
+	}
+	start, end := m.t.StartTime, m.t.EndTime
+	anchor := m.t.Anchor
+	if !start.IsZero() {
+		anchor = start
+	}
+	slot := m.sched.Next(m.now, anchor)
+	if slot.IsZero() {
+		return nil // past: when() refused it already, or a start in the past misfires it
+	}
+	format := func(t time.Time) string { return t.In(m.loc).Format(time.RFC3339) }
+	switch {
+	case !start.IsZero() && slot.Before(start):
+		return m.invalid(FieldCronPara, fmt.Errorf("fires once at %s, before the start %s, so it would never fire",
+			format(slot), format(start)))
+	case !end.IsZero() && slot.After(end):
+		return m.invalid(FieldCronPara, fmt.Errorf("fires once at %s, after the end %s, so it would never fire",
+			format(slot), format(end)))
 	}
 	return nil
 }
