@@ -269,6 +269,9 @@ func readWhen(r Request, t *task.Task, now time.Time) error {
 		if err != nil {
 			return task.Invalid("at", "must be an RFC 3339 time, e.g. 2026-12-01T15:00:00Z")
 		}
+		if err := task.CheckInstant("at", at); err != nil {
+			return err
+		}
 		if at.After(now.Add(task.MaxJobDelay * time.Second)) {
 			return task.Invalid("at", "at most %d days ahead", task.MaxJobDelay/86400)
 		}

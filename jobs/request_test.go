@@ -80,6 +80,8 @@ func TestBuildErrors(t *testing.T) {
 		{`{"method":"POST","name":"http://h/","delay":"1"}`, "delay", "must be"},
 		{`{"method":"POST","name":"http://h/","delay":1,"at":"2026-12-01T00:00:00Z"}`, "delay", "one of"},
 		{`{"method":"POST","name":"http://h/","at":"tomorrow"}`, "at", "RFC 3339"},
+		{`{"method":"POST","name":"http://h/","at":"0001-01-01T00:00:00Z"}`, "at", "out of range"},
+		{`{"method":"POST","name":"http://h/","at":"1969-12-31T23:59:59.999Z"}`, "at", "out of range"},
 		{`{"method":"POST","name":"http://h/","cron":"every fortnight"}`, "cron", ""},
 		{`{"method":"POST","name":"http://h/","cron":"in 5m"}`, "cron", "once"},
 		{`{"method":"POST","name":"http://h/","cc":"one three"}`, "cc", "worker numbers"},

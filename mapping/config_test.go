@@ -76,6 +76,7 @@ func TestNewErrors(t *testing.T) {
 		{"DefaultActive", func(c *Config) { c.Defaults["active"] = "yes" }, `defaults.active: must be 1 or 0`},
 		{"DefaultWhen", func(c *Config) { c.Defaults["when"] = "dayly 8:00" }, `defaults.when: "dayly 8:00": `},
 		{"DefaultTitleType", func(c *Config) { c.Defaults["title"] = 3 }, "defaults.title: must be text, got a number"},
+		{"DefaultStartYearOne", func(c *Config) { c.Defaults["start"] = "0001-01-01 00:00" }, "defaults.start: 0001-01-01T00:00:00Z is out of range"},
 		{"DefaultTZ", func(c *Config) { c.Defaults["tz"] = "Nowhere" }, `defaults.tz: "Nowhere" is not an IANA`},
 		{"AliasBad", func(c *Config) { c.Aliases["每天"] = "dayly 8:00" }, "aliases.每天: "},
 		{"AliasEmptyKey", func(c *Config) { c.Aliases["  "] = "every 1h" }, "aliases: an alias key is empty"},

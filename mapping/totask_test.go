@@ -175,6 +175,21 @@ func TestToTask(t *testing.T) {
 			},
 		},
 		{
+			name:    "StartYearOne",
+			row:     &task.Row{ID: "r", Fields: map[string]any{"when": "every 1h", "start": "0001-01-01 00:00"}},
+			wantErr: "start: 0001-01-01T00:00:00Z is out of range: give a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z",
+		},
+		{
+			name:    "EndYearOneRFC3339",
+			row:     &task.Row{ID: "r", Fields: map[string]any{"when": "every 1h", "end": "0001-01-01T00:00:00Z"}},
+			wantErr: "end: 0001-01-01T00:00:00Z is out of range: give a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z",
+		},
+		{
+			name:    "StartBeforeEpoch",
+			row:     &task.Row{ID: "r", Fields: map[string]any{"when": "every 1h", "start": "1969-12-31 23:59"}},
+			wantErr: "start: 1969-12-31T23:59:00Z is out of range: give a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z",
+		},
+		{
 			name:    "ContentTooLong",
 			row:     &task.Row{ID: "r", Fields: map[string]any{"when": "every 1h", "content": strings.Repeat("x", task.MaxTaskPara+1)}},
 			wantErr: "content: is 65537 bytes long; at most 65536",

@@ -172,21 +172,36 @@ func flagValue(v any) (int, error) {
 	return 0, fmt.Errorf("must be 1 or 0 (or true/false), got %s", describe(v))
 }
 
-// timeValue reads RFC 3339, or "2006-01-02 15:04[:05]" in loc.
+// timeValue reads RFC 3339, or "2006-01-02 15:04[:05]" in loc, and
+// refuses an instant outside the range task.CheckInstant allows (a
+// 0001-01-01 would otherwise be stored as "none").
 func timeValue(v any, loc *time.Location) (time.Time, error) {
 	s, err := lineValue(v)
 	if err != nil {
 		return time.Time{}, err
 	}
+	t, ok := parseTime(s, loc)
+	if !ok {
+		return time.Time{}, fmt.Errorf("%q is not a time; use RFC 3339 or 2006-01-02 15:04[:05]", truncate(s))
+	}
+	var ve *task.ValidationError
+	if errors.As(task.CheckInstant("", t), &ve) {
+		return time.Time{}, errors.New(ve.Msg)
+	}
+	return t, nil
+}
+
+// parseTime reads RFC 3339, or "2006-01-02 15:04[:05]" in loc.
+func parseTime(s string, loc *time.Location) (time.Time, bool) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
+		return t, true
 	}
 	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02T15:04:05", "2006-01-02T15:04"} {
 		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
-			return t, nil
+			return t, true
 		}
 	}
-	return time.Time{}, fmt.Errorf("%q is not a time; use RFC 3339 or 2006-01-02 15:04[:05]", truncate(s))
+	return time.Time{}, false
 }
 
 func readExecuteType(v any) (task.ExecuteType, error) {

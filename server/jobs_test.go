@@ -369,6 +369,8 @@ func TestJobsKeysBlockBatch(t *testing.T) {
 		{map[string]any{"method": "POST", "name": "http://x/", "delay": 1, "cron": "every 1m"}, "delay"},
 		{map[string]any{"method": "EXEC", "name": "rm"}, "name"},
 		{map[string]any{"method": "POST", "name": "http://169.254.169.254/latest"}, "name"},
+		{map[string]any{"method": "POST", "name": "http://x/", "at": "0001-01-01T00:00:00Z"}, "at"},
+		{map[string]any{"method": "POST", "name": "http://x/", "at": "1969-12-31T23:59:59Z"}, "at"},
 	} {
 		var e struct {
 			Field string `json:"field"`

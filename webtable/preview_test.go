@@ -129,6 +129,8 @@ func TestPreviewErrors(t *testing.T) {
 		{"NZero", url.Values{"when": {"every 1m"}, "n": {"0"}}, 400, "n", "from 1 to 100"},
 		{"NTooBig", url.Values{"when": {"every 1m"}, "n": {"101"}}, 400, "n", "from 1 to 100"},
 		{"BadFrom", url.Values{"when": {"every 1m"}, "from": {"tomorrow"}}, 400, "from", "RFC 3339"},
+		{"FromYearOne", url.Values{"when": {"every 1m"}, "from": {"0001-01-01T00:00:00Z"}}, 400, "from", "out of range"},
+		{"FromBeforeEpoch", url.Values{"when": {"daily 08:00"}, "from": {"1960-01-01T00:00:00Z"}}, 400, "from", "out of range"},
 		{"BadTZ", url.Values{"when": {"every 1m"}, "tz": {"Mars/Olympus"}}, 400, "tz", "IANA"},
 		{"LocalTZ", url.Values{"when": {"every 1m"}, "tz": {"Local"}}, 400, "tz", "IANA"},
 		{"UnknownScenario", url.Values{"when": {"every 1m"}, "scenario": {"nope"}}, 404, "", `unknown scenario "nope"`},

@@ -266,5 +266,8 @@ func timeQuery(c *gin.Context, name string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, task.Invalid(name, "must be an RFC 3339 time such as 2026-03-08T01:30:00-05:00")
 	}
+	if err := task.CheckInstant(name, t); err != nil {
+		return time.Time{}, err
+	}
 	return t, nil
 }
