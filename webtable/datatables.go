@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -237,7 +239,10 @@ func (t *Table) serve(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusNotImplemented, tableError{Error: "this store does not serve the web table"})
 		return
 	}
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxBodyBytes)
+	if err := limitBody(c, maxBodyBytes); err != nil {
+		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, tableError{Error: err.Error()})
+		return
+	}
 	if err := c.Request.ParseForm(); err != nil {
 		c.AbortWithStatusJSON(http.StatusBadRequest, tableError{Error: "cannot read the request: " + err.Error()})
 		return
@@ -289,6 +294,11 @@ func parseTableRequest(form url.Values, cols []Column) (tableRequest, error) {
 	search := form.Get("search[value]")
 	if len(search) > store.MaxRowSearch {
 		return req, fmt.Errorf("search: longer than %d bytes", store.MaxRowSearch)
+	}
+	if i := strings.IndexFunc(search, isControl); i >= 0 {
+		// SQLite's full-text search cuts a text at NUL and fails on it.
+		r, _ := utf8.DecodeRuneInString(search[i:])
+		return req, fmt.Errorf("search: contains a control character (%U at byte %d); search for text only", r, i)
 	}
 	req.query.Search = strings.TrimSpace(search)
 
@@ -355,4 +365,10 @@ func formInt(form url.Values, name string, def, lo, hi int) (int, error) {
 		return def, fmt.Errorf("%s: must be an integer from %d to %d", name, lo, hi)
 	}
 	return n, nil
+}
+
+// isControl reports whether r is a control character other than tab: no
+// row text a person searches for holds one.
+func isControl(r rune) bool {
+	return r != '\t' && unicode.IsControl(r)
 }

@@ -3,6 +3,7 @@ package webtable
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -14,16 +15,43 @@ import (
 	"cronsheet/task"
 )
 
+// limitBody caps the request body at limit bytes. A body whose declared
+// length already passes limit is refused before anything reads it: the
+// answer is the 413, and a client that asked `Expect: 100-continue` never
+// gets a "100 Continue" inviting it to send what would be refused. An
+// empty body becomes http.NoBody.
+func limitBody(c *gin.Context, limit int64) error {
+	if c.Request.Body == nil {
+		c.Request.Body = http.NoBody
+	}
+	if c.Request.ContentLength > limit {
+		return tooLarge(limit)
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+	return nil
+}
+
+// tooLarge is the 413 for a body over limit bytes.
+func tooLarge(limit int64) error {
+	size := fmt.Sprintf("%d bytes", limit)
+	switch {
+	case limit >= 1<<20 && limit%(1<<20) == 0:
+		size = fmt.Sprintf("%d MiB", limit>>20)
+	case limit >= 1<<10 && limit%(1<<10) == 0:
+		size = fmt.Sprintf("%d KiB", limit>>10)
+	}
+	return httpErr(http.StatusRequestEntityTooLarge, "body", "body: larger than %s", size)
+}
+
 // readJSON decodes the request body, at most maxBodyBytes, as one JSON
 // object into v (a pointer to a struct), refusing fields v does not name.
 // With optional, an empty body is no error and leaves v as it is. Errors
 // are 400s naming the field (413 for a body over the limit).
 func readJSON(c *gin.Context, v any, optional bool) error {
-	if c.Request.Body == nil {
-		c.Request.Body = http.NoBody
+	if err := limitBody(c, maxBodyBytes); err != nil {
+		return err
 	}
-	body := http.MaxBytesReader(c.Writer, c.Request.Body, maxBodyBytes)
-	dec := json.NewDecoder(body)
+	dec := json.NewDecoder(c.Request.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if optional && errors.Is(err, io.EOF) {

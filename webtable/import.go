@@ -65,14 +65,15 @@ func (a *API) importCSV(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	if c.Request.Body == nil {
-		c.Request.Body = http.NoBody
+	if err := limitBody(c, maxImportBytes); err != nil {
+		a.writeError(c, err)
+		return
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxImportBytes))
+	data, err := io.ReadAll(c.Request.Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			a.writeError(c, httpErr(http.StatusRequestEntityTooLarge, "body", "body: larger than %d MiB", maxImportBytes>>20))
+			a.writeError(c, tooLarge(maxImportBytes))
 			return
 		}
 		a.writeError(c, httpErr(http.StatusBadRequest, "body", "body: %v", err))
@@ -181,23 +182,21 @@ func (a *API) parseImport(sc *mapping.Scenario, data []byte) ([]importRow, []lin
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := rd.FieldPos(0)
 		if len(rows)+failed >= maxImportLines {
 			return nil, nil, http.StatusRequestEntityTooLarge,
 				fmt.Sprintf("more than %d lines after the header; split the file", maxImportLines)
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				line = pe.StartLine
-			}
+			// FieldPos is valid only after a record was read: never call
+			// it on a syntax error (it panics when no field was read).
 			failed++
-			lines = appendLineError(lines, lineError{Line: line, Error: csvMessage(err)})
+			lines = appendLineError(lines, csvLineError(data, header, err))
 			if !errors.Is(err, csv.ErrFieldCount) {
 				break // the reader cannot find the next line reliably
 			}
 			continue
 		}
+		line, _ := rd.FieldPos(0)
 		r, lerr := checkImportLine(sc, header, rec, line, now)
 		if lerr == nil {
 			if first, dup := ids[r.row.ID]; dup {
@@ -267,8 +266,66 @@ func toLineError(line int, err error) lineError {
 	return lineError{Line: line, Error: err.Error()}
 }
 
+// csvLineError describes a CSV syntax error of a data line: the line its
+// record starts on and, when the reader says where it stopped, the field
+// (the header's name of the cell) holding the broken quote.
+func csvLineError(data []byte, header []string, err error) lineError {
+	e := lineError{Error: csvMessage(err)}
+	var pe *csv.ParseError
+	if !errors.As(err, &pe) {
+		return e
+	}
+	e.Line = pe.StartLine
+	if i := csvFieldIndex(data, pe); i >= 0 && i < len(header) {
+		e.Field = header[i]
+	}
+	return e
+}
+
+// csvFieldIndex returns the index of the cell in which the reader stopped
+// with pe: it counts the commas outside quotes from the start of the
+// record's first line up to pe's line and (1-based byte) column; -1 when
+// the position is not in data.
+func csvFieldIndex(data []byte, pe *csv.ParseError) int {
+	start, stop := lineOffset(data, pe.StartLine), lineOffset(data, pe.Line)
+	if start < 0 || stop < 0 || pe.Column < 1 {
+		return -1
+	}
+	stop = min(stop+pe.Column-1, len(data))
+	field, quoted := 0, false
+	for _, b := range data[start:stop] {
+		switch {
+		case b == '"':
+			quoted = !quoted
+		case b == ',' && !quoted:
+			field++
+		}
+	}
+	return field
+}
+
+// lineOffset returns the byte offset at which 1-based line n of data
+// starts, or -1 when data has fewer lines.
+func lineOffset(data []byte, n int) int {
+	off := 0
+	for ; n > 1; n-- {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			return -1
+		}
+		off += i + 1
+	}
+	return off
+}
+
 // csvMessage is a CSV syntax error without the reader's line prefix.
 func csvMessage(err error) string {
+	switch {
+	case errors.Is(err, csv.ErrBareQuote):
+		return `CSV: a quote (") inside a cell that does not start with one; put the cell in quotes and double the quote: "say ""hi"""`
+	case errors.Is(err, csv.ErrQuote):
+		return `CSV: a quoted cell is not closed, or text follows its closing quote; double a quote inside a quoted cell ("")`
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return "CSV: " + pe.Err.Error()

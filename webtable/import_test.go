@@ -124,6 +124,33 @@ func TestImportCSV(t *testing.T) {
 		}
 	})
 
+	t.Run("BrokenQuotes", func(t *testing.T) {
+		before := rowCount(t, b)
+		for _, tc := range []struct {
+			name, csv string
+			line      int
+			field     string
+			part      string
+		}{
+			{"BareQuote", "memo_id,title,when\nm-q1,ok,every 1h\nm-q2,say \"hi,every 1h\n", 3, "title", "does not start with one"},
+			{"UnclosedQuote", "memo_id,title,when\nm-q1,ok,every 1h\nm-q2,\"open,every 1h\n", 3, "title", "not closed, or text follows"},
+			{"TextAfterQuote", "memo_id,title,when\nm-q3,\"a\"b,every 1h\n", 2, "title", "not closed, or text follows"},
+			{"QuoteInHeader", "memo_id,ti\"tle,when\nm,x,every 1h\n", 1, "", "does not start with one"},
+			{"FirstLineBare", "memo_id,when\n\"m\"x,every 1h\n", 2, "memo_id", "not closed, or text follows"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				got := want[importAnswer](t, b.do(t, http.MethodPost, importPath, tc.csv), http.StatusBadRequest)
+				if len(got.Lines) != 1 || got.Lines[0].Line != tc.line || got.Lines[0].Field != tc.field ||
+					!strings.Contains(got.Lines[0].Error, tc.part) {
+					t.Errorf("answer = %+v, want line %d, field %q, saying %q", got, tc.line, tc.field, tc.part)
+				}
+			})
+		}
+		if n := rowCount(t, b); n != before {
+			t.Errorf("rows = %d after refused imports, want %d", n, before)
+		}
+	})
+
 	t.Run("Oversize", func(t *testing.T) {
 		before := rowCount(t, b)
 		big := "title,when\n" + strings.Repeat(strings.Repeat("x", 1000)+",every 1h\n", 4300)

@@ -55,21 +55,23 @@ func (a *API) noJobs(c *gin.Context) bool {
 	return true
 }
 
-// readBody reads the whole body, at most jobs.MaxRequestBytes×4 (a batch).
+// readBody reads the whole body, at most limit bytes (413 past it).
 func readBody(c *gin.Context, limit int64) ([]byte, error) {
-	if c.Request.Body == nil {
-		return nil, nil
+	if err := limitBody(c, limit); err != nil {
+		return nil, err
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
+	b, err := io.ReadAll(c.Request.Body)
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return nil, httpErr(http.StatusRequestEntityTooLarge, "body", "body: larger than %d bytes", limit)
+		return nil, tooLarge(limit)
 	}
 	return b, err
 }
 
-// maxBatchBytes bounds a batch's body.
-const maxBatchBytes = 8 << 20
+// maxBatchBytes bounds a submission's body, one job or a batch: the
+// limit jobs.ParseBatch applies, enforced while reading, so a larger body
+// is a 413 before it is read whole.
+const maxBatchBytes = jobs.MaxRequestBytes
 
 func (a *API) submitJobs(c *gin.Context) {
 	if a.noJobs(c) {

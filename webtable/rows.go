@@ -283,11 +283,10 @@ func parseVersion(s string) (int64, error) {
 // readObject decodes the request body, at most maxBodyBytes, as one JSON
 // object with numbers kept as json.Number.
 func readObject(c *gin.Context) (map[string]any, error) {
-	if c.Request.Body == nil {
-		c.Request.Body = http.NoBody
+	if err := limitBody(c, maxBodyBytes); err != nil {
+		return nil, err
 	}
-	body := http.MaxBytesReader(c.Writer, c.Request.Body, maxBodyBytes)
-	dec := json.NewDecoder(body)
+	dec := json.NewDecoder(c.Request.Body)
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
@@ -311,8 +310,7 @@ func bodyError(err error) error {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return httpErr(http.StatusRequestEntityTooLarge, "body",
-			"body: larger than %d KiB", maxBodyBytes>>10)
+		return tooLarge(tooBig.Limit)
 	case errors.Is(err, io.EOF):
 		return httpErr(http.StatusBadRequest, "body", "body: invalid JSON: empty body")
 	}
