@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -182,7 +183,7 @@ func (h *HTTP) newRequest(ctx context.Context, d task.Delivery, t *task.HTTPTarg
 			return nil, fmt.Errorf("http target: a GET has no body: %w", task.ErrInvalid)
 		}
 		if !t.Raw {
-			addQuery(u, d.Params)
+			addQuery(u, d.Params, task.Placeholders(t.URL))
 		}
 	case http.MethodPost:
 		body, contentType, err = postBody(d, t.Body, vars)
@@ -224,9 +225,12 @@ func (h *HTTP) newRequest(ctx context.Context, d task.Delivery, t *task.HTTPTarg
 // and checks the result's scheme and host (the host with the guard's
 // DNS-free check).
 func (h *HTTP) expandURL(tmpl string, vars map[string]string) (*url.URL, error) {
-	raw, err := expandUnlessRaw(tmpl, vars)
-	if err != nil {
-		return nil, fmt.Errorf("http url template: %w", err)
+	raw := tmpl
+	if vars != nil {
+		var err error
+		if raw, err = task.ExpandEscaped(tmpl, vars, escapeURLValue); err != nil {
+			return nil, fmt.Errorf("http url template: %w", err)
+		}
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -241,14 +245,35 @@ func (h *HTTP) expandURL(tmpl string, vars map[string]string) (*url.URL, error) 
 	return u, nil
 }
 
-// addQuery appends params to u's query, keys sorted.
-func addQuery(u *url.URL, params map[string]string) {
-	if len(params) == 0 {
-		return
+// escapeURLValue escapes a value expanded into a URL template for where it
+// stands, told by the template's literal text before it: after a '#' it is
+// fragment text, after a '?' a query key or value (so '&', '=', '#' and
+// '+' stay data), else part of a path segment (so '/', '?' and '#' stay
+// data). Non-ASCII text is percent-encoded as UTF-8 everywhere.
+func escapeURLValue(literal, value string) string {
+	switch {
+	case strings.Contains(literal, "#"):
+		return url.PathEscape(value)
+	case strings.Contains(literal, "?"):
+		return url.QueryEscape(value)
 	}
+	return url.PathEscape(value)
+}
+
+// addQuery appends params to u's query, keys sorted, except those the URL
+// template placed already: a key of u's query, or a param named by one of
+// the template's placeholders.
+func addQuery(u *url.URL, params map[string]string, placed []string) {
+	have := u.Query()
 	q := make(url.Values, len(params))
 	for k, v := range params {
+		if have.Has(k) || slices.Contains(placed, k) {
+			continue
+		}
 		q.Set(k, v)
+	}
+	if len(q) == 0 {
+		return
 	}
 	if u.RawQuery != "" {
 		u.RawQuery += "&"
