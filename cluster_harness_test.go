@@ -156,7 +156,7 @@ type hook struct {
 // delivery is one call received by the hook.
 type delivery struct {
 	TriggerID string
-	Key       string // Idempotency-Key: <task or job id>:<slot unix ms>
+	Key       string // Idempotency-Key: <task or job id>:<slot unix ms>:<target>
 	Path      string
 	Sender    string // node incarnation, e.g. n1#2; "?" when unknown
 	Instance  string // the X-Cronsheet-Instance header: the sender's registry incarnation
@@ -167,7 +167,8 @@ type delivery struct {
 
 // slot is the delivery's slot, read from its idempotency key.
 func (d delivery) slot() time.Time {
-	_, ms, _ := strings.Cut(d.Key, ":")
+	_, rest, _ := strings.Cut(d.Key, ":")
+	ms, _, _ := strings.Cut(rest, ":")
 	n, _ := strconv.ParseInt(ms, 10, 64)
 	return time.UnixMilli(n)
 }

@@ -24,8 +24,9 @@ import (
 
 // Headers every HTTP callback carries.
 const (
-	// HeaderIdempotencyKey carries Delivery.IdempotencyKey: the same for
-	// every attempt of a (task, slot), so a receiver can drop repeats.
+	// HeaderIdempotencyKey carries Delivery.LedgerKey,
+	// <task_id>:<slot unix ms>:<target>: the same for every attempt of a
+	// run, so a receiver can drop repeats.
 	HeaderIdempotencyKey = "Idempotency-Key"
 	// UserAgent is the User-Agent of HTTP callbacks.
 	UserAgent = "cronsheet"
@@ -212,7 +213,7 @@ func (h *HTTP) newRequest(ctx context.Context, d task.Delivery, t *task.HTTPTarg
 		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set(HeaderTriggerID, d.TriggerID)
-	req.Header.Set(HeaderIdempotencyKey, d.IdempotencyKey())
+	req.Header.Set(HeaderIdempotencyKey, d.LedgerKey())
 	if d.Node != "" {
 		req.Header.Set(HeaderNode, d.Node)
 		req.Header.Set(HeaderInstance, d.Instance)

@@ -103,7 +103,7 @@ func checkCallbackHeaders(t *testing.T, got hookRequest, d task.Delivery) {
 	t.Helper()
 	for k, want := range map[string]string{
 		"X-Cronsheet-Trigger-Id": d.TriggerID,
-		"Idempotency-Key":        d.IdempotencyKey(),
+		"Idempotency-Key":        d.LedgerKey(),
 		"User-Agent":             "cronsheet",
 		"X-Cronsheet-Node":       d.Node,
 		"X-Cronsheet-Instance":   d.Instance,

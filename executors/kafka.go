@@ -104,7 +104,7 @@ func kafkaRecord(d task.Delivery, t *task.KafkaTarget) (*kgo.Record, error) {
 		Topic: t.Topic,
 		Headers: []kgo.RecordHeader{
 			{Key: HeaderTriggerID, Value: []byte(d.TriggerID)},
-			{Key: HeaderIdempotencyKey, Value: []byte(d.IdempotencyKey())},
+			{Key: HeaderIdempotencyKey, Value: []byte(d.LedgerKey())},
 			{Key: HeaderNode, Value: []byte(d.Node)},
 			{Key: HeaderInstance, Value: []byte(d.Instance)},
 		},

@@ -135,9 +135,9 @@ func TestKafkaProduces(t *testing.T) {
 			t.Errorf("record %d value = %s, want %s", i, r.Value, w.value)
 		}
 		h := recordHeaders(r)
-		if h["X-Cronsheet-Trigger-Id"] != w.d.TriggerID || h["Idempotency-Key"] != w.d.IdempotencyKey() {
+		if h["X-Cronsheet-Trigger-Id"] != w.d.TriggerID || h["Idempotency-Key"] != w.d.LedgerKey() {
 			t.Errorf("record %d headers = %v, want trigger id %q and idempotency key %q",
-				i, h, w.d.TriggerID, w.d.IdempotencyKey())
+				i, h, w.d.TriggerID, w.d.LedgerKey())
 		}
 	}
 }

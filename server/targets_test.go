@@ -158,7 +158,7 @@ func TestHTTPTargetEndToEnd(t *testing.T) {
 	for _, c := range h.seen() {
 		taskID := strings.TrimPrefix(c.path, "/cb/")
 		run := b.run(t, c.triggerID)
-		if run.TaskID != taskID || run.Target != "hook" || c.idemKey != taskID+":"+strconv.FormatInt(run.Slot.UnixMilli(), 10) {
+		if run.TaskID != taskID || run.Target != "hook" || c.idemKey != taskID+":"+strconv.FormatInt(run.Slot.UnixMilli(), 10)+":hook" {
 			t.Errorf("call %+v: run %+v does not match", c, run)
 		}
 	}

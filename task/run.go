@@ -151,8 +151,25 @@ type Delivery struct {
 	Node, Instance string
 }
 
-// IdempotencyKey names the (task, slot) this delivery is for: the same for
-// every attempt and every node, so a receiver can drop repeats.
+// LedgerKey names the run this delivery is for by the fire ledger's key,
+// `<task_id>:<slot unix ms>:<target>` (the target's id, or the channel for
+// a task's own channel): the same for every attempt and every node, and
+// different for each target of one slot, so a receiver can drop repeats
+// without dropping another target's delivery. It is what the
+// Idempotency-Key header and the document's idempotency_key carry.
+func (d *Delivery) LedgerKey() string {
+	target := string(d.Channel)
+	if d.Target != nil {
+		target = d.Target.ID
+	}
+	return fmt.Sprintf("%s:%d:%s", d.TaskID, d.Slot.UnixMilli(), target)
+}
+
+// IdempotencyKey returns the (task, slot) part of LedgerKey,
+// `<task_id>:<slot unix ms>`, which all targets of one slot share.
+//
+// Deprecated: deliveries carry LedgerKey; this stays only while a test of
+// the fire path still reads it.
 func (d *Delivery) IdempotencyKey() string {
 	return fmt.Sprintf("%s:%d", d.TaskID, d.Slot.UnixMilli())
 }
@@ -188,7 +205,7 @@ func (d *Delivery) Document() []byte {
 		TriggerType    TriggerType       `json:"trigger_type,omitempty"`
 		IdempotencyKey string            `json:"idempotency_key"`
 		Params         map[string]string `json:"params,omitempty"`
-	}{d.TriggerID, d.TaskID, "", d.Slot.UTC(), d.Attempt, d.TriggerType, d.IdempotencyKey(), d.Params}
+	}{d.TriggerID, d.TaskID, "", d.Slot.UTC(), d.Attempt, d.TriggerType, d.LedgerKey(), d.Params}
 	if d.Target != nil {
 		doc.Target = d.Target.ID
 	}

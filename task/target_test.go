@@ -207,11 +207,15 @@ func TestDeliveryVarsAndDocument(t *testing.T) {
 	if v["a"] != "1" || v["task_id"] != "t1" || v["target"] != "hook" || v["attempt"] != "2" || v["slot"] != "2026-01-02T03:04:05.006Z" {
 		t.Errorf("Vars() = %v", v)
 	}
-	if d.IdempotencyKey() != "t1:1767323045006" {
-		t.Errorf("IdempotencyKey() = %q", d.IdempotencyKey())
+	if d.LedgerKey() != "t1:1767323045006:hook" {
+		t.Errorf("LedgerKey() = %q", d.LedgerKey())
+	}
+	own := Delivery{TaskID: "t1", Slot: d.Slot, Channel: ChannelEmail}
+	if own.LedgerKey() != "t1:1767323045006:email" {
+		t.Errorf("LedgerKey() of a task's own channel = %q, want the channel as target", own.LedgerKey())
 	}
 	doc := string(d.Document())
-	for _, want := range []string{`"trigger_id":"tr_1"`, `"idempotency_key":"t1:1767323045006"`, `"target":"hook"`, `"a":"1"`} {
+	for _, want := range []string{`"trigger_id":"tr_1"`, `"idempotency_key":"t1:1767323045006:hook"`, `"target":"hook"`, `"a":"1"`} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("Document() = %s, missing %s", doc, want)
 		}

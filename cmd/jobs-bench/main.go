@@ -461,7 +461,7 @@ func (h *countingHandler) WithGroup(name string) slog.Handler {
 
 // hook is the jobs' callback endpoint: it answers 200 to everything and
 // records each call's due instant, from its Idempotency-Key (<job id>:<due
-// unix ms>), and when it arrived.
+// unix ms>:<target>), and when it arrived.
 type hook struct {
 	url   string
 	srv   *http.Server
@@ -498,7 +498,9 @@ func (h *hook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	_, _ = io.Copy(io.Discard, r.Body)
 	key := r.Header.Get("Idempotency-Key")
-	if ms, err := strconv.ParseInt(key[strings.LastIndexByte(key, ':')+1:], 10, 64); err == nil {
+	if parts := strings.SplitN(key, ":", 3); len(parts) < 2 {
+		h.bad.Add(1)
+	} else if ms, err := strconv.ParseInt(parts[1], 10, 64); err == nil {
 		h.mu.Lock()
 		h.seen = append(h.seen, call{due: time.UnixMilli(ms), at: now})
 		h.mu.Unlock()
