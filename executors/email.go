@@ -105,7 +105,7 @@ func NewEmail(logger *slog.Logger, cfg EmailConfig) (*Email, error) {
 	}
 	from, err := mail.ParseAddress(cfg.From)
 	if err == nil {
-		err = ValidEmail(from.Address)
+		err = task.CheckEmail(from.Address)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("email config: from %q: %w", cfg.From, err)
@@ -138,7 +138,7 @@ func NewEmail(logger *slog.Logger, cfg EmailConfig) (*Email, error) {
 // dialling) and SMTP 5xx replies are task.Permanent; refused connections,
 // timeouts, cancellation, TLS failures and 4xx replies are retryable.
 func (e *Email) Execute(ctx context.Context, d task.Delivery) (string, error) {
-	if err := ValidEmail(d.To); err != nil {
+	if err := task.CheckEmail(d.To); err != nil {
 		return "", task.Permanent(fmt.Errorf("email recipient: %w", err))
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)

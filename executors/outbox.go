@@ -60,9 +60,9 @@ func (o *Outbox) Execute(ctx context.Context, d task.Delivery) (string, error) {
 func validRecipient(ch task.Channel, to string) error {
 	switch ch {
 	case task.ChannelEmail:
-		return ValidEmail(to)
+		return task.CheckEmail(to)
 	case task.ChannelSMS:
-		return ValidPhone(to)
+		return task.CheckPhone(to)
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func NewSMS(logger *slog.Logger, cfg SMSConfig) (*SMS, error) {
 		return nil, errors.New("sms config: from is required")
 	}
 	if strings.HasPrefix(cfg.From, "+") {
-		if err := ValidPhone(cfg.From); err != nil {
+		if err := task.CheckPhone(cfg.From); err != nil {
 			return nil, fmt.Errorf("sms config: from: %w", err)
 		}
 	}
@@ -104,7 +104,7 @@ func NewSMS(logger *slog.Logger, cfg SMSConfig) (*SMS, error) {
 // DefaultRetryAfter); 5xx, network errors, timeouts and cancellation are
 // retryable.
 func (s *SMS) Execute(ctx context.Context, d task.Delivery) (string, error) {
-	if err := ValidPhone(d.To); err != nil {
+	if err := task.CheckPhone(d.To); err != nil {
 		return "", task.Permanent(fmt.Errorf("sms recipient: %w", err))
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)

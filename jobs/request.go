@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"cronsheet/executors"
 	"cronsheet/mapping/schedule"
 	"cronsheet/task"
 )
@@ -394,7 +393,7 @@ func message(j *task.Job, params map[string]string) (map[string]string, string, 
 	params[task.ParamTo] = j.Name
 	text := j.Body
 	if j.Method == task.JobMailTo {
-		if err := executors.ValidEmail(j.Name); err != nil {
+		if err := task.CheckEmail(j.Name); err != nil {
 			return nil, "", task.Invalid("name", "%v", err)
 		}
 		if strings.HasPrefix(strings.TrimSpace(text), "{") {
@@ -410,7 +409,7 @@ func message(j *task.Job, params map[string]string) (map[string]string, string, 
 		}
 		return params, text, nil
 	}
-	if err := executors.ValidPhone(j.Name); err != nil {
+	if err := task.CheckPhone(j.Name); err != nil {
 		return nil, "", task.Invalid("name", "%v", err)
 	}
 	if text == "" {

@@ -282,9 +282,9 @@ func (m *mapper) to() error {
 	case to == "":
 		err = fmt.Errorf("is required for channel %s", c)
 	case c == task.ChannelEmail:
-		err = checkEmail(to)
+		err = task.CheckEmail(to)
 	case c == task.ChannelSMS:
-		err = checkPhone(to)
+		err = task.CheckPhone(to)
 	}
 	if err != nil {
 		return m.invalid(FieldTo, err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/mail"
 	"regexp"
 	"slices"
 	"strconv"
@@ -22,12 +21,10 @@ const (
 	maxText   = 4 << 10 // bytes of any string value but task_para
 	maxIDLen  = 64
 	maxTTLSec = int64(task.MaxTTL / time.Second)
-	maxEmail  = 254
 )
 
 var (
-	idRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-	e164RE = regexp.MustCompile(`^\+[1-9]\d{6,14}$`)
+	idRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 )
 
 func maxTextFor(canon string) int {
@@ -314,24 +311,6 @@ func readRetries(v any) (int, error) {
 func checkID(id string) error {
 	if !idRE.MatchString(id) {
 		return fmt.Errorf("%q must be 1..%d of [A-Za-z0-9_.-]", truncate(id), maxIDLen)
-	}
-	return nil
-}
-
-// checkEmail accepts one bare address, like name@example.com.
-func checkEmail(addr string) error {
-	a, err := mail.ParseAddress(addr)
-	if err != nil || a.Name != "" || a.Address != addr || len(addr) > maxEmail ||
-		!strings.Contains(addr[strings.LastIndexByte(addr, '@')+1:], ".") {
-		return fmt.Errorf("%q is not an email address (like name@example.com)", truncate(addr))
-	}
-	return nil
-}
-
-// checkPhone accepts an E.164 number, like +8613800138000.
-func checkPhone(phone string) error {
-	if !e164RE.MatchString(phone) {
-		return fmt.Errorf("%q is not an E.164 phone number (like +8613800138000)", truncate(phone))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package executors_test
+package task_test
 
 import (
 	"errors"
@@ -6,11 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"cronsheet/executors"
 	"cronsheet/task"
 )
 
-func TestValidEmail(t *testing.T) {
+func TestCheckEmail(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		addr string
@@ -30,23 +29,25 @@ func TestValidEmail(t *testing.T) {
 		{"ann@example.com\r\nBcc: eve@example.com", false},
 		{strings.Repeat("a", 250) + "@b.co", false},
 		{"jöhn@example.com", false},
+		{"ann@exämple.com", false},
+		{"ann@example.com\x00", false},
 		{"john@xn--exmple-cua.de", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {
 			t.Parallel()
-			err := executors.ValidEmail(tt.addr)
+			err := task.CheckEmail(tt.addr)
 			if (err == nil) != tt.ok {
-				t.Errorf("ValidEmail(%q) = %v, want ok=%v", tt.addr, err, tt.ok)
+				t.Errorf("CheckEmail(%q) = %v, want ok=%v", tt.addr, err, tt.ok)
 			}
 			if err != nil && !errors.Is(err, task.ErrInvalid) {
-				t.Errorf("ValidEmail(%q) = %v, want it to wrap task.ErrInvalid", tt.addr, err)
+				t.Errorf("CheckEmail(%q) = %v, want it to wrap task.ErrInvalid", tt.addr, err)
 			}
 		})
 	}
 }
 
-func TestValidPhone(t *testing.T) {
+func TestCheckPhone(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		num string
@@ -70,28 +71,28 @@ func TestValidPhone(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.num, func(t *testing.T) {
 			t.Parallel()
-			err := executors.ValidPhone(tt.num)
+			err := task.CheckPhone(tt.num)
 			if (err == nil) != tt.ok {
-				t.Errorf("ValidPhone(%q) = %v, want ok=%v", tt.num, err, tt.ok)
+				t.Errorf("CheckPhone(%q) = %v, want ok=%v", tt.num, err, tt.ok)
 			}
 			if err != nil && !errors.Is(err, task.ErrInvalid) {
-				t.Errorf("ValidPhone(%q) = %v, want it to wrap task.ErrInvalid", tt.num, err)
+				t.Errorf("CheckPhone(%q) = %v, want it to wrap task.ErrInvalid", tt.num, err)
 			}
 		})
 	}
 }
 
-func ExampleValidEmail() {
-	fmt.Println(executors.ValidEmail("ann@example.com"))
-	fmt.Println(executors.ValidEmail("Ann <ann@example.com>"))
+func ExampleCheckEmail() {
+	fmt.Println(task.CheckEmail("ann@example.com"))
+	fmt.Println(task.CheckEmail("Ann <ann@example.com>"))
 	// Output:
 	// <nil>
-	// invalid email address "Ann <ann@example.com>": invalid
+	// "Ann <ann@example.com>" is not an email address (write one bare address, like name@example.com)
 }
 
-func ExampleValidPhone() {
-	fmt.Println(executors.ValidPhone("+14155550100"))
-	err := executors.ValidPhone("415-555-0100")
+func ExampleCheckPhone() {
+	fmt.Println(task.CheckPhone("+14155550100"))
+	err := task.CheckPhone("415-555-0100")
 	fmt.Println(errors.Is(err, task.ErrInvalid))
 	// Output:
 	// <nil>
