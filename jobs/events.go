@@ -212,17 +212,24 @@ func (s *Service) runBackfill(ids []string) {
 	}
 }
 
-// ListQuery chooses jobs by state from the ledger (dead letters: State
-// dead), newest first.
+// ListQuery chooses jobs by state (dead letters: State dead), newest
+// first.
 type ListQuery struct {
 	State task.JobState
 	// Method and Name (a substring of the job's name) narrow the list;
 	// empty matches all.
 	Method task.JobMethod
 	Name   string
+	// Cursor is where the previous page ended, as List returned it: a
+	// run's (fired_at, trigger_id) for the states read from the ledger, a
+	// job's (created_at, id) for pending and blocked.
 	Cursor store.RunCursor
 	Limit  int
 }
+
+// maxJobScan bounds the jobs one List call of pending or blocked jobs
+// reads; a page may come back short, with a cursor to go on from.
+const maxJobScan = 10_000
 
 // matches reports whether v passes q's filters.
 func (q *ListQuery) matches(v *View) bool {
@@ -244,19 +251,23 @@ func runStateOf(js task.JobState) (task.RunState, error) {
 	case task.JobDone:
 		return task.RunDone, nil
 	}
-	return "", task.Invalid("state", "list takes dead, cancelled, failed, running, backfilling or done; got %q", js)
+	return "", task.Invalid("state", "must be pending, blocked, running, backfilling, failed, done, dead or cancelled; got %q",
+		task.Truncate(string(js), 40))
 }
 
 // List returns jobs whose newest run puts them in q.State (dead letters
 // with State dead), newest first, and the cursor of the next page (zero on
 // the last).
 func (s *Service) List(ctx context.Context, q ListQuery) ([]*View, store.RunCursor, error) {
+	if q.Limit <= 0 || q.Limit > MaxBackfill {
+		q.Limit = 100
+	}
+	if q.State == task.JobPending || q.State == task.JobBlocked {
+		return s.listByJob(ctx, q)
+	}
 	rs, err := runStateOf(q.State)
 	if err != nil {
 		return nil, store.RunCursor{}, err
-	}
-	if q.Limit <= 0 || q.Limit > MaxBackfill {
-		q.Limit = 100
 	}
 	var out []*View
 	cursor := q.Cursor
@@ -295,4 +306,38 @@ func (s *Service) List(ctx context.Context, q ListQuery) ([]*View, store.RunCurs
 		}
 	}
 	return out, cursor, nil
+}
+
+// listByJob does List for the states a job may be in without any run
+// (pending, blocked): it walks the jobs newest first and keeps those whose
+// state and filters match, reading at most maxJobScan jobs per call.
+func (s *Service) listByJob(ctx context.Context, q ListQuery) ([]*View, store.RunCursor, error) {
+	after := store.JobCursor{CreatedAt: q.Cursor.FiredAt, TaskID: q.Cursor.TriggerID}
+	next := func() store.RunCursor { return store.RunCursor{FiredAt: after.CreatedAt, TriggerID: after.TaskID} }
+	batch := min(q.Limit, store.MaxListJobs)
+	var out []*View
+	for scanned := 0; scanned < maxJobScan; {
+		ts, err := s.store.ListJobs(ctx, store.ListJobsParams{After: after, Limit: batch})
+		if err != nil {
+			return nil, store.RunCursor{}, err
+		}
+		for _, t := range ts {
+			after = store.JobCursor{CreatedAt: t.CreatedAt, TaskID: t.TaskID}
+			scanned++
+			latest, err := s.store.ListRuns(ctx, t.TaskID, time.Time{}, 1)
+			if err != nil {
+				return nil, store.RunCursor{}, err
+			}
+			if v := viewOf(t, latest); q.matches(v) {
+				out = append(out, v)
+				if len(out) == q.Limit {
+					return out, next(), nil
+				}
+			}
+		}
+		if len(ts) < batch {
+			return out, store.RunCursor{}, nil
+		}
+	}
+	return out, next(), nil
 }

@@ -32,6 +32,35 @@ type Jobs interface {
 	AddJobEvents(ctx context.Context, evs []JobEvent) error
 	// JobEvents returns a job's transitions, oldest first, at most limit.
 	JobEvents(ctx context.Context, jobID string, limit int) ([]JobEvent, error)
+	// ListJobs returns up to p.Limit jobs (tasks of scenario
+	// task.JobScenario), newest first by (created_at, task_id), after
+	// p.After in that order (zero: from the newest). It walks an index:
+	// the jobs API lists pending and blocked jobs, which have no run to
+	// find them by, with it.
+	ListJobs(ctx context.Context, p ListJobsParams) ([]*task.Task, error)
+}
+
+// MaxListJobs bounds ListJobsParams.Limit.
+const MaxListJobs = 1000
+
+// JobCursor is a position in ListJobs' order: a job's created_at and id.
+type JobCursor struct {
+	CreatedAt time.Time
+	TaskID    string
+}
+
+// ListJobsParams are the arguments of Jobs.ListJobs.
+type ListJobsParams struct {
+	After JobCursor // zero: start at the newest job
+	Limit int       // 1 to MaxListJobs
+}
+
+// CheckListJobs validates p.
+func CheckListJobs(p ListJobsParams) error {
+	if p.Limit <= 0 || p.Limit > MaxListJobs {
+		return task.Invalid("limit", "must be 1 to %d, got %d", MaxListJobs, p.Limit)
+	}
+	return nil
 }
 
 // JobEvent is one transition of a job: the job's state after it, when and

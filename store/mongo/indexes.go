@@ -43,6 +43,8 @@ import (
 //   - time_task ix_task_row (scenario, row_id): a row's task (ApplySync,
 //     DeleteRow).
 //   - time_task ix_task_deleted (deleted, is_claimed): PurgeDeleted.
+//   - time_task ix_task_created (scenario, created_at, task_id): ListJobs,
+//     the jobs API's list, newest first.
 //   - runs ix_runs_sched (task_id, trigger_type, slot): LastSlot.
 //   - runs ix_runs_unfinished (task_id, state, slot): UnfinishedRuns, and
 //     a task's finished runs newest slot first (CleanupRuns' KeepPerTask).
@@ -92,6 +94,7 @@ func (s *Store) indexSpecs() []indexSpec {
 		{s.tasks, "ix_task_lease", k("is_claimed", "lease_until"), false},
 		{s.tasks, "ix_task_row", k("scenario", "row_id"), false},
 		{s.tasks, "ix_task_deleted", k("deleted", "is_claimed"), false},
+		{s.tasks, "ix_task_created", k("scenario", "created_at", "task_id"), false},
 
 		{s.runs, "ux_runs_key", k("task_id", "slot", "target"), true},
 		{s.runs, "ux_runs_trigger", k("trigger_id"), true},

@@ -547,3 +547,33 @@ func (s *Store) JobEvents(ctx context.Context, jobID string, limit int) ([]store
 	}
 	return out, nil
 }
+
+// ListJobs returns up to p.Limit jobs, newest first by (created_at,
+// task_id), after p.After in that order, through ix_task_created.
+func (s *Store) ListJobs(ctx context.Context, p store.ListJobsParams) ([]*task.Task, error) {
+	if err := store.CheckListJobs(p); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	filter := bson.D{{Key: "scenario", Value: task.JobScenario}}
+	if p.After != (store.JobCursor{}) {
+		at := store.UnixMS(p.After.CreatedAt)
+		filter = append(filter, bson.E{Key: "$or", Value: bson.A{
+			bson.D{{Key: "created_at", Value: bson.D{{Key: "$lt", Value: at}}}},
+			bson.D{{Key: "created_at", Value: at}, {Key: "task_id", Value: bson.D{{Key: "$lt", Value: p.After.TaskID}}}},
+		}})
+	}
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	cur, err := s.tasks.Find(ctx, filter, options.Find().
+		SetSort(bson.D{{Key: "scenario", Value: -1}, {Key: "created_at", Value: -1}, {Key: "task_id", Value: -1}}).
+		SetLimit(int64(p.Limit)))
+	docs, err := findAll[taskDoc](ctx, cur, err)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	out := make([]*task.Task, 0, len(docs))
+	for i := range docs {
+		out = append(out, docs[i].task())
+	}
+	return out, nil
+}

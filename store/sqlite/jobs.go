@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 
 	"cronsheet/store"
 	"cronsheet/task"
@@ -27,6 +28,12 @@ const (
 	qAddJobEvent = `INSERT INTO job_events (job_id, at, state, trigger_id, attempt, reason) VALUES (?, ?, ?, ?, ?, ?)`
 	qJobEvents   = `SELECT job_id, at, state, trigger_id, attempt, reason FROM job_events
 		WHERE job_id = ? ORDER BY id LIMIT ?`
+	// qListJobs pages jobs newest first through ix_task_created
+	// (scenario, created_at, task_id); the first page passes created_at
+	// math.MaxInt64 (not prepared).
+	qListJobs = `SELECT ` + taskCols + ` FROM time_task INDEXED BY ix_task_created
+		WHERE scenario = ? AND (created_at < ? OR (created_at = ? AND task_id < ?))
+		ORDER BY created_at DESC, task_id DESC LIMIT ?`
 	// qRestoreJobKey gives a restored job its key back, unless another job
 	// holds it (dump.go; not prepared).
 	qRestoreJobKey = `INSERT INTO job_keys (key, task_id) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`
@@ -318,3 +325,32 @@ func (s *Store) insertJobIn(ctx context.Context, tx *sql.Tx, t *task.Task, now i
 }
 
 var _ store.JobBatcher = (*Store)(nil)
+
+// ListJobs returns up to p.Limit jobs, newest first by (created_at,
+// task_id), after p.After in that order.
+func (s *Store) ListJobs(ctx context.Context, p store.ListJobsParams) ([]*task.Task, error) {
+	if err := store.CheckListJobs(p); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	at, id := int64(math.MaxInt64), ""
+	if p.After != (store.JobCursor{}) {
+		at, id = store.UnixMS(p.After.CreatedAt), p.After.TaskID
+	}
+	rs, err := s.r.QueryContext(ctx, qListJobs, task.JobScenario, at, at, id, p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	defer rs.Close()
+	var out []*task.Task
+	for rs.Next() {
+		t, err := scanTask(rs)
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	return out, nil
+}

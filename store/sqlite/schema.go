@@ -22,6 +22,8 @@ package sqlite
 //     for PurgeDeleted.
 //   - ix_task_row (scenario, row_id) finds a row's task for DeleteRow and
 //     ApplySync; neither column ever changes after insert.
+//   - ix_task_created (scenario, created_at, task_id) pages the jobs API's
+//     list of jobs (ListJobs); none of its columns changes after insert.
 //   - next_fire and the doc are not indexed: SetTaskStatus rewrites them on
 //     every fire and no patrol filters on them.
 //
@@ -163,6 +165,7 @@ CREATE INDEX IF NOT EXISTS ix_task_due ON time_task (is_enable, is_claimed, is_d
 CREATE INDEX IF NOT EXISTS ix_task_row ON time_task (scenario, row_id);
 CREATE INDEX IF NOT EXISTS ix_task_owner ON time_task (claimed_by) WHERE is_claimed = 1;
 CREATE INDEX IF NOT EXISTS ix_task_deleted ON time_task (is_claimed) WHERE deleted = 1;
+CREATE INDEX IF NOT EXISTS ix_task_created ON time_task (scenario, created_at, task_id);
 
 CREATE TABLE IF NOT EXISTS runs (
 	id           INTEGER PRIMARY KEY,

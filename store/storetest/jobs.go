@@ -3,6 +3,8 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +31,7 @@ func RunJobs(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Opti
 			{name: "Replace", fn: testReplaceJob},
 			{name: "ReplaceConflicts", fn: testReplaceJobConflicts},
 			{name: "WithoutRow", fn: testJobWithoutRow},
+			{name: "ListNewestFirst", fn: testListJobs},
 		}},
 		{"JobEvents", []testCase{
 			{name: "OrderAndLimit", fn: testJobEvents},
@@ -556,6 +559,54 @@ func testReplaceSameKey(b *bundle) {
 	for i := range raceJobs {
 		if i != w {
 			b.wantNoTask("loser", fmt.Sprintf("r%d", i))
+		}
+	}
+}
+
+// testListJobs: ListJobs pages every job once, newest first by
+// (created_at, task_id), and no row's task; a bad limit is ErrInvalid.
+func testListJobs(b *bundle) {
+	jobs := b.jobs()
+	b.addTask(newTask("row-task", "r1"))
+	var want []*task.Task
+	for _, id := range []string{"j3", "j1", "j5", "j2", "j4"} {
+		b.createJob(newJob(id, ""))
+		got, err := b.s.GetTask(b.ctx, id)
+		b.noErr("GetTask "+id, err)
+		want = append(want, got)
+	}
+	slices.SortFunc(want, func(x, y *task.Task) int {
+		if c := y.CreatedAt.Compare(x.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(y.TaskID, x.TaskID)
+	})
+	var got []string
+	var after store.JobCursor
+	for page := 0; page < 10; page++ {
+		ts, err := jobs.ListJobs(b.ctx, store.ListJobsParams{After: after, Limit: 2})
+		b.noErr("ListJobs", err)
+		for _, t := range ts {
+			if t.Job == nil || t.Scenario != task.JobScenario {
+				b.t.Errorf("ListJobs returned %s of scenario %q, not a job", t.TaskID, t.Scenario)
+			}
+			got = append(got, t.TaskID)
+			after = store.JobCursor{CreatedAt: t.CreatedAt, TaskID: t.TaskID}
+		}
+		if len(ts) < 2 {
+			break
+		}
+	}
+	var wantIDs []string
+	for _, t := range want {
+		wantIDs = append(wantIDs, t.TaskID)
+	}
+	if !slices.Equal(got, wantIDs) {
+		b.t.Errorf("ListJobs pages = %v, want %v", got, wantIDs)
+	}
+	for _, limit := range []int{0, store.MaxListJobs + 1} {
+		if _, err := jobs.ListJobs(b.ctx, store.ListJobsParams{Limit: limit}); !errors.Is(err, task.ErrInvalid) {
+			b.t.Errorf("ListJobs limit %d: err = %v, want ErrInvalid", limit, err)
 		}
 	}
 }
