@@ -140,10 +140,17 @@ func timeText(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
+// csvGuarded are the first characters that make a spreadsheet read a cell
+// as a formula.
+const csvGuarded = "=+-@\t\r"
+
 // csvSafe defuses spreadsheet formulas: a cell starting with = + - @ or a
-// tab/CR gets a leading apostrophe (OWASP's CSV injection advice).
+// tab/CR gets a leading apostrophe (OWASP's CSV injection advice). A cell
+// starting with an apostrophe gets one more, so that the import, which
+// drops one apostrophe before either (csvUnguard), reads back every cell
+// exactly as it was.
 func csvSafe(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+	if s != "" && strings.IndexByte(csvGuarded+"'", s[0]) >= 0 {
 		return "'" + s
 	}
 	return s

@@ -58,7 +58,9 @@ type importRow struct {
 // an id already exists, nothing is written and the answer lists the lines'
 // errors (400, or 409 for existing ids). Otherwise every row is inserted
 // and the answer is 201 with the count. Empty cells are left out of the row,
-// so the scenario's defaults apply.
+// so the scenario's defaults apply. A file the table export wrote imports
+// as it is: its status columns are read over and its formula guard (a
+// leading apostrophe, see csvSafe) is taken off.
 func (a *API) importCSV(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
@@ -154,6 +156,8 @@ func (a *API) parseImport(sc *mapping.Scenario, data []byte) ([]importRow, []lin
 		switch {
 		case name == "":
 			lines = append(lines, lineError{Line: 1, Error: "a column has no field name"})
+		case exportStatusColumn(name) && !seen[name]:
+			// A table export's status column: recomputed, read over.
 		case name == versionKey:
 			lines = append(lines, lineError{Line: 1, Field: name, Error: "is not a row field"})
 		case seen[name]:
@@ -170,6 +174,9 @@ func (a *API) parseImport(sc *mapping.Scenario, data []byte) ([]importRow, []lin
 	}
 	for i := range header {
 		header[i] = strings.TrimSpace(header[i])
+		if exportStatusColumn(header[i]) {
+			header[i] = "" // checkImportLine skips it
+		}
 	}
 	var (
 		rows   []importRow
@@ -227,7 +234,7 @@ func (a *API) parseImport(sc *mapping.Scenario, data []byte) ([]importRow, []lin
 func checkImportLine(sc *mapping.Scenario, header, rec []string, line int, now time.Time) (importRow, *lineError) {
 	fields := make(map[string]any, len(header))
 	for i, v := range rec {
-		if v != "" {
+		if v = csvUnguard(v); v != "" && header[i] != "" {
 			fields[header[i]] = v
 		}
 	}
@@ -264,6 +271,28 @@ func toLineError(line int, err error) lineError {
 		return lineError{Line: line, Field: ve.Field, Error: ve.Error()}
 	}
 	return lineError{Line: line, Error: err.Error()}
+}
+
+// exportStatusColumn reports whether name is a status column the table
+// export writes (is_active, next_fire, last_fire, last_status, error): the
+// service computes those, so an import reads over them, and a file
+// exported from a table imports as it is.
+func exportStatusColumn(name string) bool {
+	switch name {
+	case "is_active", "next_fire", "last_fire", "last_status", "error":
+		return true
+	}
+	return false
+}
+
+// csvUnguard undoes csvSafe: one leading apostrophe is dropped when what
+// follows it would have been guarded (= + - @ tab CR) or is an apostrophe
+// itself. A cell written by hand as 'text keeps its apostrophe.
+func csvUnguard(s string) string {
+	if len(s) > 1 && s[0] == '\'' && strings.IndexByte(csvGuarded+"'", s[1]) >= 0 {
+		return s[1:]
+	}
+	return s
 }
 
 // csvLineError describes a CSV syntax error of a data line: the line its

@@ -112,7 +112,7 @@ func TestImportCSV(t *testing.T) {
 		for _, tc := range []struct{ csv, part string }{
 			{"memo_id,,when\nm,x,every 1h\n", "no field name"},
 			{"memo_id,when,when\nm,every 1h,every 2h\n", "twice"},
-			{"memo_id,is_active,when\nm,1,every 1h\n", "reserved"},
+			{"memo_id,is_fetched,when\nm,1,every 1h\n", "reserved"},
 			{"memo id,when\nm,every 1h\n", "letters, digits"},
 			{"", "empty"},
 			{"memo_id,when\n", "no rows"},
