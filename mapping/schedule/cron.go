@@ -37,8 +37,18 @@ func (f *cronField) expected() []string {
 	return []string{e}
 }
 
-// parseCron parses "cron SEC MIN HOUR DOM MONTH DOW".
+// parseCron parses "cron SEC MIN HOUR DOM MONTH DOW", or the standard
+// five fields "cron MIN HOUR DOM MONTH DOW" (minute resolution), read as
+// second 0 and written in the six-field canonical form.
 func parseCron(c *cursor) (*Schedule, string, error) {
+	switch n := len(c.words) - c.i; {
+	case n == 5:
+		sec := word{text: "0", low: "0", pos: c.words[c.i].pos}
+		c.words = append(append(c.words[:c.i:c.i], sec), c.words[c.i:]...)
+	case n < 5:
+		return nil, "", &ParseError{Pos: len(c.words) + 1,
+			Msg: fmt.Sprintf("cron needs 5 fields (min hour dom month dow) or 6 (sec min hour dom month dow), got %d", n)}
+	}
 	fields := cronFields()
 	var masks [6]uint64
 	var star [6]bool

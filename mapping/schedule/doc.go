@@ -33,6 +33,14 @@
 //	    day matching either fires; otherwise a day must match both. So
 //	    "cron 0 0 9 1 * mon" fires on the 1st and on every Monday, while
 //	    "cron 0 0 9 */2 * mon" fires on Mondays with an odd day of month.
+//	cron 0 9 * * 1-5
+//	    The standard five fields (min hour dom month dow): second 0, stored
+//	    as the six-field "cron 0 0 9 * * 1-5".
+//	@hourly | @daily | @midnight | @weekly | @monthly | @yearly | @annually
+//	    The cron macros, stored as "cron 0 0 * * * *", "daily 00:00",
+//	    "weekly sun 00:00", "monthly 1 00:00" and "cron 0 0 0 1 1 *".
+//	@every 5m
+//	    Stored as "every 5m".
 //	... tz Asia/Shanghai
 //	    The zone the wall-clock times are read in: an IANA name, exactly
 //	    as spelled there (case matters, except for UTC). Without it, the

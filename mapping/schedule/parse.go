@@ -28,6 +28,25 @@ func keywordList() []string {
 	return []string{"every", "daily", "weekdays", "weekends", "weekly", "monthly", "at", "in", "cron"}
 }
 
+// macroText maps the usual cron macros onto their canonical schedules:
+// they fire at the start of the hour, day, week (Sunday), month or year,
+// as in cron; "@every D" is parsed as "every D".
+func macroText(name string) (string, bool) {
+	switch name {
+	case "@hourly":
+		return "cron 0 0 * * * *", true
+	case "@daily", "@midnight":
+		return "daily 00:00", true
+	case "@weekly":
+		return "weekly sun 00:00", true
+	case "@monthly":
+		return "monthly 1 00:00", true
+	case "@yearly", "@annually":
+		return "cron 0 0 0 1 1 *", true
+	}
+	return "", false
+}
+
 func endExpected() []string { return []string{"tz ZONE", "end of text"} }
 
 func timeExpected() []string { return []string{"HH:MM", "HH:MM:SS"} }
@@ -178,8 +197,15 @@ func parseBody(words []word) (*Schedule, string, error) {
 		s, canon, err = parseAt(c)
 	case "cron":
 		s, canon, err = parseCron(c)
+	case "@every":
+		s, canon, err = parseInterval(c, "every")
 	default:
-		return nil, "", perr(kw, "unknown word", keywordList()...)
+		text, ok := macroText(kw.low)
+		if !ok {
+			return nil, "", perr(kw, "unknown word", keywordList()...)
+		}
+		// The macro's own text is canonical and always parses.
+		s, canon, err = parseBody(splitWords(text))
 	}
 	if err == nil {
 		err = c.end()
