@@ -12,6 +12,7 @@ import (
 	"net/mail"
 	"net/textproto"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/emersion/go-sasl"
@@ -160,9 +161,28 @@ func (e *Email) message(d task.Delivery) *gomail.Message {
 	m.SetHeader("Subject", d.Subject)
 	if d.TriggerID != "" {
 		m.SetHeader(HeaderTriggerID, d.TriggerID)
+		if id := messageID(d.TriggerID, e.from.Address); id != "" {
+			m.SetHeader("Message-ID", id)
+		}
 	}
 	m.SetBody("text/plain", d.Body)
 	return m
+}
+
+// messageID returns the Message-ID of a run's email, <trigger_id@domain>
+// with the sender's domain: the same for every attempt of the run, on any
+// node, so a resend is recognised as the same message. It is "" (no
+// header; the receiving server adds one) when the trigger id is not a
+// plain RFC 5322 dot-atom.
+func messageID(triggerID, from string) string {
+	domain := from[strings.LastIndexByte(from, '@')+1:]
+	for _, c := range []byte(triggerID) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-/=?^_`{|}~.", c) >= 0
+		if !ok {
+			return ""
+		}
+	}
+	return "<" + triggerID + "@" + domain + ">"
 }
 
 // send runs one SMTP session and returns the server's reply to the message.
