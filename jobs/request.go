@@ -289,12 +289,37 @@ func readWhen(r Request, t *task.Task, now time.Time) error {
 	return nil
 }
 
-// seconds reads a number of seconds within [lo, hi].
+// seconds reads a number of seconds within [lo, hi]. The error writes the
+// numbers out in full, with the upper bound in days, hours or minutes when
+// it is a whole number of them: "must be 0 to 31622400 seconds (366 days);
+// got -1".
 func seconds(field string, v, lo, hi float64) (time.Duration, error) {
 	if math.IsNaN(v) || v < lo || v > hi {
-		return 0, task.Invalid(field, "must be %g to %g seconds", lo, hi)
+		return 0, task.Invalid(field, "must be %s to %s seconds%s; got %s",
+			plainNumber(lo), plainNumber(hi), inUnits(hi), plainNumber(v))
 	}
 	return time.Duration(v * float64(time.Second)), nil
+}
+
+// plainNumber writes v without an exponent: 31622400, 0.001.
+func plainNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// inUnits says secs in the largest whole unit, " (366 days)", or "" when
+// it is less than a minute or not a whole number of minutes.
+func inUnits(secs float64) string {
+	for _, u := range []struct {
+		secs       float64
+		one, other string
+	}{{86400, "day", "days"}, {3600, "hour", "hours"}, {60, "minute", "minutes"}} {
+		if n := secs / u.secs; n >= 1 && n == math.Trunc(n) {
+			name := u.other
+			if n == 1 {
+				name = u.one
+			}
+			return fmt.Sprintf(" (%s %s)", plainNumber(n), name)
+		}
+	}
+	return ""
 }
 
 // readParams reads params: a text, or an object of strings and scalars

@@ -268,7 +268,7 @@ func appendLineError(lines []lineError, e lineError) []lineError {
 func toLineError(line int, err error) lineError {
 	var ve *task.ValidationError
 	if errors.As(err, &ve) {
-		return lineError{Line: line, Field: ve.Field, Error: ve.Error()}
+		return lineError{Line: line, Field: ve.Field, Error: ve.Msg} // the field is named apart
 	}
 	return lineError{Line: line, Error: err.Error()}
 }

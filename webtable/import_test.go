@@ -93,6 +93,13 @@ func TestImportCSV(t *testing.T) {
 			got.Lines[1].Line != 7 || got.Lines[1].Field != "timeout" {
 			t.Errorf("answer = %+v, want lines 3 (when) and 7 (timeout)", got)
 		}
+		// The page shows "line 3 (when): <error>": the error does not
+		// repeat the field.
+		for _, l := range got.Lines {
+			if strings.HasPrefix(l.Error, l.Field+":") {
+				t.Errorf("line %d: error %q repeats its field %q", l.Line, l.Error, l.Field)
+			}
+		}
 		if !strings.Contains(got.Error, "nothing was imported") {
 			t.Errorf("error = %q", got.Error)
 		}

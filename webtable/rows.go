@@ -154,8 +154,8 @@ func (a *API) patchRow(c *gin.Context) {
 		return
 	}
 	if want > 0 && want != cur.Version {
-		a.writeError(c, httpErr(http.StatusConflict, "", "row %q is at version %d, not %d: "+
-			"it was changed after you read it; reload it and edit again", id, cur.Version, want))
+		a.writeError(c, httpErr(http.StatusConflict, "", "row %q was changed by someone else after you opened it "+
+			"(you edited version %d; it is now version %d); reload it and edit again", id, want, cur.Version))
 		return
 	}
 	fields, err := merge(sc, cur, patch)

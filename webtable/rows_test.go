@@ -83,7 +83,8 @@ func TestRowLifecycle(t *testing.T) {
 
 	t.Run("PatchStaleVersion", func(t *testing.T) {
 		rec := b.do(t, http.MethodPatch, rowPath, `{"title":"lost"}`, "If-Match", "1")
-		wantError(t, rec, http.StatusConflict, "", "is at version 2, not 1")
+		wantError(t, rec, http.StatusConflict, "",
+			"was changed by someone else after you opened it (you edited version 1; it is now version 2); reload it and edit again")
 		rec = b.do(t, http.MethodPatch, rowPath, `{"title":"lost","_version":1}`)
 		wantError(t, rec, http.StatusConflict, "", "reload it")
 		rec = b.do(t, http.MethodPatch, rowPath, `{"title":"kept","_version":2}`)
