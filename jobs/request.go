@@ -254,15 +254,7 @@ func readWhen(r Request, t *task.Task, now time.Time) error {
 		}
 		t.CronPara, t.TZ = s.String(), s.Location().String()
 		t.ExecuteType = task.Periodic
-		// Whole seconds. Slots lie strictly after the anchor: a calendar
-		// schedule's anchor is now's own second, so the first whole second
-		// after now still fires; an interval counts from the next whole
-		// second, so its first fire is never less than one interval away.
-		a := t.Anchor.Truncate(time.Second)
-		if s.CountsFromAnchor() && a.Before(t.Anchor) {
-			a = a.Add(time.Second)
-		}
-		t.Anchor = a
+		t.Anchor = t.Anchor.Truncate(time.Second).Add(time.Second) // whole seconds, never early
 	case r.At != "":
 		at, err := time.Parse(time.RFC3339Nano, r.At)
 		if err != nil {

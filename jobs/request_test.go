@@ -119,25 +119,6 @@ func TestBuildErrors(t *testing.T) {
 	}
 }
 
-// TestCronJobFiresFirstSecondAfterIntake: a cron job taken in at a
-// sub-second instant fires the first slot strictly after it, planned by
-// the real slot calculator.
-func TestCronJobFiresFirstSecondAfterIntake(t *testing.T) {
-	t.Parallel()
-	b, err := build(t, `{"method":"GET","name":"http://h/x","cron":"cron * * * * * *"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sched, err := schedule.Parse(b.Task.CronPara, b.Task.TZ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := fire.MakePlan(fire.NewSlots(b.Task, sched), b.Task.Misfire, time.Time{}, now)
-	if want := now.Truncate(time.Second).Add(time.Second); !plan.Next.Equal(want) {
-		t.Errorf("first slot = %s, want %s (the first whole second after %s)", plan.Next, want, now)
-	}
-}
-
 // TestEveryJobFirstFireOneIntervalAfterIntake: an interval cron job taken
 // in at a sub-second instant first fires no less than one interval later.
 func TestEveryJobFirstFireOneIntervalAfterIntake(t *testing.T) {

