@@ -76,7 +76,7 @@ func TestTargets(t *testing.T) {
 		}
 		for _, c := range calls {
 			if c.d.Target == nil || c.d.Channel != task.ChannelHTTP || c.d.TriggerID != runs[c.d.Target.ID].TriggerID ||
-				c.d.IdempotencyKey() != "two:"+itoa(slot(1).UnixMilli()) {
+				c.d.LedgerKey() != "two:"+itoa(slot(1).UnixMilli())+":"+c.d.Target.ID {
 				t.Errorf("delivery = %+v, want the run of its target", c.d)
 			}
 		}

@@ -439,6 +439,9 @@ func (m *mapper) alert() error {
 		if a.To, err = lineValue(v); err != nil {
 			return m.invalid(FieldAlertTo, err)
 		}
+		if a.To != "" && task.CheckEmail(a.To) != nil && task.CheckPhone(a.To) != nil {
+			return m.invalid(FieldAlertTo, fmt.Errorf("%q is neither an email address nor an E.164 phone number", a.To))
+		}
 	}
 	if v := m.get(FieldAlertAfter); v != nil {
 		if a.After, err = readAlertAfter(v); err != nil {

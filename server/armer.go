@@ -94,6 +94,20 @@ func newArmer(ctx context.Context, logger *slog.Logger, sched gocron.Scheduler, 
 // by hand (stopped) or not at all (closed), and shows no next fire.
 func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 	sched, err := mapping.Schedule(t)
+	if errors.Is(err, task.ErrInvalid) {
+		// It can never be armed (a row's mapping refuses such schedules;
+		// this one came from elsewhere): held here without a schedule and
+		// flagged once, rather than refused, released and claimed again
+		// on every pass. An edit re-arms it.
+		a.logger.ErrorContext(ctx, "task cannot be scheduled; held without a schedule until edited",
+			"task_id", t.TaskID, "error", err)
+		a.mu.Lock()
+		a.gen++
+		a.removeJobLocked(t.TaskID)
+		a.jobs[t.TaskID] = &armedTask{id: t.TaskID, task: t, gen: a.gen}
+		a.mu.Unlock()
+		return a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, LastStatus: "unschedulable", SetNextFire: true})
+	}
 	if err != nil {
 		return fmt.Errorf("parse schedule of %s: %w", t.TaskID, err)
 	}

@@ -237,3 +237,38 @@ func TestOneJobPerInstant(t *testing.T) {
 		t.Errorf("slots %v and %v, want 2s apart", runs[1].Slot, runs[0].Slot)
 	}
 }
+
+// TestUnschedulableHeldOnce: a task whose schedule can never be armed is
+// held without a schedule and flagged on the task, not refused (which
+// made every patrol pass claim, fail and release it again).
+func TestUnschedulableHeldOnce(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	logger := slog.New(slog.DiscardHandler)
+	firer := fire.New(logger, fire.Config{Node: "n"}, st, executors.NewRegistry(), nil)
+	defer firer.Shutdown(context.Background())
+	sched, err := gocron.NewScheduler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sched.Shutdown()
+	a := newArmer(t.Context(), logger, sched, firer, st)
+	job := &task.Task{TaskID: "nodue", Scenario: task.JobScenario, TaskType: task.ChannelHTTP, ExecuteType: task.Once,
+		TTL: time.Second, Misfire: task.MisfireOnce, State: task.StateRunning, IsEnable: 1,
+		Job: &task.Job{Method: task.JobPOST, Name: "http://127.0.0.1:9/"}}
+	if err := st.CreateJob(t.Context(), job); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Arm(t.Context(), job); err != nil {
+		t.Fatalf("Arm of an unschedulable task = %v, want it held", err)
+	}
+	if !slices.Contains(a.Armed(), "nodue") || len(sched.Jobs()) != 0 {
+		t.Errorf("armed %v, gocron jobs %d; want it held without a job", a.Armed(), len(sched.Jobs()))
+	}
+	if got, err := st.GetTask(t.Context(), "nodue"); err != nil || got.LastStatus != "unschedulable" {
+		t.Errorf("task = %+v, %v; want last_status unschedulable", got, err)
+	}
+}

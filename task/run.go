@@ -165,15 +165,6 @@ func (d *Delivery) LedgerKey() string {
 	return fmt.Sprintf("%s:%d:%s", d.TaskID, d.Slot.UnixMilli(), target)
 }
 
-// IdempotencyKey returns the (task, slot) part of LedgerKey,
-// `<task_id>:<slot unix ms>`, which all targets of one slot share.
-//
-// Deprecated: deliveries carry LedgerKey; this stays only while a test of
-// the fire path still reads it.
-func (d *Delivery) IdempotencyKey() string {
-	return fmt.Sprintf("%s:%d", d.TaskID, d.Slot.UnixMilli())
-}
-
 // Vars returns the template variables of d: its params, then the trigger's
 // own variables (which win over params of the same name).
 func (d *Delivery) Vars() map[string]string {
