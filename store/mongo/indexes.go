@@ -68,7 +68,11 @@ import (
 //
 // A state filter alone walks ix_runs_fired and skips the other states (a
 // fifth sort index on a collection every fire writes was not worth it).
-// targets needs no index but its _id (the target id).
+// targets needs no index but its _id (the target id); nor does flows.
+//
+// flow_executions ix_executions_flow (flow_id, started_at, _id):
+// ListExecutions; ix_executions_state (state, started_at, _id):
+// RunningExecutions (resumption).
 type indexSpec struct {
 	coll   *mongo.Collection
 	name   string
@@ -109,6 +113,9 @@ func (s *Store) indexSpecs() []indexSpec {
 		{s.outbox, "ux_outbox_tkey", k("tkey"), true},
 
 		{s.jobEvents, "ix_job_events", k("job_id", "at", "_id"), false},
+
+		{s.executions(), "ix_executions_flow", k("flow_id", "started_at", "_id"), false},
+		{s.executions(), "ix_executions_state", k("state", "started_at", "_id"), false},
 	}
 }
 

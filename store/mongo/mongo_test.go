@@ -180,3 +180,10 @@ func TestLedgerRaceHoldsOnAnyServer(t *testing.T) {
 		t.Errorf("InsertRun won %d times and the ledger holds %d runs, want %d each", total, len(runs), slots)
 	}
 }
+
+func TestFlowsConformance(t *testing.T) {
+	uri := testURI(t)
+	storetest.RunFlows(t, func(t *testing.T) store.Store {
+		return keepOpen{openTemp(t, uri)}
+	}, suiteOptions(t, uri)...)
+}

@@ -99,8 +99,9 @@ const scheduledTriggers = `('schedule','misfire')`
 // schemaVersion is the version of schemaSQL, kept in PRAGMA user_version.
 // Version 1 had no targets table and no runs.params, runs.deadline and
 // runs.feedback (nor their indexes); version 2 had no job_keys and
-// job_events tables; version 3 had no runs.fence and no nodes table.
-const schemaVersion = 4
+// job_events tables; version 3 had no runs.fence and no nodes table;
+// version 4 had no flows and flow_executions tables.
+const schemaVersion = 5
 
 // migrateFrom returns the statements that bring a database at version v to
 // v+1 with what CREATE … IF NOT EXISTS cannot do (new columns of existing
@@ -253,4 +254,23 @@ CREATE TABLE IF NOT EXISTS job_events (
 	reason     TEXT    NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS ix_job_events ON job_events (job_id, id);
+
+CREATE TABLE IF NOT EXISTS flows (
+	id         TEXT    NOT NULL PRIMARY KEY,
+	doc        TEXT    NOT NULL,
+	version    INTEGER NOT NULL DEFAULT 1,
+	created_at INTEGER NOT NULL DEFAULT 0,
+	updated_at INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS flow_executions (
+	id         TEXT    NOT NULL PRIMARY KEY,
+	flow_id    TEXT    NOT NULL,
+	state      TEXT    NOT NULL,
+	started_at INTEGER NOT NULL DEFAULT 0,
+	doc        TEXT    NOT NULL,
+	version    INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX IF NOT EXISTS ix_flow_executions ON flow_executions (flow_id, started_at);
+CREATE INDEX IF NOT EXISTS ix_flow_executions_running ON flow_executions (started_at) WHERE state = 'running';
 `

@@ -209,3 +209,7 @@ func TestTwoStoresOnOneFile(t *testing.T) {
 		t.Errorf("InsertRun won %d times, want %d", wins, tasks)
 	}
 }
+
+func TestFlowsConformance(t *testing.T) {
+	storetest.RunFlows(t, func(t *testing.T) store.Store { return openTemp(t) })
+}

@@ -1,0 +1,51 @@
+package store
+
+import (
+	"context"
+
+	"cronsheet/task"
+)
+
+// Flows is what task flows need from storage: the flows, their executions
+// and the hidden task each step fires through. Drivers implement it beside
+// Store; store/storetest.RunFlows is its conformance suite.
+type Flows interface {
+	// CreateFlow stores a new flow with version 1 and CreatedAt = UpdatedAt
+	// = now (set on f). A taken id is task.ErrConflict. The caller
+	// validates f.
+	CreateFlow(ctx context.Context, f *task.Flow) error
+	// GetFlow returns a flow or task.ErrNotFound.
+	GetFlow(ctx context.Context, id string) (*task.Flow, error)
+	// UpdateFlow replaces a flow's fields (all but ID, Version and
+	// CreatedAt) and bumps its version. When ifVersion > 0 and differs from
+	// the stored version it is task.ErrConflict; a missing flow is
+	// task.ErrNotFound. It returns the flow as stored.
+	UpdateFlow(ctx context.Context, f *task.Flow, ifVersion int64) (*task.Flow, error)
+	// DeleteFlow removes a flow (its executions stay); a missing one is
+	// task.ErrNotFound.
+	DeleteFlow(ctx context.Context, id string) error
+	// ListFlows pages flows in id order after afterID.
+	ListFlows(ctx context.Context, afterID string, limit int) ([]*task.Flow, error)
+
+	// CreateExecution stores a new execution with version 1 (set on e). A
+	// taken id is task.ErrConflict.
+	CreateExecution(ctx context.Context, e *task.Execution) error
+	// GetExecution returns an execution or task.ErrNotFound.
+	GetExecution(ctx context.Context, id string) (*task.Execution, error)
+	// UpdateExecution replaces an execution only while its stored version
+	// is still e.Version (a compare-and-set: several nodes may advance the
+	// same execution), then sets e.Version to the new version. A moved
+	// version is task.ErrConflict, a missing execution task.ErrNotFound.
+	UpdateExecution(ctx context.Context, e *task.Execution) error
+	// ListExecutions returns a flow's executions, newest first, at most
+	// limit.
+	ListExecutions(ctx context.Context, flowID string, limit int) ([]*task.Execution, error)
+	// RunningExecutions returns executions in state running, oldest first,
+	// at most limit (resumption after a crash).
+	RunningExecutions(ctx context.Context, limit int) ([]*task.Execution, error)
+
+	// EnsureTask stores t as a new task without a row (like a job, but
+	// t.Job may be nil) unless a task with its id exists, which is left
+	// as it is. A flow step fires through such a task.
+	EnsureTask(ctx context.Context, t *task.Task) error
+}
