@@ -23,6 +23,7 @@ import (
 	"cronsheet/executors"
 	"cronsheet/fire"
 	"cronsheet/flow"
+	"cronsheet/flows"
 	"cronsheet/intake"
 	"cronsheet/jobs"
 	"cronsheet/mapping"
@@ -52,6 +53,7 @@ type Server struct {
 	// lastErrors keeps the newest run errors for /api/v1/status.
 	lastErrors errorRing
 	flow       *flow.Controller
+	flows      *flows.Engine // nil when the store keeps no flows
 	metrics    *metrics.Metrics
 	socket     *intake.WebSocket
 	kafkaIn    *intake.Kafka // nil unless jobs.kafka.brokers is set
@@ -251,6 +253,12 @@ func (s *Server) build() error {
 		JobsSocket:  s.socket,
 	}).Register(engine)
 	table.Register(engine)
+	if fs, ok := s.store.(flows.Store); ok {
+		s.flows = flows.New(s.logger, flows.Config{}, fs, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
+			return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: id, At: at, Type: task.TriggerFlow, Params: p})
+		})
+		webtable.NewFlows(s.logger, fs, s.flows).Register(engine)
+	}
 	engine.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	engine.GET("/api/v1/status", s.serveStatus)
 	webtable.NewPages(static.FS).Register(engine)
@@ -421,6 +429,9 @@ func (s *Server) Run(ctx context.Context) error {
 		defer close(patrolsDone)
 		var wg sync.WaitGroup
 		wg.Go(func() { s.sweepJobs(runCtx) })
+		if s.flows != nil {
+			wg.Go(func() { s.flows.Run(runCtx) })
+		}
 		if s.kafkaIn != nil {
 			wg.Go(func() {
 				if err := s.kafkaIn.Run(runCtx); err != nil {
@@ -466,6 +477,9 @@ func (s *Server) Run(ctx context.Context) error {
 // transitions, the metrics and the status page's last errors.
 func (s *Server) onRun(t *task.Task, r task.Run) {
 	s.jobs.OnRun(t, r)
+	if s.flows != nil {
+		s.flows.OnRun(t, r)
+	}
 	kind := string(t.TaskType)
 	if t.Job != nil {
 		kind = string(t.Job.Method.Kind())

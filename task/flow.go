@@ -15,6 +15,9 @@ const (
 	OutcomeSuccess Outcome = "success"
 	OutcomeFailure Outcome = "failure"
 	OutcomeTimeout Outcome = "timeout"
+	// OutcomeInterrupted marks a step run that was open when its
+	// execution was stopped or cut; no edge takes it.
+	OutcomeInterrupted Outcome = "interrupted"
 )
 
 // Outcomes lists every outcome, in the order edges are shown.
@@ -367,4 +370,17 @@ func RenderStepParams(step map[string]string, trigger map[string]string, prevSta
 		out[k] = Truncate(r.Replace(v), MaxParamValue)
 	}
 	return out
+}
+
+// NextSlot returns the instant for a new step run of x: now to the
+// millisecond, after every slot x planned before (two step runs of one
+// execution never share an instant).
+func (x *Execution) NextSlot(now time.Time) time.Time {
+	slot := now.Truncate(time.Millisecond)
+	for _, sr := range x.StepRuns {
+		if !slot.After(sr.Slot) {
+			slot = sr.Slot.Add(time.Millisecond)
+		}
+	}
+	return slot
 }

@@ -1,0 +1,211 @@
+package flows
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// Scenario is the scenario of the hidden step tasks.
+const Scenario = "flows"
+
+// Params every step run's fire carries, naming its execution and step run
+// (targets see them too; the engine maps run changes back with them).
+const (
+	ParamExecution = "flow_execution_id"
+	ParamStepRun   = "flow_step_run"
+)
+
+// Store is what the engine needs from storage: flows and executions, and
+// the ledger's reads and the finishing of a run (to cancel the accepted
+// runs of a stopped execution).
+type Store interface {
+	store.Flows
+	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
+	GetRun(ctx context.Context, triggerID string) (*task.Run, error)
+	FinishRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) error
+}
+
+// TriggerFunc fires a task once at instant at with one-off params (the
+// firer's Trigger with type flow). An instant already fired is
+// task.ErrConflict.
+type TriggerFunc func(ctx context.Context, taskID string, at time.Time, params map[string]string) ([]*task.Run, error)
+
+// Config tunes an Engine. Zero values take the defaults.
+type Config struct {
+	// Interval is how often running executions are resumed from the store
+	// (default 2s): step runs whose outcome came while no one listened,
+	// step timeouts, steps planned but not fired (a crash in between).
+	Interval time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Engine starts, advances, resumes and stops flow executions.
+type Engine struct {
+	logger  *slog.Logger
+	st      Store
+	trigger TriggerFunc
+	cfg     Config
+	wake    chan string
+}
+
+// New returns an engine; Run drives it.
+func New(logger *slog.Logger, cfg Config, st Store, trigger TriggerFunc) *Engine {
+	cfg.Interval = cmp.Or(cfg.Interval, 2*time.Second)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Engine{logger: logger.With("component", "flows"), st: st, trigger: trigger, cfg: cfg,
+		wake: make(chan string, 1024)}
+}
+
+// Run advances executions woken by OnRun and resumes every running
+// execution each Interval (and once at start) until ctx ends.
+func (e *Engine) Run(ctx context.Context) {
+	ticker := time.NewTicker(e.cfg.Interval)
+	defer ticker.Stop()
+	e.ResumeAll(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case id := <-e.wake:
+			e.advanceLogged(ctx, id)
+		case <-ticker.C:
+			e.ResumeAll(ctx)
+		}
+	}
+}
+
+// OnRun hears a stored run change from the firer; a change of a step
+// task's run wakes its execution. It never blocks: a full queue leaves the
+// execution to the periodic resumption.
+func (e *Engine) OnRun(t *task.Task, r task.Run) {
+	if t == nil || t.Scenario != Scenario || !(r.State.Final() || r.State == task.RunAccepted) {
+		return
+	}
+	if id := r.Params[ParamExecution]; id != "" {
+		select {
+		case e.wake <- id:
+		default:
+		}
+	}
+}
+
+// ResumeAll advances every running execution and returns how many it read.
+func (e *Engine) ResumeAll(ctx context.Context) int {
+	execs, err := e.st.RunningExecutions(ctx, resumeBatch)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.logger.ErrorContext(ctx, "list running executions", "error", err)
+		}
+		return 0
+	}
+	for _, x := range execs {
+		e.advanceLogged(ctx, x.ID)
+	}
+	return len(execs)
+}
+
+// resumeBatch bounds the executions one resumption pass reads.
+const resumeBatch = 500
+
+func (e *Engine) advanceLogged(ctx context.Context, id string) {
+	if _, err := e.Advance(ctx, id); err != nil && ctx.Err() == nil {
+		e.logger.ErrorContext(ctx, "advance execution", "execution_id", id, "error", err)
+	}
+}
+
+// Start triggers flow flowID with params: a new execution whose start step
+// is planned, then fired. A flow without a start step is task.ErrConflict;
+// a missing flow task.ErrNotFound.
+func (e *Engine) Start(ctx context.Context, flowID string, params map[string]string) (*task.Execution, error) {
+	if err := task.ValidParams("params", params); err != nil {
+		return nil, err
+	}
+	f, err := e.st.GetFlow(ctx, flowID)
+	if err != nil {
+		return nil, fmt.Errorf("start flow %s: %w", flowID, err)
+	}
+	if f.Start == "" {
+		return nil, fmt.Errorf("flow %s has no start step and cannot be triggered: %w", flowID, task.ErrConflict)
+	}
+	now := e.cfg.Now().Truncate(time.Millisecond)
+	x := &task.Execution{ID: newID(), FlowID: f.ID, Flow: f, State: task.ExecRunning, Params: params, StartedAt: now}
+	e.plan(x, f.Step(f.Start), -1, "", "", now)
+	if err := e.st.CreateExecution(ctx, x); err != nil {
+		return nil, fmt.Errorf("start flow %s: %w", flowID, err)
+	}
+	e.logger.InfoContext(ctx, "flow execution started", "flow_id", flowID, "execution_id", x.ID)
+	return e.Advance(ctx, x.ID)
+}
+
+// Stop interrupts a running execution: it is recorded interrupted at once,
+// the deliveries in progress end by themselves, and its step runs'
+// accepted runs are cancelled, so late feedback for them is refused. A
+// finished execution is task.ErrConflict.
+func (e *Engine) Stop(ctx context.Context, id string) (*task.Execution, error) {
+	for range maxTries {
+		x, err := e.st.GetExecution(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("stop execution %s: %w", id, err)
+		}
+		if x.State.Final() {
+			return nil, fmt.Errorf("execution %s is %s already: %w", id, x.State, task.ErrConflict)
+		}
+		e.finish(x, task.ExecInterrupted, "stopped", e.cfg.Now())
+		switch err := e.st.UpdateExecution(ctx, x); {
+		case errors.Is(err, task.ErrConflict):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("stop execution %s: %w", id, err)
+		}
+		e.cancelAccepted(ctx, x)
+		e.logger.InfoContext(ctx, "flow execution stopped", "execution_id", id)
+		return x, nil
+	}
+	return nil, fmt.Errorf("stop execution %s: %w: too many concurrent changes", id, task.ErrConflict)
+}
+
+// maxTries bounds how often a change of an execution is retried after
+// losing a compare-and-set to another node.
+const maxTries = 20
+
+// cancelAccepted ends the accepted runs of x's open step runs as
+// cancelled (a fenced write: a run another deliverer owns now is left).
+func (e *Engine) cancelAccepted(ctx context.Context, x *task.Execution) {
+	for _, sr := range x.StepRuns {
+		if sr.Outcome != task.OutcomeInterrupted {
+			continue
+		}
+		runs, err := e.ledgerRuns(ctx, x, sr)
+		if err != nil {
+			e.logger.ErrorContext(ctx, "read step runs to cancel", "execution_id", x.ID, "error", err)
+			continue
+		}
+		for _, r := range runs {
+			if r.State != task.RunAccepted {
+				continue
+			}
+			r.State, r.Error, r.FinishedAt, r.Deadline = task.RunCancelled, "flow execution stopped", e.cfg.Now(), time.Time{}
+			if err := e.st.FinishRun(ctx, r, store.TaskStatusParams{TaskID: r.TaskID, LastStatus: string(task.RunCancelled)}); err != nil {
+				e.logger.WarnContext(ctx, "cancel accepted step run", "trigger_id", r.TriggerID, "error", err)
+			}
+		}
+	}
+}
+
+func newID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,329 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"cronsheet/task"
+)
+
+// flowHook is a real HTTP target for flows: /ok answers 200, /fail 400 (a
+// permanent failure), /async 200 and waits for feedback. It counts every
+// delivery by path (which names the execution and step run).
+type flowHook struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	calls map[string]int
+	ids   map[string]string // path → trigger id of its last call
+}
+
+func startFlowHook(t *testing.T) *flowHook {
+	t.Helper()
+	h := &flowHook{calls: map[string]int{}, ids: map[string]string{}}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		h.calls[r.URL.Path]++
+		h.ids[r.URL.Path] = r.Header.Get("X-Cronsheet-Trigger-Id")
+		h.mu.Unlock()
+		if strings.HasPrefix(r.URL.Path, "/fail") {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		_, _ = w.Write([]byte("out of " + r.URL.Path))
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *flowHook) count(path string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.calls[path]
+}
+
+func (h *flowHook) triggerID(path string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ids[path]
+}
+
+func (h *flowHook) snapshot() map[string]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string]int, len(h.calls))
+	for k, v := range h.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// flowTargets creates the targets ok, fail (http) and async (waits for
+// feedback), each calling /<id>/<execution>/<step run>.
+func flowTargets(t *testing.T, b *testBundle, h *flowHook) {
+	t.Helper()
+	for _, id := range []string{"ok", "fail", "async"} {
+		tg := map[string]any{"id": id, "kind": "http", "state": "running",
+			"http": map[string]any{"method": "POST", "url": h.srv.URL + "/" + id + "/{{flow_execution_id}}/{{flow_step_run}}"}}
+		if id == "async" {
+			tg["feedback_timeout"] = 3600
+		}
+		if code := b.call(t, "POST", "/api/v1/targets", tg, nil); code != http.StatusCreated {
+			t.Fatalf("create target %s: status %d", id, code)
+		}
+	}
+}
+
+func flowSetup(t *testing.T, path string) (*testBundle, *flowHook) {
+	t.Helper()
+	h := startFlowHook(t)
+	b := setup(t, func(c *Config) {
+		c.HTTP.Allow = []string{"127.0.0.0/8"}
+		if path != "" {
+			c.Store.Path = path
+		}
+	})
+	return b, h
+}
+
+func (b *testBundle) createFlow(t *testing.T, flow map[string]any) {
+	t.Helper()
+	var out map[string]any
+	if code := b.call(t, "POST", "/api/v1/flows", flow, &out); code != http.StatusCreated {
+		t.Fatalf("create flow: status %d: %v", code, out)
+	}
+}
+
+func (b *testBundle) triggerFlow(t *testing.T, id string, params map[string]string) *task.Execution {
+	t.Helper()
+	var x task.Execution
+	if code := b.call(t, "POST", "/api/v1/flows/"+id+"/trigger", map[string]any{"params": params}, &x); code != http.StatusCreated {
+		t.Fatalf("trigger flow %s: status %d", id, code)
+	}
+	return &x
+}
+
+func (b *testBundle) execution(t *testing.T, id string) *task.Execution {
+	t.Helper()
+	var x task.Execution
+	if code := b.call(t, "GET", "/api/v1/executions/"+id, nil, &x); code != http.StatusOK {
+		t.Fatalf("get execution %s: status %d", id, code)
+	}
+	return &x
+}
+
+func (b *testBundle) waitExecution(t *testing.T, id string) *task.Execution {
+	t.Helper()
+	var x *task.Execution
+	eventually(t, "execution "+id+" to finish", func() bool {
+		x = b.execution(t, id)
+		return x.State.Final()
+	})
+	return x
+}
+
+// stepsOf lists an execution's step runs as "step:outcome".
+func stepsOf(x *task.Execution) string {
+	parts := make([]string, len(x.StepRuns))
+	for i, sr := range x.StepRuns {
+		parts[i] = sr.Step + ":" + string(sr.Outcome)
+	}
+	return strings.Join(parts, " ")
+}
+
+func step(id string, targets []string, on map[string][]string) map[string]any {
+	return map[string]any{"id": id, "targets": targets, "on": on}
+}
+
+// TestFlowOutcomes runs the paths through the API of a running
+// node, counting deliveries at the hook.
+func TestFlowOutcomes(t *testing.T) {
+	b, h := flowSetup(t, "")
+	flowTargets(t, b, h)
+
+	t.Run("SuccessEdge", func(t *testing.T) {
+		b.createFlow(t, map[string]any{"id": "nightly", "start": "extract", "steps": []any{
+			step("extract", []string{"ok"}, map[string][]string{"success": {"load"}, "failure": {"alert"}}),
+			map[string]any{"id": "load", "targets": []string{"ok"}, "params": map[string]string{"got": "{{prev.status}} {{prev.output}} {{params.day}}"}},
+			step("alert", []string{"ok"}, nil),
+		}})
+		x := b.waitExecution(t, b.triggerFlow(t, "nightly", map[string]string{"day": "mon"}).ID)
+		if x.State != task.ExecSuccess || stepsOf(x) != "extract:success load:success" {
+			t.Fatalf("execution = %s %q, want success through extract and load", x.State, stepsOf(x))
+		}
+		if got := x.StepRuns[1].Params["got"]; got != "success HTTP 200: out of /ok/"+x.ID+"/0 mon" {
+			t.Errorf("load's templated param = %q", got)
+		}
+		if x.Result != "HTTP 200: out of /ok/"+x.ID+"/1" {
+			t.Errorf("result = %q, want load's output", x.Result)
+		}
+		for i := range 2 {
+			if n := h.count(fmt.Sprintf("/ok/%s/%d", x.ID, i)); n != 1 {
+				t.Errorf("step run %d delivered %d times, want 1", i, n)
+			}
+		}
+		var list struct{ Executions []task.Execution }
+		if code := b.call(t, "GET", "/api/v1/flows/nightly/executions", nil, &list); code != http.StatusOK ||
+			len(list.Executions) != 1 || list.Executions[0].ID != x.ID {
+			t.Errorf("executions list: status %d, %d executions", code, len(list.Executions))
+		}
+	})
+
+	t.Run("FailureEdge", func(t *testing.T) {
+		b.createFlow(t, map[string]any{"id": "fails", "start": "a", "steps": []any{
+			step("a", []string{"fail"}, map[string][]string{"success": {"b"}, "failure": {"c"}}),
+			step("b", []string{"ok"}, nil), step("c", []string{"ok"}, nil),
+		}})
+		x := b.waitExecution(t, b.triggerFlow(t, "fails", nil).ID)
+		if x.State != task.ExecSuccess || stepsOf(x) != "a:failure c:success" {
+			t.Fatalf("execution = %s %q, want a failed then c", x.State, stepsOf(x))
+		}
+	})
+
+	t.Run("TimeoutEdge", func(t *testing.T) {
+		b.createFlow(t, map[string]any{"id": "slow", "start": "a", "steps": []any{
+			map[string]any{"id": "a", "targets": []string{"async"}, "timeout": 1,
+				"on": map[string][]string{"success": {"b"}, "timeout": {"c"}}},
+			step("b", []string{"ok"}, nil), step("c", []string{"ok"}, nil),
+		}})
+		x := b.waitExecution(t, b.triggerFlow(t, "slow", nil).ID)
+		if x.State != task.ExecSuccess || stepsOf(x) != "a:timeout c:success" {
+			t.Fatalf("execution = %s %q, want a timed out then c", x.State, stepsOf(x))
+		}
+	})
+
+	t.Run("AllVersusAny", func(t *testing.T) {
+		for _, mode := range []string{"all", "any"} {
+			id := "join-" + mode
+			b.createFlow(t, map[string]any{"id": id, "start": "a", "steps": []any{
+				map[string]any{"id": "a", "targets": []string{"ok", "fail"}, "result": mode,
+					"on": map[string][]string{"success": {"won"}, "failure": {"lost"}}},
+				step("won", []string{"ok"}, nil), step("lost", []string{"ok"}, nil),
+			}})
+			x := b.waitExecution(t, b.triggerFlow(t, id, nil).ID)
+			want := map[string]string{"all": "a:failure lost:success", "any": "a:success won:success"}[mode]
+			if got := stepsOf(x); got != want {
+				t.Errorf("result %s: steps %q, want %q", mode, got, want)
+			}
+		}
+	})
+
+	t.Run("NoEdgeEnds", func(t *testing.T) {
+		b.createFlow(t, map[string]any{"id": "ends", "start": "a", "steps": []any{
+			step("a", []string{"fail"}, map[string][]string{"success": {"b"}}), step("b", []string{"ok"}, nil),
+		}})
+		x := b.waitExecution(t, b.triggerFlow(t, "ends", nil).ID)
+		if x.State != task.ExecFailure || stepsOf(x) != "a:failure" {
+			t.Fatalf("execution = %s %q, want failure after a alone", x.State, stepsOf(x))
+		}
+	})
+
+	t.Run("StopInterruptsAndRefusesLateFeedback", func(t *testing.T) {
+		b.createFlow(t, map[string]any{"id": "stoppable", "start": "a", "steps": []any{
+			step("a", []string{"async"}, map[string][]string{"success": {"b"}}), step("b", []string{"ok"}, nil),
+		}})
+		x := b.triggerFlow(t, "stoppable", nil)
+		path := "/async/" + x.ID + "/0"
+		eventually(t, "step a accepted", func() bool {
+			sr := b.execution(t, x.ID).StepRuns[0]
+			return len(sr.Runs) == 1 && sr.Runs[0].State == task.RunAccepted
+		})
+		var stopped task.Execution
+		if code := b.call(t, "POST", "/api/v1/executions/"+x.ID+"/stop", nil, &stopped); code != http.StatusOK ||
+			stopped.State != task.ExecInterrupted {
+			t.Fatalf("stop: status %d, state %s", code, stopped.State)
+		}
+		if code := b.call(t, "POST", "/api/v1/runs/"+h.triggerID(path)+"/feedback", map[string]any{"status": 0}, nil); code != http.StatusConflict {
+			t.Errorf("late feedback: status %d, want 409", code)
+		}
+		if code := b.call(t, "POST", "/api/v1/executions/"+x.ID+"/stop", nil, nil); code != http.StatusConflict {
+			t.Errorf("stop again: status %d, want 409", code)
+		}
+		if got := b.execution(t, x.ID); got.State != task.ExecInterrupted || stepsOf(got) != "a:interrupted" {
+			t.Errorf("execution after late feedback = %s %q", got.State, stepsOf(got))
+		}
+	})
+
+	t.Run("Cycles", func(t *testing.T) {
+		loop := map[string]any{"id": "loop", "start": "a", "steps": []any{
+			step("a", []string{"ok"}, map[string][]string{"success": {"a"}})}}
+		var e struct{ Error, Field string }
+		if code := b.call(t, "POST", "/api/v1/flows", loop, &e); code != http.StatusBadRequest || e.Field != "max_depth" {
+			t.Fatalf("cycle without max_depth: status %d, %+v; want 400 on max_depth", code, e)
+		}
+		loop["max_depth"] = 3
+		b.createFlow(t, loop)
+		x := b.waitExecution(t, b.triggerFlow(t, "loop", nil).ID)
+		if x.State != task.ExecInterrupted || stepsOf(x) != "a:success a:success a:success" || !strings.Contains(x.Reason, "max_depth") {
+			t.Fatalf("execution = %s %q (%s), want cut after 3 step runs", x.State, stepsOf(x), x.Reason)
+		}
+	})
+
+	t.Run("Validation", func(t *testing.T) {
+		cases := []struct {
+			flow  map[string]any
+			field string
+		}{
+			{map[string]any{"id": "v1", "start": "a", "steps": []any{step("a", []string{"ok"}, map[string][]string{"success": {"nope"}})}}, "steps[0].on.success[0]"},
+			{map[string]any{"id": "v2", "start": "a", "steps": []any{step("a", nil, nil)}}, "steps[0].targets"},
+			{map[string]any{"id": "v3", "start": "a", "steps": []any{map[string]any{"id": "a", "targets": []string{"ok"}, "result": "most"}}}, "steps[0].result"},
+		}
+		for _, c := range cases {
+			var e struct{ Error, Field string }
+			if code := b.call(t, "POST", "/api/v1/flows", c.flow, &e); code != http.StatusBadRequest || e.Field != c.field {
+				t.Errorf("flow %v: status %d, %+v; want 400 on %s", c.flow["id"], code, e, c.field)
+			}
+		}
+		b.createFlow(t, map[string]any{"id": "nostart", "steps": []any{step("a", []string{"ok"}, nil)}})
+		if code := b.call(t, "POST", "/api/v1/flows/nostart/trigger", nil, nil); code != http.StatusConflict {
+			t.Errorf("trigger without a start step: status %d, want 409", code)
+		}
+		if code := b.call(t, "PUT", "/api/v1/flows/nostart", map[string]any{"version": 5, "start": "a",
+			"steps": []any{step("a", []string{"ok"}, nil)}}, nil); code != http.StatusConflict {
+			t.Errorf("PUT at a stale version: status %d, want 409", code)
+		}
+		if code := b.call(t, "DELETE", "/api/v1/flows/nostart", nil, nil); code != http.StatusNoContent {
+			t.Errorf("DELETE: status %d, want 204", code)
+		}
+	})
+}
+
+// TestFlowSurvivesRestart: a node stops while a step waits for its
+// target's feedback; the feedback comes while no engine listens for run
+// changes; the next node on the same store resumes the execution from its
+// record, and every step is delivered exactly once (counted at the hook).
+func TestFlowSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cronsheet.db")
+	b, h := flowSetup(t, path)
+	flowTargets(t, b, h)
+	b.createFlow(t, map[string]any{"id": "restart", "start": "a", "steps": []any{
+		step("a", []string{"async"}, map[string][]string{"success": {"b"}}), step("b", []string{"ok"}, nil),
+	}})
+	x := b.triggerFlow(t, "restart", nil)
+	eventually(t, "step a accepted", func() bool {
+		sr := b.execution(t, x.ID).StepRuns[0]
+		return len(sr.Runs) == 1 && sr.Runs[0].State == task.RunAccepted
+	})
+	b.stop()
+
+	b2 := setup(t, func(c *Config) {
+		c.HTTP.Allow = []string{"127.0.0.0/8"}
+		c.Store.Path = path
+	})
+	if code := b2.call(t, "POST", "/api/v1/runs/"+h.triggerID("/async/"+x.ID+"/0")+"/feedback",
+		map[string]any{"status": 0, "output": "loaded"}, nil); code != http.StatusOK {
+		t.Fatalf("feedback after restart: status %d", code)
+	}
+	got := b2.waitExecution(t, x.ID)
+	if got.State != task.ExecSuccess || stepsOf(got) != "a:success b:success" || got.StepRuns[1].Params["flow_step_run"] != "" {
+		t.Errorf("execution after restart = %s %q", got.State, stepsOf(got))
+	}
+	want := map[string]int{"/async/" + x.ID + "/0": 1, "/ok/" + x.ID + "/1": 1}
+	if calls := h.snapshot(); fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("deliveries = %v, want each step once: %v", calls, want)
+	}
+}

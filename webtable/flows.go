@@ -1,0 +1,278 @@
+package webtable
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// The flows API (design 001, task flows):
+//
+//	GET    /api/v1/flows?after=&limit=        → 200 {flows, next_after}
+//	POST   /api/v1/flows                      → 201 the flow (400 naming the field; 409 id taken)
+//	GET    /api/v1/flows/:id                  → 200 the flow, ETag its version (404)
+//	PUT    /api/v1/flows/:id                  → 200 the flow (404; 409 stale If-Match)
+//	DELETE /api/v1/flows/:id                  → 204 (404)
+//	POST   /api/v1/flows/:id/trigger          → 201 the execution ({"params":{…}} optional; 409 no start step)
+//	GET    /api/v1/flows/:id/executions       → 200 {executions} newest first
+//	GET    /api/v1/executions/:id             → 200 the execution (404)
+//	POST   /api/v1/executions/:id/stop        → 200 the execution, interrupted (409 finished)
+
+// FlowEngine starts and stops flow executions (flows.Engine).
+type FlowEngine interface {
+	Start(ctx context.Context, flowID string, params map[string]string) (*task.Execution, error)
+	Stop(ctx context.Context, id string) (*task.Execution, error)
+}
+
+// FlowsAPI serves the flows API.
+type FlowsAPI struct {
+	api    *API // for writeError
+	store  store.Flows
+	engine FlowEngine
+}
+
+// NewFlows returns the flows API over st and engine.
+func NewFlows(logger *slog.Logger, st store.Flows, engine FlowEngine) *FlowsAPI {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &FlowsAPI{api: &API{logger: logger}, store: st, engine: engine}
+}
+
+// Register adds the flows routes to r.
+func (f *FlowsAPI) Register(r gin.IRouter) {
+	v1 := r.Group("/api/v1")
+	v1.GET("/flows", f.list)
+	v1.POST("/flows", f.create)
+	v1.GET("/flows/:id", f.get)
+	v1.PUT("/flows/:id", f.put)
+	v1.DELETE("/flows/:id", f.delete)
+	v1.POST("/flows/:id/trigger", f.trigger)
+	v1.GET("/flows/:id/executions", f.executions)
+	v1.GET("/executions/:id", f.execution)
+	v1.POST("/executions/:id/stop", f.stop)
+}
+
+// flowBody is a flow's fields as POST and PUT take them; version,
+// created_at and updated_at are the server's (version is the If-Match of
+// a PUT), so a GET answer can be sent back as it is.
+type flowBody struct {
+	ID          string          `json:"id"`
+	Description string          `json:"description"`
+	Start       string          `json:"start"`
+	Steps       []*task.Step    `json:"steps"`
+	MaxDepth    int             `json:"max_depth"`
+	Version     json.RawMessage `json:"version"`
+	CreatedAt   json.RawMessage `json:"created_at"`
+	UpdatedAt   json.RawMessage `json:"updated_at"`
+}
+
+func (b *flowBody) flow() *task.Flow {
+	return &task.Flow{ID: b.ID, Description: b.Description, Start: b.Start, Steps: b.Steps, MaxDepth: b.MaxDepth}
+}
+
+type flowsPage struct {
+	Flows     []*task.Flow `json:"flows"`
+	NextAfter string       `json:"next_after"`
+}
+
+func (f *FlowsAPI) list(c *gin.Context) {
+	after, err := stringQuery(c, "after")
+	if err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	limit, err := intQuery(c, "limit", defaultLimit, 1, maxLimit)
+	if err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	list, err := f.store.ListFlows(c.Request.Context(), after, limit+1)
+	if err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	page := flowsPage{Flows: list}
+	if len(list) > limit {
+		page.Flows, page.NextAfter = list[:limit], list[limit-1].ID
+	}
+	if page.Flows == nil {
+		page.Flows = []*task.Flow{}
+	}
+	c.JSON(http.StatusOK, page)
+}
+
+func (f *FlowsAPI) create(c *gin.Context) {
+	var body flowBody
+	if err := readJSON(c, &body, false); err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	fl := body.flow()
+	if err := fl.Validate(); err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	if err := f.store.CreateFlow(c.Request.Context(), fl); err != nil {
+		f.api.writeError(c, describe(err, task.ErrConflict, "flow %q already exists", fl.ID))
+		return
+	}
+	c.Header("Location", strings.TrimSuffix(c.Request.URL.Path, "/")+"/"+url.PathEscape(fl.ID))
+	writeFlow(c, http.StatusCreated, fl)
+}
+
+func (f *FlowsAPI) get(c *gin.Context) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	fl, err := f.store.GetFlow(c.Request.Context(), id)
+	if err != nil {
+		f.api.writeError(c, describe(err, task.ErrNotFound, "flow %q not found", id))
+		return
+	}
+	writeFlow(c, http.StatusOK, fl)
+}
+
+func (f *FlowsAPI) put(c *gin.Context) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	var body flowBody
+	if err := readJSON(c, &body, false); err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	if body.ID != "" && body.ID != id {
+		f.api.writeError(c, task.Invalid("id", "the id of a flow cannot change (it is %q)", task.Truncate(id, 100)))
+		return
+	}
+	body.ID = id
+	want, err := targetIfMatch(c.GetHeader("If-Match"), body.Version)
+	if err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	fl := body.flow()
+	if err := fl.Validate(); err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	saved, err := f.store.UpdateFlow(c.Request.Context(), fl, want)
+	if err != nil {
+		err = describe(err, task.ErrNotFound, "flow %q not found", id)
+		err = describe(err, task.ErrConflict, "flow %q is not at version %d: it was changed after you read it; reload it and edit again", id, want)
+		f.api.writeError(c, err)
+		return
+	}
+	writeFlow(c, http.StatusOK, saved)
+}
+
+func (f *FlowsAPI) delete(c *gin.Context) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	if err := f.store.DeleteFlow(c.Request.Context(), id); err != nil {
+		f.api.writeError(c, describe(err, task.ErrNotFound, "flow %q not found", id))
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+type triggerFlowBody struct {
+	Params map[string]string `json:"params"`
+}
+
+func (f *FlowsAPI) trigger(c *gin.Context) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	var body triggerFlowBody
+	if err := readJSON(c, &body, true); err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	x, err := f.engine.Start(c.Request.Context(), id, body.Params)
+	if err != nil {
+		f.api.writeError(c, describe(err, task.ErrNotFound, "flow %q not found", id))
+		return
+	}
+	c.Header("Location", "/api/v1/executions/"+url.PathEscape(x.ID))
+	c.JSON(http.StatusCreated, x)
+}
+
+type executionsPage struct {
+	Executions []*task.Execution `json:"executions"`
+}
+
+func (f *FlowsAPI) executions(c *gin.Context) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	limit, err := intQuery(c, "limit", defaultLimit, 1, maxLimit)
+	if err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	list, err := f.store.ListExecutions(c.Request.Context(), id, limit)
+	if err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	if list == nil {
+		list = []*task.Execution{}
+	}
+	c.JSON(http.StatusOK, executionsPage{Executions: list})
+}
+
+func (f *FlowsAPI) execution(c *gin.Context) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	x, err := f.store.GetExecution(c.Request.Context(), id)
+	if err != nil {
+		f.api.writeError(c, describe(err, task.ErrNotFound, "execution %q not found", id))
+		return
+	}
+	c.JSON(http.StatusOK, x)
+}
+
+func (f *FlowsAPI) stop(c *gin.Context) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		f.api.writeError(c, err)
+		return
+	}
+	x, err := f.engine.Stop(c.Request.Context(), id)
+	if err != nil {
+		f.api.writeError(c, describe(err, task.ErrNotFound, "execution %q not found", id))
+		return
+	}
+	c.JSON(http.StatusOK, x)
+}
+
+// writeFlow answers with fl and its version as ETag, for If-Match.
+func writeFlow(c *gin.Context, status int, fl *task.Flow) {
+	c.Header("ETag", strconv.Quote(strconv.FormatInt(fl.Version, 10)))
+	c.JSON(status, fl)
+}
