@@ -7,8 +7,8 @@ package static
 import "embed"
 
 // FS holds the pages (index.html, targets.html, runs.html, status.html,
-// outbox.html), their scripts (app.js, common.js, targets.js, runs.js,
-// status.js) and style, and vendor/.
+// outbox.html, flows.html), their scripts (app.js, common.js, targets.js, runs.js,
+// status.js, flows.js) and style, and vendor/.
 //
 //go:embed *.html *.js *.css vendor
 var FS embed.FS

@@ -8,7 +8,7 @@ import (
 )
 
 // Pages serves the web pages from an embedded FS (package static): the
-// table at /, the targets at /targets, the runs at /runs, the outbox at
+// table at /, the targets at /targets, the flows at /flows, the runs at /runs, the outbox at
 // /outbox, the system status at /status (over GET /api/v1/status, which
 // package server serves), and their files under /assets/.
 type Pages struct {
@@ -24,6 +24,7 @@ func NewPages(files fs.FS) *Pages { return &Pages{files: files} }
 func (p *Pages) Register(r gin.IRouter) {
 	r.GET("/", p.page("index.html"))
 	r.GET("/targets", p.page("targets.html"))
+	r.GET("/flows", p.page("flows.html"))
 	r.GET("/runs", p.page("runs.html"))
 	r.GET("/outbox", p.page("outbox.html"))
 	r.GET("/status", p.page("status.html"))

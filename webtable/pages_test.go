@@ -26,6 +26,8 @@ func TestPages(t *testing.T) {
 		{"/targets", "text/html", "<table id=\"targets\"", 200},
 		{"/runs", "text/html", "<table id=\"runs-table\"", 200},
 		{"/status", "text/html", "<dl id=\"status-summary\"", 200},
+		{"/flows", "text/html", "<svg id=\"flow-graph\"", 200},
+		{"/assets/flows.js", "javascript", "/api/v1/flows", 200},
 		{"/assets/common.js", "javascript", "cronsheetUI", 200},
 		{"/assets/targets.js", "javascript", "/api/v1/targets", 200},
 		{"/assets/runs.js", "javascript", "/api/v1/runs", 200},

@@ -1,0 +1,162 @@
+package webtable_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"cronsheet/server"
+)
+
+// Chromium's runtime and log domains are enabled by chromedp for every
+// target; watchConsole only listens.
+
+// startFlowNode runs a whole node whose HTTP targets may call loopback
+// (the test's hook) and returns its base URL.
+func startFlowNode(t *testing.T) string {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.NodeID = "browser-flows"
+	cfg.Store.Path = filepath.Join(t.TempDir(), "cronsheet.db")
+	cfg.Patrol.Interval = 100 * time.Millisecond
+	cfg.Patrol.Lease = 3 * time.Second
+	cfg.ShutdownTimeout = 5 * time.Second
+	cfg.HTTP.Allow = []string{"127.0.0.0/8"}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := server.New(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		cancel()
+		t.Fatalf("start node: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	return "http://" + srv.Addr()
+}
+
+// consoleErrors collects the page's console errors and log entries of
+// level error (failed loads, CSP reports) for the rest of the test.
+type consoleErrors struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func watchConsole(t *testing.T, ctx context.Context) *consoleErrors {
+	t.Helper()
+	c := &consoleErrors{}
+	err := chromedp.Listen(ctx, func(ev any) {
+		var msg string
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				parts := make([]string, len(e.Args))
+				for i, a := range e.Args {
+					parts[i] = string(a.Value)
+				}
+				msg = "console.error " + strings.Join(parts, " ")
+			}
+		case *runtime.EventExceptionThrown:
+			msg = "exception " + e.ExceptionDetails.Text
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError {
+				msg = "log " + e.Entry.Text + " " + e.Entry.URL
+			}
+		}
+		if msg != "" {
+			c.mu.Lock()
+			c.msgs = append(c.msgs, msg)
+			c.mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatalf("listen to the page: %v", err)
+	}
+	return c
+}
+
+func (c *consoleErrors) list() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.msgs...)
+}
+
+// TestBrowserFlows builds a two-step flow in the editor, triggers it and
+// watches the execution reach success on the graph, in English and in
+// 简体中文, with no console error.
+func TestBrowserFlows(t *testing.T) {
+	chromium := needBrowser(t)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(hook.Close)
+	base := startFlowNode(t)
+	body := `{"id":"hook","kind":"http","state":"running","http":{"method":"POST","url":"` + hook.URL + `/step"}}`
+	resp, err := http.Post(base+"/api/v1/targets", "application/json", strings.NewReader(body))
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create target: %v %v", resp, err)
+	}
+	resp.Body.Close()
+
+	ctx := newBrowser(t, chromium)
+	errs := watchConsole(t, ctx)
+
+	for _, lang := range []struct{ code, id, success string }{{"en", "two-en", "success"}, {"zh", "two-zh", "成功"}} {
+		run(t, ctx, "load the flows page ("+lang.code+")", 30*time.Second,
+			chromedp.Navigate(base+"/flows"),
+			chromedp.Evaluate[chromedp.Void](`localStorage.setItem("cronsheet.lang", "`+lang.code+`")`),
+			chromedp.Navigate(base+"/flows"),
+			chromedp.WaitVisible(css(`body[data-ready="1"]`)),
+		)
+		run(t, ctx, "build a two-step flow ("+lang.code+")", 30*time.Second,
+			chromedp.SendKeys(css(`#flow-form input[name="id"]`), lang.id),
+			chromedp.SendKeys(css(`#flow-form input[name="start"]`), "a"),
+			chromedp.SendKeys(css(`#steps tr:nth-child(1) input.s-id`), "a"),
+			chromedp.SendKeys(css(`#steps tr:nth-child(1) input.s-targets`), "hook"),
+			chromedp.SendKeys(css(`#steps tr:nth-child(1) input.s-on-success`), "b"),
+			jsClick(`#step-add`),
+			chromedp.WaitVisible(css(`#steps tr:nth-child(2) input.s-id`)),
+			chromedp.SendKeys(css(`#steps tr:nth-child(2) input.s-id`), "b"),
+			chromedp.SendKeys(css(`#steps tr:nth-child(2) input.s-targets`), "hook"),
+			waitJS(`document.querySelectorAll('#flow-graph path.edge-success[data-from="a"][data-to="b"]').length === 1`),
+			chromedp.Click(css(`#flow-save`)),
+			waitJS(`document.getElementById("flow-version").textContent === "`+lang.id+` v1"`),
+			waitJS(`document.querySelector('#flow-list a[data-id="`+lang.id+`"]') !== null`),
+		)
+		run(t, ctx, "trigger and watch the execution ("+lang.code+")", 60*time.Second,
+			jsClick(`#flow-trigger`),
+			chromedp.WaitVisible(css(`#exec-detail`)),
+			waitJS(`document.getElementById("exec-state").className === "x-success"`),
+			waitJS(`document.querySelectorAll("#flow-graph g.step.run-success").length === 2`),
+			waitJS(`document.getElementById("exec-state").textContent === "`+lang.success+`"`),
+		)
+		screenshot(t, ctx, "flows-"+lang.code)
+	}
+	if got := get(t, ctx, "read the nav", chromedp.Evaluate[string](`document.querySelector('nav a[href="/flows"]').textContent`)); got != "任务流" {
+		t.Errorf("nav in Chinese = %q, want 任务流", got)
+	}
+	if got := get(t, ctx, "read script errors", chromedp.Evaluate[string](`JSON.stringify(window.cronsheetErrors)`)); got != "[]" {
+		t.Errorf("script errors: %s", got)
+	}
+	if msgs := errs.list(); len(msgs) > 0 {
+		t.Errorf("console errors: %q", msgs)
+	}
+}
