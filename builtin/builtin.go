@@ -28,6 +28,13 @@ type Store interface {
 // one-off params, as fire.Firer.Trigger does.
 type TriggerFunc func(ctx context.Context, taskID string, params map[string]string) error
 
+// FlowFuncs start and stop task flows (flows.Engine's Start and
+// StopFlow) for start_flow and stop_flow.
+type FlowFuncs struct {
+	Start func(ctx context.Context, flowID string, params map[string]string) (executionID string, err error)
+	Stop  func(ctx context.Context, flowID string) (stopped int, err error)
+}
+
 // FlowDepthParam is the param a trigger_task run passes to the tasks it
 // triggers: how many trigger_task hops led there. A chain deeper than
 // MaxFlowDepth (a loop of tasks triggering each other) is refused.
@@ -48,6 +55,9 @@ type Deps struct {
 	// jobs at once; nil = no-op.
 	Wake func()
 	Now  func() time.Time // nil = time.Now
+	// Flows, when set, serves start_flow and stop_flow; without it they
+	// fail permanently.
+	Flows *FlowFuncs
 }
 
 // Executor runs builtin targets' actions.
@@ -57,6 +67,7 @@ type Executor struct {
 	trigger TriggerFunc
 	wake    func()
 	now     func() time.Time
+	flows   *FlowFuncs
 }
 
 var _ executors.Executor = (*Executor)(nil)
@@ -67,7 +78,7 @@ func New(d Deps) *Executor {
 	if d.Store == nil || d.Trigger == nil {
 		panic("builtin: Deps.Store and Deps.Trigger are required")
 	}
-	e := &Executor{logger: d.Logger, store: d.Store, trigger: d.Trigger, wake: d.Wake, now: d.Now}
+	e := &Executor{logger: d.Logger, store: d.Store, trigger: d.Trigger, wake: d.Wake, now: d.Now, flows: d.Flows}
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)
 	}
@@ -97,6 +108,10 @@ func (e *Executor) Execute(ctx context.Context, d task.Delivery) (string, error)
 		return e.setState(ctx, b.Tasks, task.StateRunning)
 	case task.BuiltinTriggerTask:
 		return e.triggerAll(ctx, d, b.Tasks)
+	case task.BuiltinStartFlow:
+		return e.startFlows(ctx, d, b.Flows)
+	case task.BuiltinStopFlow:
+		return e.stopFlows(ctx, b.Flows)
 	}
 	return "", task.Permanent(fmt.Errorf("unknown builtin action %q: %w", b.Action, task.ErrInvalid))
 }
@@ -161,6 +176,52 @@ func (e *Executor) triggerAll(ctx context.Context, d task.Delivery, ids []string
 		done = append(done, id)
 	}
 	return "triggered: " + strings.Join(done, ", "), classify(errs)
+}
+
+// startFlows triggers each flow with the fire's params; the chain depth
+// guard of trigger_task applies (a flow whose step starts flows).
+func (e *Executor) startFlows(ctx context.Context, d task.Delivery, ids []string) (string, error) {
+	if e.flows == nil {
+		return "", task.Permanent(errors.New("flows are not available on this server"))
+	}
+	depth, _ := strconv.Atoi(d.Params[FlowDepthParam])
+	if depth >= MaxFlowDepth {
+		return "", task.Permanent(fmt.Errorf("start_flow chain is %d deep (a loop?); at most %d", depth+1, MaxFlowDepth))
+	}
+	params := make(map[string]string, len(d.Params)+1)
+	for k, v := range d.Params {
+		params[k] = v
+	}
+	params[FlowDepthParam] = strconv.Itoa(depth + 1)
+	var done []string
+	var errs []error
+	for _, id := range ids {
+		x, err := e.flows.Start(ctx, id, params)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("start flow %s: %w", id, err))
+			continue
+		}
+		done = append(done, id+" ("+x+")")
+	}
+	return "started: " + strings.Join(done, ", "), classify(errs)
+}
+
+// stopFlows stops every running execution of each flow.
+func (e *Executor) stopFlows(ctx context.Context, ids []string) (string, error) {
+	if e.flows == nil {
+		return "", task.Permanent(errors.New("flows are not available on this server"))
+	}
+	var done []string
+	var errs []error
+	for _, id := range ids {
+		n, err := e.flows.Stop(ctx, id)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("stop flow %s: %w", id, err))
+			continue
+		}
+		done = append(done, fmt.Sprintf("%s (%d)", id, n))
+	}
+	return "stopped: " + strings.Join(done, ", "), classify(errs)
 }
 
 // classify joins errs; when every one of them is one that retrying cannot

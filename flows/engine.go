@@ -209,3 +209,29 @@ func newID() string {
 	_, _ = rand.Read(b) // never fails (crypto/rand)
 	return hex.EncodeToString(b)
 }
+
+// StopFlow stops every running execution of flow flowID (at most
+// resumeBatch of them per call) and returns how many it stopped. A missing
+// flow is task.ErrNotFound.
+func (e *Engine) StopFlow(ctx context.Context, flowID string) (int, error) {
+	if _, err := e.st.GetFlow(ctx, flowID); err != nil {
+		return 0, fmt.Errorf("stop flow %s: %w", flowID, err)
+	}
+	execs, err := e.st.ListExecutions(ctx, flowID, resumeBatch)
+	if err != nil {
+		return 0, fmt.Errorf("stop flow %s: %w", flowID, err)
+	}
+	n := 0
+	for _, x := range execs {
+		if x.State.Final() {
+			continue
+		}
+		switch _, err := e.Stop(ctx, x.ID); {
+		case err == nil:
+			n++
+		case !errors.Is(err, task.ErrConflict): // finished meanwhile: fine
+			return n, err
+		}
+	}
+	return n, nil
+}

@@ -248,6 +248,40 @@ func TestFlowOutcomes(t *testing.T) {
 		}
 	})
 
+	t.Run("BuiltinStartAndStopFlow", func(t *testing.T) {
+		for _, tg := range []map[string]any{
+			{"id": "starter", "kind": "builtin", "state": "running", "builtin": map[string]any{"action": "start_flow", "flows": []string{"inner"}}},
+			{"id": "stopper", "kind": "builtin", "state": "running", "builtin": map[string]any{"action": "stop_flow", "flows": []string{"inner"}}},
+		} {
+			if code := b.call(t, "POST", "/api/v1/targets", tg, nil); code != http.StatusCreated {
+				t.Fatalf("create target %s: status %d", tg["id"], code)
+			}
+		}
+		var e struct{ Error, Field string }
+		bad := map[string]any{"id": "bad-starter", "kind": "builtin", "state": "running", "builtin": map[string]any{"action": "start_flow"}}
+		if code := b.call(t, "POST", "/api/v1/targets", bad, &e); code != http.StatusBadRequest || e.Field != "builtin.flows" {
+			t.Errorf("start_flow without flows: status %d, %+v; want 400 on builtin.flows", code, e)
+		}
+		b.createFlow(t, map[string]any{"id": "inner", "start": "wait", "steps": []any{step("wait", []string{"async"}, nil)}})
+		b.createFlow(t, map[string]any{"id": "outer", "start": "s", "steps": []any{step("s", []string{"starter"}, nil)}})
+		b.createFlow(t, map[string]any{"id": "halt", "start": "s", "steps": []any{step("s", []string{"stopper"}, nil)}})
+		if x := b.waitExecution(t, b.triggerFlow(t, "outer", nil).ID); x.State != task.ExecSuccess {
+			t.Fatalf("outer execution = %s %q", x.State, stepsOf(x))
+		}
+		var list struct{ Executions []task.Execution }
+		if code := b.call(t, "GET", "/api/v1/flows/inner/executions", nil, &list); code != http.StatusOK ||
+			len(list.Executions) != 1 || list.Executions[0].State != task.ExecRunning {
+			t.Fatalf("inner executions after start_flow: status %d, %+v", code, list.Executions)
+		}
+		inner := list.Executions[0].ID
+		if x := b.waitExecution(t, b.triggerFlow(t, "halt", nil).ID); x.State != task.ExecSuccess {
+			t.Fatalf("halt execution = %s %q", x.State, stepsOf(x))
+		}
+		if got := b.execution(t, inner); got.State != task.ExecInterrupted {
+			t.Errorf("inner execution after stop_flow = %s, want interrupted", got.State)
+		}
+	})
+
 	t.Run("Cycles", func(t *testing.T) {
 		loop := map[string]any{"id": "loop", "start": "a", "steps": []any{
 			step("a", []string{"ok"}, map[string][]string{"success": {"a"}})}}

@@ -230,6 +230,7 @@ func (s *Server) build() error {
 			_, err := trigger(ctx, taskID, task.TriggerFlow, params)
 			return err
 		},
+		Flows: &builtin.FlowFuncs{Start: s.startFlow, Stop: s.stopFlow},
 	}))
 
 	engine := gin.New()
@@ -496,6 +497,25 @@ func (s *Server) onRun(t *task.Task, r task.Run) {
 	if r.Error != "" && (r.State == task.RunFailed || r.State == task.RunDead) {
 		s.lastErrors.add(r)
 	}
+}
+
+// startFlow and stopFlow serve the builtin start_flow and stop_flow.
+func (s *Server) startFlow(ctx context.Context, flowID string, params map[string]string) (string, error) {
+	if s.flows == nil {
+		return "", task.Permanent(errors.New("this store keeps no flows"))
+	}
+	x, err := s.flows.Start(ctx, flowID, params)
+	if err != nil {
+		return "", err
+	}
+	return x.ID, nil
+}
+
+func (s *Server) stopFlow(ctx context.Context, flowID string) (int, error) {
+	if s.flows == nil {
+		return 0, task.Permanent(errors.New("this store keeps no flows"))
+	}
+	return s.flows.StopFlow(ctx, flowID)
 }
 
 // gate is the firer's flow control: a job's concurrency group, then the

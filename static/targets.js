@@ -55,6 +55,8 @@
       const x = { action: val("builtin.action") };
       const tasks = val("builtin.tasks").split(",").map((s) => s.trim()).filter((s) => s);
       if (tasks.length) x.tasks = tasks;
+      const flows = val("builtin.flows").split(",").map((s) => s.trim()).filter((s) => s);
+      if (flows.length) x.flows = flows;
       put(x, "keep_age", num("builtin.keep_age"));
       put(x, "keep_count", num("builtin.keep_count"));
       b.builtin = x;
@@ -113,6 +115,7 @@
       if (tg.builtin) {
         field("builtin.action").value = b.action;
         field("builtin.tasks").value = (b.tasks || []).join(", ");
+        field("builtin.flows").value = (b.flows || []).join(", ");
         field("builtin.keep_age").value = b.keep_age || "";
         field("builtin.keep_count").value = b.keep_count || "";
       }

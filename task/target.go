@@ -94,12 +94,17 @@ const (
 	BuiltinResumeTask BuiltinAction = "resume_task"
 	// BuiltinTriggerTask triggers the listed tasks (trigger type flow).
 	BuiltinTriggerTask BuiltinAction = "trigger_task"
+	// BuiltinStartFlow triggers the listed flows (a new execution each,
+	// with the fire's params).
+	BuiltinStartFlow BuiltinAction = "start_flow"
+	// BuiltinStopFlow stops every running execution of the listed flows.
+	BuiltinStopFlow BuiltinAction = "stop_flow"
 )
 
 // Valid reports whether a is a known action.
 func (a BuiltinAction) Valid() bool {
 	switch a {
-	case BuiltinCleanupRuns, BuiltinPauseTask, BuiltinResumeTask, BuiltinTriggerTask:
+	case BuiltinCleanupRuns, BuiltinPauseTask, BuiltinResumeTask, BuiltinTriggerTask, BuiltinStartFlow, BuiltinStopFlow:
 		return true
 	}
 	return false
@@ -185,6 +190,8 @@ type BuiltinTarget struct {
 	// Tasks are the task ids that pause_task, resume_task and trigger_task
 	// act on.
 	Tasks []string `json:"tasks,omitempty"`
+	// Flows are the flow ids that start_flow and stop_flow act on.
+	Flows []string `json:"flows,omitempty"`
 	// KeepAge (seconds) and KeepCount bound what cleanup_runs keeps: finished
 	// runs older than KeepAge go, and beyond the newest KeepCount of each
 	// task. Zero disables that rule; unfinished runs are never deleted.
@@ -328,7 +335,13 @@ func (k *KafkaTarget) validate() error {
 
 func (b *BuiltinTarget) validate() error {
 	if !b.Action.Valid() {
-		return Invalid("builtin.action", "must be cleanup_runs, pause_task, resume_task or trigger_task; got %q", b.Action)
+		return Invalid("builtin.action", "must be cleanup_runs, pause_task, resume_task, trigger_task, start_flow or stop_flow; got %q", b.Action)
+	}
+	if b.Action == BuiltinStartFlow || b.Action == BuiltinStopFlow {
+		return b.validateFlows()
+	}
+	if len(b.Flows) > 0 {
+		return Invalid("builtin.flows", "flows belong to start_flow and stop_flow")
 	}
 	if len(b.Tasks) > MaxBuiltinTasks {
 		return Invalid("builtin.tasks", "at most %d tasks", MaxBuiltinTasks)
@@ -376,6 +389,26 @@ func ValidParams(field string, p map[string]string) error {
 		}
 		if len(v) > MaxParamValue {
 			return Invalid(field+"."+k, "at most %d bytes", MaxParamValue)
+		}
+	}
+	return nil
+}
+
+// validateFlows checks a start_flow or stop_flow action.
+func (b *BuiltinTarget) validateFlows() error {
+	switch {
+	case len(b.Flows) == 0:
+		return Invalid("builtin.flows", "%s needs at least one flow id", b.Action)
+	case len(b.Flows) > MaxBuiltinTasks:
+		return Invalid("builtin.flows", "at most %d flows", MaxBuiltinTasks)
+	case len(b.Tasks) > 0:
+		return Invalid("builtin.tasks", "%s acts on flows; leave tasks empty", b.Action)
+	case b.KeepAge != 0 || b.KeepCount != 0:
+		return Invalid("builtin", "keep_age and keep_count belong to cleanup_runs")
+	}
+	for _, id := range b.Flows {
+		if err := ValidTargetID(id); err != nil {
+			return Invalid("builtin.flows", "%q: %s", Truncate(id, 40), err.(*ValidationError).Msg)
 		}
 	}
 	return nil

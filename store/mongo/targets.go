@@ -56,6 +56,7 @@ type kafkaTargetDoc struct {
 type builtinDoc struct {
 	Action    task.BuiltinAction `bson:"action"`
 	Tasks     []string           `bson:"tasks,omitempty"`
+	Flows     []string           `bson:"flows,omitempty"`
 	KeepAge   int                `bson:"keep_age"`
 	KeepCount int                `bson:"keep_count"`
 }
@@ -74,7 +75,7 @@ func targetDocOf(t *task.Target, version, created, updated int64) *targetDoc {
 		d.Kafka = &kafkaTargetDoc{Topic: k.Topic, Key: k.Key, Value: k.Value}
 	}
 	if b := t.Builtin; b != nil {
-		d.Builtin = &builtinDoc{Action: b.Action, Tasks: b.Tasks, KeepAge: b.KeepAge, KeepCount: b.KeepCount}
+		d.Builtin = &builtinDoc{Action: b.Action, Tasks: b.Tasks, Flows: b.Flows, KeepAge: b.KeepAge, KeepCount: b.KeepCount}
 	}
 	return d
 }
@@ -92,7 +93,7 @@ func (d *targetDoc) target() *task.Target {
 		t.Kafka = &task.KafkaTarget{Topic: k.Topic, Key: k.Key, Value: k.Value}
 	}
 	if b := d.Builtin; b != nil {
-		t.Builtin = &task.BuiltinTarget{Action: b.Action, Tasks: b.Tasks, KeepAge: b.KeepAge, KeepCount: b.KeepCount}
+		t.Builtin = &task.BuiltinTarget{Action: b.Action, Tasks: b.Tasks, Flows: b.Flows, KeepAge: b.KeepAge, KeepCount: b.KeepCount}
 	}
 	return t
 }
