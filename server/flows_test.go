@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"cronsheet/store/mongo/mongotest"
 	"cronsheet/task"
 )
 
@@ -78,16 +79,13 @@ func flowTargets(t *testing.T, b *testBundle, h *flowHook) {
 	}
 }
 
-func flowSetup(t *testing.T, path string) (*testBundle, *flowHook) {
-	t.Helper()
-	h := startFlowHook(t)
-	b := setup(t, func(c *Config) {
+// flowConfig picks a node's store: store adjusts the config (a SQLite
+// path, or useMongo).
+func flowConfig(store func(*Config)) func(*Config) {
+	return func(c *Config) {
 		c.HTTP.Allow = []string{"127.0.0.0/8"}
-		if path != "" {
-			c.Store.Path = path
-		}
-	})
-	return b, h
+		store(c)
+	}
 }
 
 func (b *testBundle) createFlow(t *testing.T, flow map[string]any) {
@@ -140,9 +138,28 @@ func step(id string, targets []string, on map[string][]string) map[string]any {
 }
 
 // TestFlowOutcomes runs the paths through the API of a running
-// node, counting deliveries at the hook.
-func TestFlowOutcomes(t *testing.T) {
-	b, h := flowSetup(t, "")
+// node on SQLite, counting deliveries at the hook.
+func TestFlowOutcomes(t *testing.T) { testFlowOutcomes(t, func(*Config) {}) }
+
+// TestFlowOutcomesOnMongo runs them on the mongo driver.
+func TestFlowOutcomesOnMongo(t *testing.T) {
+	testFlowOutcomes(t, useMongo(t, mongotest.URI(t, "flows on the mongo driver")))
+}
+
+// TestFlowSurvivesRestart: see testFlowRestart; on SQLite.
+func TestFlowSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cronsheet.db")
+	testFlowRestart(t, func(c *Config) { c.Store.Path = path })
+}
+
+// TestFlowSurvivesRestartOnMongo: see testFlowRestart; on the mongo driver.
+func TestFlowSurvivesRestartOnMongo(t *testing.T) {
+	testFlowRestart(t, useMongo(t, mongotest.URI(t, "flows on the mongo driver")))
+}
+
+func testFlowOutcomes(t *testing.T, store func(*Config)) {
+	h := startFlowHook(t)
+	b := setup(t, flowConfig(store))
 	flowTargets(t, b, h)
 
 	t.Run("SuccessEdge", func(t *testing.T) {
@@ -326,13 +343,13 @@ func TestFlowOutcomes(t *testing.T) {
 	})
 }
 
-// TestFlowSurvivesRestart: a node stops while a step waits for its
+// testFlowRestart: a node stops while a step waits for its
 // target's feedback; the feedback comes while no engine listens for run
 // changes; the next node on the same store resumes the execution from its
 // record, and every step is delivered exactly once (counted at the hook).
-func TestFlowSurvivesRestart(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cronsheet.db")
-	b, h := flowSetup(t, path)
+func testFlowRestart(t *testing.T, store func(*Config)) {
+	h := startFlowHook(t)
+	b := setup(t, flowConfig(store))
 	flowTargets(t, b, h)
 	b.createFlow(t, map[string]any{"id": "restart", "start": "a", "steps": []any{
 		step("a", []string{"async"}, map[string][]string{"success": {"b"}}), step("b", []string{"ok"}, nil),
@@ -344,10 +361,7 @@ func TestFlowSurvivesRestart(t *testing.T) {
 	})
 	b.stop()
 
-	b2 := setup(t, func(c *Config) {
-		c.HTTP.Allow = []string{"127.0.0.0/8"}
-		c.Store.Path = path
-	})
+	b2 := setup(t, flowConfig(store))
 	if code := b2.call(t, "POST", "/api/v1/runs/"+h.triggerID("/async/"+x.ID+"/0")+"/feedback",
 		map[string]any{"status": 0, "output": "loaded"}, nil); code != http.StatusOK {
 		t.Fatalf("feedback after restart: status %d", code)
