@@ -86,7 +86,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (
 		return nil, err
 	}
 	s := &Server{cfg: cfg, logger: logger, store: st}
-	if err := s.build(); err != nil {
+	err = s.firstAdmin(ctx)
+	if err == nil {
+		err = s.build()
+	}
+	if err != nil {
 		s.closeParts()
 		_ = st.Close()
 		return nil, err
@@ -231,7 +235,13 @@ func (s *Server) build() error {
 	}))
 
 	engine := gin.New()
+	guard, err := s.guard(engine)
+	if err != nil {
+		return err
+	}
 	engine.Use(webtable.Middleware(s.logger)...)
+	engine.Use(guard.Middleware())
+	guard.Register(engine)
 	webtable.New(webtable.Deps{
 		Logger:    s.logger,
 		Store:     s.store,
@@ -247,7 +257,6 @@ func (s *Server) build() error {
 		},
 		CheckTarget: checkTarget,
 		Jobs:        s.jobs,
-		JobClients:  webtable.NewTokenList(cfg.Jobs.AllowTokens, cfg.Jobs.DenyTokens),
 		JobsSocket:  s.socket,
 	}).Register(engine)
 	table.Register(engine)

@@ -7,8 +7,9 @@ package static
 import "embed"
 
 // FS holds the pages (index.html, targets.html, runs.html, status.html,
-// outbox.html), their scripts (app.js, common.js, targets.js, runs.js,
-// status.js) and style, and vendor/.
+// outbox.html, login.html), their scripts (app.js, common.js, session.js,
+// targets.js, runs.js, status.js, outbox.js, login.js) and style, and
+// vendor/. No page has an inline script.
 //
 //go:embed *.html *.js *.css vendor
 var FS embed.FS

@@ -24,9 +24,14 @@ type auditPage struct {
 	NextBefore int64 `json:"next_before"`
 }
 
-// who is the request's author: the X-Cronsheet-User header (control
-// characters dropped), else the client IP, at most store.MaxAuditWho bytes.
+// who is the request's author, at most store.MaxAuditWho bytes: the
+// signed-in principal the Guard found (a user, or a user's token); an API
+// mounted without the guard (tests, embedding) falls back to the
+// X-Cronsheet-User header (control characters dropped), else the client IP.
 func who(c *gin.Context) string {
+	if p := PrincipalOf(c); p != nil {
+		return cutUTF8(p.Who(), store.MaxAuditWho)
+	}
 	u := strings.TrimSpace(strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return -1

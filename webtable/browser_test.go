@@ -59,6 +59,7 @@ func startNode(t *testing.T) string {
 	cfg := server.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NodeID = "browser-test"
+	cfg.Auth = server.AuthLocalDev // loopback: the pages sign in as the local admin
 	cfg.Store.Path = filepath.Join(t.TempDir(), "cronsheet.db")
 	cfg.Patrol.Interval = 100 * time.Millisecond
 	cfg.Patrol.Lease = 3 * time.Second
