@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/gin-gonic/gin"
 
@@ -80,4 +81,17 @@ func (s *Server) guard(engine *gin.Engine) (*webtable.Guard, error) {
 		MetricsPublic: c.Metrics.Public,
 		JobClients:    webtable.NewTokenList(c.Jobs.AllowTokens, c.Jobs.DenyTokens),
 	}), nil
+}
+
+// checkListener refuses auth local_dev on a listener that is not bound to
+// loopback (Validate checks the configured address; this checks the bound
+// one, whatever a name such as localhost resolved to).
+func (s *Server) checkListener() error {
+	if s.cfg.Auth != AuthLocalDev {
+		return nil
+	}
+	if a, ok := s.ln.Addr().(*net.TCPAddr); ok && a.IP.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("auth: local_dev needs a loopback listener, and %s is not: use auth: required", s.ln.Addr())
 }

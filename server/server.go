@@ -110,6 +110,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	s.ln = ln
+	if err := s.checkListener(); err != nil {
+		_ = ln.Close()
+		s.closeBuilt()
+		return nil, err
+	}
 	for _, opt := range opts {
 		opt(s)
 	}
