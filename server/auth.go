@@ -95,3 +95,18 @@ func (s *Server) checkListener() error {
 	}
 	return fmt.Errorf("auth: local_dev needs a loopback listener, and %s is not: use auth: required", s.ln.Addr())
 }
+
+// OpenUsers opens the store cfg names for the user and token commands;
+// call the returned func to close it.
+func OpenUsers(ctx context.Context, cfg StoreConfig) (store.Users, func(), error) {
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, ok := st.(store.Users)
+	if !ok {
+		_ = st.Close()
+		return nil, nil, fmt.Errorf("store.driver %s keeps no users", cfg.Driver)
+	}
+	return u, func() { _ = st.Close() }, nil
+}
