@@ -752,7 +752,9 @@
       if (e.target.matches("input.sel-row")) selectRow(e.target);
       if (e.target.matches("select.task-state")) setTaskState(e.target);
     });
-    document.getElementById("select-all").addEventListener("change", (e) => selectPage(e.target.checked));
+    // The header exists only once DataTables has its language file (zh
+    // loads it asynchronously): listen on the document, not the checkbox.
+    document.addEventListener("change", (e) => { if (e.target.id === "select-all") selectPage(e.target.checked); });
     table.on("draw", showBulk);
     table.on("draw", () => loadStates(true));
     document.getElementById("params-form").addEventListener("submit", runWithParams);
