@@ -71,7 +71,9 @@ func (s *Server) guard(engine *gin.Engine) (*webtable.Guard, error) {
 		s.logger.Warn("auth: local_dev — every request on this loopback listener acts as a local admin; " +
 			"use auth: required on a shared machine")
 	}
+	al, _ := s.store.(store.AuditLog)
 	return webtable.NewGuard(webtable.GuardConfig{
+		Audit:         al,
 		Logger:        s.logger,
 		Users:         users,
 		LocalDev:      c.Auth == AuthLocalDev,

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -110,10 +112,10 @@ func TestBrowserSignInEditsRow(t *testing.T) {
 	console := listenConsole(t, ctx)
 
 	for _, lang := range []struct {
-		code, signIn, signedAs, title string
+		code, signIn, signedAs, title, auditNav string
 	}{
-		{"en", "Sign in", "Signed in as admin (admin)", "English memo"},
-		{"zh", "登录", "已登录：admin（admin）", "中文备忘"},
+		{"en", "Sign in", "Signed in as admin (admin)", "English memo", "Audit"},
+		{"zh", "登录", "已登录：admin（admin）", "中文备忘", "审计"},
 	} {
 		run(t, ctx, lang.code+": the table sends to the sign-in page", 30*time.Second,
 			chromedp.Navigate(base+"/login"),
@@ -157,9 +159,24 @@ func TestBrowserSignInEditsRow(t *testing.T) {
 			page.Records[0].Who != "admin" || page.Records[1].Who != "admin" {
 			t.Errorf("%s: audit trail %s, want two records by admin", lang.code, audit)
 		}
+		// The audit page lists both edits by admin, filtered to the row.
+		run(t, ctx, lang.code+": the audit page", 20*time.Second,
+			chromedp.Navigate(base+"/audit"),
+			waitJS(fmt.Sprintf(`document.getElementById("audit-kind").options.length === 7 && `+
+				`document.querySelector('a[href="/audit"]').textContent === %q`, lang.auditNav)),
+			chromedp.SendKeys(css(`#audit-filters input[name="id"]`), id+kb.Enter),
+			waitJS(fmt.Sprintf(`(rows => rows.length === 2 && rows.every(tr => tr.children[1].textContent === "admin" && `+
+				`tr.children[3].textContent === %q))([...document.querySelectorAll("#audit tbody tr")])`, id)),
+		)
+		if dir := os.Getenv("CRONSHEET_ARTIFACTS"); dir != "" && os.MkdirAll(dir, 0o755) == nil {
+			png := get(t, ctx, lang.code+": screenshot", chromedp.FullScreenshot(100))
+			_ = os.WriteFile(filepath.Join(dir, "webtable-audit-"+lang.code+".png"), png, 0o644)
+		}
 		if errs := console.take(); len(errs) > 0 {
 			t.Errorf("%s: console errors while signed in:\n%s", lang.code, strings.Join(errs, "\n"))
 		}
+		run(t, ctx, lang.code+": back to the table", 20*time.Second, chromedp.Navigate(base+"/?poll=300"),
+			chromedp.WaitVisible(css(`#logout`)))
 		// Sign out: the table may have a poll in flight when the page
 		// goes, whose refusal (401) is expected; the sign-in page that
 		// follows must load clean.

@@ -50,6 +50,8 @@ type GuardConfig struct {
 	// Limiter slows password guessing; nil = auth.NewLimiter's defaults
 	// on Now.
 	Limiter *auth.Limiter
+	// Audit, when set, records changes to users and tokens.
+	Audit store.AuditLog
 	// Now is the clock; nil = time.Now.
 	Now func() time.Time
 }
@@ -321,7 +323,7 @@ func (g *Guard) refuse(c *gin.Context, err error) {
 // isPage reports whether route is one of the HTML pages.
 func isPage(route string) bool {
 	switch route {
-	case "/", "/targets", "/runs", "/outbox", "/status":
+	case "/", "/targets", "/runs", "/outbox", "/status", "/audit":
 		return true
 	}
 	return false

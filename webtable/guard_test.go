@@ -77,7 +77,7 @@ func setupGuard(t *testing.T, mutate func(*webtable.GuardConfig)) *guardBundle {
 		b.tokens[role] = tok
 	}
 	logger := slog.New(slog.DiscardHandler)
-	cfg := webtable.GuardConfig{Logger: logger, Users: st, PublicHosts: []string{"cron.example.com"},
+	cfg := webtable.GuardConfig{Logger: logger, Users: st, Audit: st, PublicHosts: []string{"cron.example.com"},
 		SessionIdle: time.Hour, SessionMax: 8 * time.Hour, Now: b.clock,
 		Limiter: auth.NewLimiter(auth.LimiterConfig{Free: 3, Base: time.Second, Now: b.clock})}
 	if mutate != nil {
@@ -486,6 +486,45 @@ func TestGuardAuditNamesUser(t *testing.T) {
 	}
 	if recs[0].Who != "editor-user" || recs[1].Who != "editor-user (token ci)" {
 		t.Errorf("audit who = %q, %q; want editor-user, editor-user (token ci)", recs[0].Who, recs[1].Who)
+	}
+
+	// Changes to targets, task states, users and tokens are recorded too,
+	// and GET /api/v1/audit lists them with filters.
+	admin := bearer(b.tokens[store.RoleAdmin])
+	for _, r := range []req{
+		{method: "POST", path: "/api/v1/targets", headers: admin,
+			body: `{"id":"hook","kind":"http","http":{"method":"POST","url":"http://127.0.0.1:9/x","headers":{"Authorization":"secret-header"}}}`},
+		{method: "DELETE", path: "/api/v1/targets/hook", headers: admin},
+		{method: "POST", path: "/api/v1/users", body: `{"name":"dora","role":"viewer","password":"dora's password"}`, headers: admin},
+		{method: "POST", path: "/api/v1/tokens", body: `{"user":"dora","name":"cli","role":"viewer"}`, headers: admin},
+	} {
+		if rec := b.send(t, r); rec.Code >= 300 {
+			t.Fatalf("%s %s: %d %s", r.method, r.path, rec.Code, rec.Body)
+		}
+	}
+	for _, c := range []struct{ query, want string }{
+		{"", "@token:create @user:create @target:delete @target:create memos:update memos:create"},
+		{"?kind=%40target", "@target:delete @target:create"},
+		{"?who=admin-user+%28token+ci%29&action=create", "@token:create @user:create @target:create"},
+		{"?kind=memos&id=a1&limit=1", "memos:update"},
+	} {
+		rec := b.send(t, req{method: "GET", path: "/api/v1/audit" + c.query, headers: bearer(b.tokens[store.RoleViewer])})
+		var page struct {
+			Records []store.AuditRecord `json:"records"`
+		}
+		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &page) != nil {
+			t.Fatalf("GET audit%s: %d %s", c.query, rec.Code, rec.Body)
+		}
+		var got []string
+		for _, r := range page.Records {
+			got = append(got, r.Scenario+":"+r.Action)
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("GET audit%s = %v, want %s", c.query, got, c.want)
+		}
+		if strings.Contains(rec.Body.String(), "secret-header") || strings.Contains(rec.Body.String(), "$2a$") {
+			t.Errorf("the audit trail shows a secret: %s", rec.Body)
+		}
 	}
 }
 

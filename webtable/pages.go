@@ -29,6 +29,7 @@ func (p *Pages) Register(r gin.IRouter) {
 	r.GET("/runs", p.page("runs.html"))
 	r.GET("/outbox", p.page("outbox.html"))
 	r.GET("/status", p.page("status.html"))
+	r.GET("/audit", p.page("audit.html"))
 	r.GET("/login", p.page("login.html"))
 	assets := http.StripPrefix("/assets/", http.FileServerFS(p.files))
 	r.GET("/assets/*path", func(c *gin.Context) {

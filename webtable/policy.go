@@ -58,6 +58,8 @@ func Policy() map[string]Access {
 		"GET /outbox":                  AccessViewer,
 		"GET /status":                  AccessViewer,
 		"GET /api/v1/outbox":           AccessViewer,
+		"GET /api/v1/audit":            AccessViewer,
+		"GET /audit":                   AccessViewer,
 		"GET /api/v1/schedule/preview": AccessViewer,
 
 		// Rows and the table.

@@ -168,7 +168,7 @@ func (g *Guard) addUser(c *gin.Context) {
 		writeError(g.logger, c, describe(err, task.ErrConflict, "user %q exists", u.Name))
 		return
 	}
-	g.logger.InfoContext(c.Request.Context(), "user added", "user", u.Name, "role", u.Role, "by", who(c))
+	g.record(c, store.AuditKindUser, u.Name, store.AuditCreate, userSummary(u, req.Password != nil))
 	c.JSON(http.StatusCreated, u)
 }
 
@@ -192,7 +192,7 @@ func (g *Guard) patchUser(c *gin.Context) {
 		writeError(g.logger, c, describe(err, task.ErrNotFound, "no user %q", cutUTF8(p.Name, 100)))
 		return
 	}
-	g.logger.InfoContext(c.Request.Context(), "user changed", "user", u.Name, "role", u.Role, "by", who(c))
+	g.record(c, store.AuditKindUser, u.Name, store.AuditUpdate, userSummary(u, req.Password != nil))
 	c.JSON(http.StatusOK, u)
 }
 
@@ -202,7 +202,7 @@ func (g *Guard) deleteUser(c *gin.Context) {
 		writeError(g.logger, c, describe(err, task.ErrNotFound, "no user %q", cutUTF8(name, 100)))
 		return
 	}
-	g.logger.InfoContext(c.Request.Context(), "user deleted", "user", name, "by", who(c))
+	g.record(c, store.AuditKindUser, name, store.AuditDelete, nil)
 	c.Status(http.StatusNoContent)
 }
 
@@ -250,7 +250,7 @@ func (g *Guard) addToken(c *gin.Context) {
 		writeError(g.logger, c, err)
 		return
 	}
-	g.logger.InfoContext(c.Request.Context(), "token created", "user", cred.User, "token", cred.Name, "by", who(c))
+	g.record(c, store.AuditKindToken, cred.ID, store.AuditCreate, tokenSummary(cred))
 	c.JSON(http.StatusCreated, tokenAnswer{Credential: cred, Token: value})
 }
 
@@ -268,7 +268,7 @@ func (g *Guard) deleteToken(c *gin.Context) {
 		writeError(g.logger, c, describe(err, task.ErrNotFound, "no token %q", cutUTF8(id, 100)))
 		return
 	}
-	g.logger.InfoContext(ctx, "token revoked", "user", cred.User, "token", cred.Name, "by", who(c))
+	g.record(c, store.AuditKindToken, cred.ID, store.AuditDelete, tokenSummary(cred))
 	c.Status(http.StatusNoContent)
 }
 
@@ -317,4 +317,20 @@ func NewToken(ctx context.Context, users store.Users, p TokenParams) (*store.Cre
 		return nil, "", err
 	}
 	return cred, value, nil
+}
+
+// record logs a change to a user or token and adds it to the audit trail.
+func (g *Guard) record(c *gin.Context, kind, id, action string, neu map[string]any) {
+	g.logger.InfoContext(c.Request.Context(), "auth change", "kind", kind, "id", id, "action", action, "by", who(c))
+	recordChange(c, g.logger, g.cfg.Audit, g.now(), kind, id, action, neu)
+}
+
+// userSummary is what the audit trail keeps of a user: never the hash.
+func userSummary(u *store.User, passwordSet bool) map[string]any {
+	return map[string]any{"role": string(u.Role), "disabled": u.Disabled, "password_set": passwordSet}
+}
+
+// tokenSummary is what the audit trail keeps of a token: never its hash.
+func tokenSummary(c *store.Credential) map[string]any {
+	return map[string]any{"user": c.User, "name": c.Name, "role": string(c.Role)}
 }

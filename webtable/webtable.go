@@ -165,7 +165,7 @@ func New(d Deps) *API {
 //	GET|POST /api/v1/targets, GET|PUT|DELETE /api/v1/targets/:id
 //	GET    /api/v1/runs, GET /api/v1/runs/:trigger_id, POST /api/v1/runs/:trigger_id/feedback
 //	POST   /api/v1/runs/:trigger_id/cancel
-//	GET    /api/v1/outbox, GET /api/v1/schedule/preview, GET /healthz
+//	GET    /api/v1/outbox, GET /api/v1/schedule/preview, GET /api/v1/audit, GET /healthz
 func (a *API) Register(r gin.IRouter) {
 	v1 := r.Group("/api/v1")
 
@@ -209,6 +209,7 @@ func (a *API) Register(r gin.IRouter) {
 	v1.POST("/runs/:trigger_id/cancel", a.cancelRunHandler)
 	v1.GET("/outbox", a.listOutbox)
 	v1.GET("/schedule/preview", a.preview)
+	v1.GET("/audit", a.queryAudit)
 
 	r.GET("/healthz", a.healthz)
 }
