@@ -168,9 +168,41 @@ func TestBrowserSignInEditsRow(t *testing.T) {
 			waitJS(fmt.Sprintf(`(rows => rows.length === 2 && rows.every(tr => tr.children[1].textContent === "admin" && `+
 				`tr.children[3].textContent === %q))([...document.querySelectorAll("#audit tbody tr")])`, id)),
 		)
+		// Tokens in the UI: created (shown once), listed, revoked.
+		run(t, ctx, lang.code+": create a token in the UI", 20*time.Second,
+			chromedp.Navigate(base+"/users"),
+			waitJS(`document.querySelectorAll("#users tbody tr").length === 1`),
+			chromedp.SendKeys(css(`#token-form input[name="user"]`), "admin"),
+			chromedp.SendKeys(css(`#token-form input[name="name"]`), "ui-"+lang.code),
+			chromedp.Click(css(`#token-add`)),
+			waitJS(`!document.getElementById("new-token").hidden && `+
+				`document.getElementById("new-token-value").textContent.startsWith("cst_")`),
+			waitJS(`document.querySelectorAll("#tokens tbody tr").length === 1`),
+		)
+		value := get(t, ctx, lang.code+": read the token", chromedp.Text(css(`#new-token-value`)))
+		status := func() int {
+			req, _ := http.NewRequest(http.MethodGet, base+"/api/v1/me", nil)
+			req.Header.Set("Authorization", "Bearer "+value)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		if code := status(); code != http.StatusOK {
+			t.Errorf("%s: the UI's token: %d, want 200", lang.code, code)
+		}
+		run(t, ctx, lang.code+": revoke it", 20*time.Second,
+			jsClick(`#tokens tbody tr button.revoke`),
+			waitJS(`document.querySelectorAll("#tokens tbody tr").length === 0`),
+		)
+		if code := status(); code != http.StatusUnauthorized {
+			t.Errorf("%s: the revoked token: %d, want 401", lang.code, code)
+		}
 		if dir := os.Getenv("CRONSHEET_ARTIFACTS"); dir != "" && os.MkdirAll(dir, 0o755) == nil {
 			png := get(t, ctx, lang.code+": screenshot", chromedp.FullScreenshot(100))
-			_ = os.WriteFile(filepath.Join(dir, "webtable-audit-"+lang.code+".png"), png, 0o644)
+			_ = os.WriteFile(filepath.Join(dir, "webtable-users-"+lang.code+".png"), png, 0o644)
 		}
 		if errs := console.take(); len(errs) > 0 {
 			t.Errorf("%s: console errors while signed in:\n%s", lang.code, strings.Join(errs, "\n"))

@@ -30,6 +30,7 @@ func (p *Pages) Register(r gin.IRouter) {
 	r.GET("/outbox", p.page("outbox.html"))
 	r.GET("/status", p.page("status.html"))
 	r.GET("/audit", p.page("audit.html"))
+	r.GET("/users", p.page("users.html"))
 	r.GET("/login", p.page("login.html"))
 	assets := http.StripPrefix("/assets/", http.FileServerFS(p.files))
 	r.GET("/assets/*path", func(c *gin.Context) {

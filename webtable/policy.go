@@ -60,6 +60,7 @@ func Policy() map[string]Access {
 		"GET /api/v1/outbox":           AccessViewer,
 		"GET /api/v1/audit":            AccessViewer,
 		"GET /audit":                   AccessViewer,
+		"GET /users":                   AccessAdmin,
 		"GET /api/v1/schedule/preview": AccessViewer,
 
 		// Rows and the table.
