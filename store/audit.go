@@ -41,6 +41,7 @@ const (
 	AuditKindTarget = "@target"
 	AuditKindTask   = "@task"
 	AuditKindJob    = "@job"
+	AuditKindRun    = "@run"
 	AuditKindUser   = "@user"
 	AuditKindToken  = "@token"
 )

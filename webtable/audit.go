@@ -141,7 +141,7 @@ func (a *API) listAudit(c *gin.Context) {
 
 // queryAudit handles GET /api/v1/audit?kind=&id=&who=&action=&before=&limit=:
 // the whole audit trail, newest first, filtered. kind is a scenario (row
-// edits) or one of @target, @task, @job, @user, @token.
+// edits) or one of @target, @task, @job, @run, @user, @token.
 func (a *API) queryAudit(c *gin.Context) {
 	if a.audit == nil {
 		c.AbortWithStatusJSON(http.StatusNotImplemented, errorBody{Error: "this store keeps no audit trail"})

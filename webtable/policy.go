@@ -84,6 +84,7 @@ func Policy() map[string]Access {
 		"GET /api/v1/runs":                       AccessViewer,
 		"GET /api/v1/runs/:trigger_id":           AccessViewer,
 		"POST /api/v1/runs/:trigger_id/feedback": AccessEditor,
+		"POST /api/v1/runs/:trigger_id/cancel":   AccessEditor,
 
 		// Targets.
 		"GET /api/v1/targets":        AccessViewer,
