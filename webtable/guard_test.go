@@ -383,6 +383,12 @@ func TestGuardCSRF(t *testing.T) {
 			t.Errorf("%s: body %s does not name %s", tt.name, rec.Body, tt.field)
 		}
 	}
+	// A WebSocket handshake (a GET) from another origin is refused too.
+	ws := b.send(t, req{method: "GET", path: "/api/v1/outbox", headers: cookie(sess, "Upgrade", "websocket",
+		"Connection", "Upgrade", "Origin", "http://evil.example")})
+	if ws.Code != 403 || !strings.Contains(ws.Body.String(), `"field":"Origin"`) {
+		t.Errorf("cross-origin WebSocket upgrade: %d %s, want 403 naming Origin", ws.Code, ws.Body)
+	}
 	// Sign-in itself is same-origin only (no login CSRF).
 	rec := b.send(t, req{method: "POST", path: "/api/v1/login", body: `{"name":"editor-user","password":"` + testPassword + `"}`,
 		headers: map[string]string{"Origin": "http://evil.example"}})
