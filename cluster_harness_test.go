@@ -65,6 +65,7 @@ func startCluster(t *testing.T, size int, maxDelay time.Duration) *cluster {
 		addr := freeAddr(t)
 		id := fmt.Sprintf("n%d", i+1)
 		cfg := fmt.Sprintf(`listen: %s
+auth: local_dev
 node_id: %s
 log_level: warn
 store: {driver: sqlite, path: %s}
