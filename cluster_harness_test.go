@@ -75,6 +75,7 @@ func startClusterOn(t *testing.T, size int, maxDelay time.Duration, storeYAML st
 		addr := freeAddr(t)
 		id := fmt.Sprintf("n%d", i+1)
 		cfg := fmt.Sprintf(`listen: %s
+auth: local_dev
 node_id: %s
 log_level: warn
 store: %s

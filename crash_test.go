@@ -28,6 +28,7 @@ func TestCrashSafety(t *testing.T) {
 	addr := freeAddr(t)
 	dbPath := filepath.Join(dir, "data", "cronsheet.db")
 	cfg := fmt.Sprintf(`listen: %s
+auth: local_dev
 log_level: warn
 store: {driver: sqlite, path: %s}
 patrol: {interval: 100ms, lease: 2s}

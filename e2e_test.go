@@ -31,6 +31,7 @@ func TestBinaryDeliversEmail(t *testing.T) {
 	addr := freeAddr(t)
 	base := "http://" + addr
 	cfg := fmt.Sprintf(`listen: %s
+auth: local_dev
 log_level: warn
 store: {driver: sqlite, path: %s}
 email: {mode: send, host: %s, port: %d, from: cronsheet@example.com, tls: none}
@@ -65,6 +66,7 @@ email: {mode: send, host: %s, port: %d, from: cronsheet@example.com, tls: none}
 	}
 
 	req, _ := http.NewRequest(http.MethodPatch, base+"/api/v1/scenarios/memos/rows/"+row.ID, strings.NewReader(`{"active":0}`))
+	req.Header.Set("Content-Type", "application/json") // the API takes JSON bodies only
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

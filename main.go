@@ -7,6 +7,10 @@
 //	cronsheet [-config config.yaml]
 //	cronsheet export [-config config.yaml] [-o file]   (JSON lines; default stdout)
 //	cronsheet import [-config config.yaml] [-i file]   (idempotent; default stdin)
+//	cronsheet user add NAME --role admin               (password from a prompt or stdin)
+//	cronsheet user passwd|role|list|delete …
+//	cronsheet token create --user NAME --name N --role R [--expires 720h]
+//	cronsheet token list|revoke …
 package main
 
 import (
@@ -26,6 +30,9 @@ import (
 func main() {
 	if len(os.Args) > 1 && (os.Args[1] == "export" || os.Args[1] == "import") {
 		os.Exit(dump(os.Args[1], os.Args[2:]))
+	}
+	if len(os.Args) > 1 && (os.Args[1] == "user" || os.Args[1] == "token") {
+		os.Exit(usersCmd(os.Args[1], os.Args[2:]))
 	}
 	os.Exit(run())
 }

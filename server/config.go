@@ -44,10 +44,40 @@ type Config struct {
 	// Flow limits callbacks per host; Metrics configures /metrics and statsd.
 	Flow    FlowConfig    `yaml:"flow"`
 	Metrics MetricsConfig `yaml:"metrics"`
+	// Auth is required (default: every route but /healthz and the sign-in
+	// page needs a session or a token) or local_dev (requests without
+	// credentials act as a local admin; allowed only when Listen is a
+	// loopback address, and the pages show a banner saying so).
+	Auth string `yaml:"auth"`
+	// PublicHosts are the host names clients may reach this server by,
+	// besides loopback; any other Host header is refused (DNS rebinding).
+	PublicHosts []string `yaml:"public_hosts"`
+	// TrustedProxies are the proxies (IPs or CIDRs) whose X-Forwarded-For
+	// is believed for the client address; empty (default) trusts none.
+	TrustedProxies []string `yaml:"trusted_proxies"`
+	// Session bounds browser sessions.
+	Session SessionConfig `yaml:"session"`
+	// AdminPassword, from CRONSHEET_ADMIN_PASSWORD, creates the user
+	// "admin" (role admin) at start when the store has no user yet.
+	AdminPassword string `yaml:"-"`
 	// LogLevel is debug, info (default), warn or error.
 	LogLevel string `yaml:"log_level"`
 	// ShutdownTimeout bounds graceful shutdown (default 10s).
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
+// Auth modes.
+const (
+	AuthRequired = "required"
+	AuthLocalDev = "local_dev"
+)
+
+// SessionConfig bounds browser sessions.
+type SessionConfig struct {
+	// Idle ends a session unused this long (default 2h).
+	Idle time.Duration `yaml:"idle"`
+	// Max ends every session this long after sign-in (default 24h).
+	Max time.Duration `yaml:"max"`
 }
 
 // StoreConfig selects the storage driver.
@@ -216,9 +246,12 @@ type FlowHostConfig struct {
 	Burst int     `yaml:"burst"`
 }
 
-// MetricsConfig configures metrics: /metrics is always served; a statsd
-// address turns on a push of the same figures.
+// MetricsConfig configures metrics: /metrics is always served (to viewers,
+// or to anyone when Public is set); a statsd address turns on a push of
+// the same figures.
 type MetricsConfig struct {
+	// Public opens GET /metrics without a token (default false).
+	Public       bool          `yaml:"public"`
 	StatsdAddr   string        `yaml:"statsd_addr"`
 	StatsdPrefix string        `yaml:"statsd_prefix"`
 	StatsdEvery  time.Duration `yaml:"statsd_every"`
@@ -270,6 +303,8 @@ func DefaultConfig() Config {
 		SMS:             SMSConfig{Mode: ModeOutbox, Timeout: 30 * time.Second},
 		Fire:            FireConfig{BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Workers: 256},
 		Metrics:         MetricsConfig{StatsdPrefix: "cronsheet", StatsdEvery: 10 * time.Second},
+		Auth:            AuthRequired,
+		Session:         SessionConfig{Idle: 2 * time.Hour, Max: 24 * time.Hour},
 		LogLevel:        "info",
 		ShutdownTimeout: 10 * time.Second,
 	}
@@ -302,6 +337,7 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	}
 	cfg.Jobs.AllowTokens = splitList(getenv("CRONSHEET_JOB_TOKENS"))
 	cfg.Jobs.DenyTokens = splitList(getenv("CRONSHEET_JOB_DENIED_TOKENS"))
+	cfg.AdminPassword = getenv("CRONSHEET_ADMIN_PASSWORD")
 	if uri := getenv("CRONSHEET_MONGO_URI"); uri != "" {
 		cfg.Store.URI = uri
 	}
@@ -315,6 +351,9 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("listen: %q is not host:port", c.Listen)
+	}
+	if err := c.validateAuth(); err != nil {
+		return err
 	}
 	if c.NodeID == "" || len(c.NodeID) > 128 {
 		return errors.New("node_id: must be 1..128 characters")
@@ -447,4 +486,47 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// validateAuth checks the auth keys: local_dev only on a loopback listener.
+func (c *Config) validateAuth() error {
+	switch c.Auth {
+	case AuthRequired:
+	case AuthLocalDev:
+		if !loopbackListen(c.Listen) {
+			return fmt.Errorf("auth: local_dev signs everyone in as admin, so it needs a loopback listen address "+
+				"(127.0.0.1, [::1] or localhost), not %q; use auth: required", c.Listen)
+		}
+	default:
+		return fmt.Errorf("auth: %q is not one of required, local_dev", c.Auth)
+	}
+	for i, h := range c.PublicHosts {
+		if h == "" || strings.ContainsAny(h, "/: ") {
+			return fmt.Errorf("public_hosts[%d]: %q must be a bare host name or IP", i, h)
+		}
+	}
+	for i, p := range c.TrustedProxies {
+		if net.ParseIP(p) == nil {
+			if _, _, err := net.ParseCIDR(p); err != nil {
+				return fmt.Errorf("trusted_proxies[%d]: %q is not an IP or CIDR", i, p)
+			}
+		}
+	}
+	if c.Session.Idle < time.Minute || c.Session.Max < c.Session.Idle {
+		return errors.New("session: idle must be at least 1m and max at least idle")
+	}
+	return nil
+}
+
+// loopbackListen reports whether a listen address binds loopback only.
+func loopbackListen(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -88,7 +88,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (
 		return nil, err
 	}
 	s := &Server{cfg: cfg, logger: logger, store: st}
-	if err := s.build(); err != nil {
+	err = s.firstAdmin(ctx)
+	if err == nil {
+		err = s.build()
+	}
+	if err != nil {
 		s.closeParts()
 		_ = st.Close()
 		return nil, err
@@ -108,6 +112,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	s.ln = ln
+	if err := s.checkListener(); err != nil {
+		_ = ln.Close()
+		s.closeBuilt()
+		return nil, err
+	}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -234,7 +243,13 @@ func (s *Server) build() error {
 	}))
 
 	engine := gin.New()
+	guard, err := s.guard(engine)
+	if err != nil {
+		return err
+	}
 	engine.Use(webtable.Middleware(s.logger)...)
+	engine.Use(guard.Middleware())
+	guard.Register(engine)
 	webtable.New(webtable.Deps{
 		Logger:    s.logger,
 		Store:     s.store,
@@ -250,7 +265,6 @@ func (s *Server) build() error {
 		},
 		CheckTarget: checkTarget,
 		Jobs:        s.jobs,
-		JobClients:  webtable.NewTokenList(cfg.Jobs.AllowTokens, cfg.Jobs.DenyTokens),
 		JobsSocket:  s.socket,
 	}).Register(engine)
 	table.Register(engine)

@@ -45,6 +45,9 @@ func setup(t *testing.T, mutate func(*Config)) *testBundle {
 	cfg := DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NodeID = "test-node"
+	// The API tests call without credentials: local_dev on loopback signs
+	// them in as the local admin (auth_test.go covers auth: required).
+	cfg.Auth = AuthLocalDev
 	cfg.Store.Path = filepath.Join(t.TempDir(), "cronsheet.db")
 	cfg.Patrol.Interval = 50 * time.Millisecond
 	cfg.Patrol.Lease = 3 * time.Second

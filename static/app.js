@@ -31,7 +31,7 @@
       "select": "select row", "select.all": "select the rows of this page",
       "export": "Export CSV", "runs": "Runs", "runs.title": "Runs of", "runs.older": "Older runs", "runs.none": "No runs yet.",
       "run.now": "Run now", "run.ok": "{id} triggered.",
-      "nav.targets": "Targets", "nav.flows": "Flows", "nav.runs": "Runs", "nav.status": "Status", "runs.all": "All runs of this task",
+      "nav.targets": "Targets", "nav.flows": "Flows", "nav.runs": "Runs", "nav.status": "Status", "nav.audit": "Audit", "nav.users": "Users", "runs.all": "All runs of this task",
       "state": "Task state", "state.running": "running", "state.stopped": "stopped", "state.closed": "closed",
       "state.unknown": "—", "state.ok": "Task {id} is {state} now.",
       "run.params": "Params…", "run.params.title": "Run now with one-off params", "params.title": "Run now with params:", "params.add": "Add param",
@@ -53,7 +53,7 @@
       "select": "选择此行", "select.all": "选择本页所有行",
       "export": "导出 CSV", "runs": "运行记录", "runs.title": "运行记录：", "runs.older": "更早的记录", "runs.none": "还没有运行记录。",
       "run.now": "立即运行", "run.ok": "已触发 {id}。",
-      "nav.targets": "目标", "nav.flows": "任务流", "nav.runs": "运行记录", "nav.status": "状态", "runs.all": "此任务的全部运行记录",
+      "nav.targets": "目标", "nav.flows": "任务流", "nav.runs": "运行记录", "nav.status": "状态", "nav.audit": "审计", "nav.users": "用户", "runs.all": "此任务的全部运行记录",
       "state": "任务状态", "state.running": "运行", "state.stopped": "停止", "state.closed": "关闭",
       "state.unknown": "—", "state.ok": "任务 {id} 现在是{state}状态。",
       "run.params": "参数…", "run.params.title": "带一次性参数立即运行", "params.title": "带参数立即运行：", "params.add": "添加参数",
@@ -752,7 +752,9 @@
       if (e.target.matches("input.sel-row")) selectRow(e.target);
       if (e.target.matches("select.task-state")) setTaskState(e.target);
     });
-    document.getElementById("select-all").addEventListener("change", (e) => selectPage(e.target.checked));
+    // The header exists only once DataTables has its language file (zh
+    // loads it asynchronously): listen on the document, not the checkbox.
+    document.addEventListener("change", (e) => { if (e.target.id === "select-all") selectPage(e.target.checked); });
     table.on("draw", showBulk);
     table.on("draw", () => loadStates(true));
     document.getElementById("params-form").addEventListener("submit", runWithParams);

@@ -12,7 +12,7 @@
 
   const dict = {
     en: {
-      "nav.table": "Table", "nav.targets": "Targets", "nav.runs": "Runs", "nav.outbox": "Outbox", "nav.status": "Status",
+      "nav.table": "Table", "nav.targets": "Targets", "nav.runs": "Runs", "nav.outbox": "Outbox", "nav.status": "Status", "nav.audit": "Audit", "nav.users": "Users",
       "yes": "Yes", "no": "No", "never": "—", "now": "now", "in": "in {d}", "ago": "{d} ago",
       "s": "{n} s", "m": "{n} min", "h": "{n} h", "d": "{n} d",
       "refresh": "Refresh", "prev": "Previous", "next": "Next",
@@ -60,10 +60,22 @@
       "st.limit": "limit", "st.unlimited": "none", "st.host": "host",
       "st.errors": "Last errors", "st.at": "at", "st.task": "task", "st.trigger": "trigger", "st.state": "state",
       "st.error": "error", "st.none": "none", "st.job.title": "Job",
+      // audit
+      "au.kind": "kind", "au.any": "any", "au.rows": "rows of {s}", "au.id": "id", "au.who": "who", "au.action": "action",
+      "au.at": "at", "au.change": "change", "au.filter": "Filter", "au.clear": "Clear", "au.older": "Older records",
+      "au.none": "No records.",
+      // users and tokens
+      "us.users": "Users", "us.tokens": "API tokens", "us.name": "name", "us.role": "role", "us.password": "password",
+      "us.haspw": "state", "us.disabled": "disabled", "us.created": "created", "us.add": "Add user", "us.delete": "Delete",
+      "us.user": "user", "us.tname": "token name", "us.expires": "expires in (e.g. 720h; empty: never)",
+      "us.expires_at": "expires", "us.create": "Create token", "us.revoke": "Revoke",
+      "us.once": "Copy this token now; it is not shown again:",
+      "au.k.@target": "targets", "au.k.@task": "task states and triggers", "au.k.@job": "jobs", "au.k.@run": "runs",
+      "au.k.@user": "users", "au.k.@token": "tokens",
       "st.updated": "Updated {time}; refreshed every {s} s.", "st.unreachable": "The server cannot be reached: {error}",
     },
     zh: {
-      "nav.table": "表格", "nav.targets": "目标", "nav.runs": "运行记录", "nav.outbox": "发件箱", "nav.status": "状态",
+      "nav.table": "表格", "nav.targets": "目标", "nav.runs": "运行记录", "nav.outbox": "发件箱", "nav.status": "状态", "nav.audit": "审计", "nav.users": "用户",
       "yes": "是", "no": "否", "never": "—", "now": "现在", "in": "{d}后", "ago": "{d}前",
       "s": "{n} 秒", "m": "{n} 分钟", "h": "{n} 小时", "d": "{n} 天",
       "refresh": "刷新", "prev": "上一页", "next": "下一页",
@@ -107,6 +119,16 @@
       "st.limit": "上限", "st.unlimited": "无", "st.host": "主机",
       "st.errors": "最近错误", "st.at": "时间", "st.task": "任务", "st.trigger": "触发 ID", "st.state": "状态",
       "st.error": "错误", "st.none": "无", "st.job.title": "作业",
+      "au.kind": "类别", "au.any": "全部", "au.rows": "{s} 的行", "au.id": "ID", "au.who": "操作人", "au.action": "操作",
+      "au.at": "时间", "au.change": "变更", "au.filter": "筛选", "au.clear": "清除", "au.older": "更早的记录",
+      "au.none": "没有记录。",
+      "us.users": "用户", "us.tokens": "API 令牌", "us.name": "用户名", "us.role": "角色", "us.password": "密码",
+      "us.haspw": "状态", "us.disabled": "已停用", "us.created": "创建时间", "us.add": "添加用户", "us.delete": "删除",
+      "us.user": "用户", "us.tname": "令牌名称", "us.expires": "有效期（如 720h；留空：永久）",
+      "us.expires_at": "到期", "us.create": "创建令牌", "us.revoke": "吊销",
+      "us.once": "请立即复制此令牌，它不会再次显示：",
+      "au.k.@target": "目标", "au.k.@task": "任务状态与触发", "au.k.@job": "作业", "au.k.@run": "运行",
+      "au.k.@user": "用户", "au.k.@token": "令牌",
       "st.updated": "更新于 {time}，每 {s} 秒刷新。", "st.unreachable": "无法连接服务器：{error}",
     },
   };

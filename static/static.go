@@ -7,8 +7,9 @@ package static
 import "embed"
 
 // FS holds the pages (index.html, targets.html, runs.html, status.html,
-// outbox.html, flows.html), their scripts (app.js, common.js, targets.js, runs.js,
-// status.js, flows.js) and style, and vendor/.
+// outbox.html, flows.html, login.html), their scripts (app.js, common.js,
+// session.js, targets.js, runs.js, status.js, outbox.js, flows.js,
+// login.js) and style, and vendor/. No page has an inline script.
 //
 //go:embed *.html *.js *.css vendor
 var FS embed.FS

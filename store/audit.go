@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// AuditLog keeps the audit trail of row edits made through the API: who
-// changed which row, when, how, and the field values before and after. It is
+// AuditLog keeps the audit trail of changes made through the API: who
+// changed which row (or target, task state, job, user or token: see the
+// AuditKind… kinds), when, how, and the values before and after. It is
 // separate from Store so that a driver can offer it (or not) without
 // changing Store; the API writes it when its store implements it.
 type AuditLog interface {
@@ -17,7 +18,33 @@ type AuditLog interface {
 	// beforeID (0 = from the newest), at most limit (1..MaxAuditPage, else
 	// task.ErrInvalid).
 	ListAudit(ctx context.Context, scenario, rowID string, beforeID int64, limit int) ([]*AuditRecord, error)
+	// QueryAudit returns every record that q's non-empty fields match,
+	// newest first, those with ID < q.BeforeID (0 = from the newest), at
+	// most q.Limit (1..MaxAuditPage, else task.ErrInvalid).
+	QueryAudit(ctx context.Context, q AuditQuery) ([]*AuditRecord, error)
 }
+
+// AuditQuery filters Auditlog.QueryAudit; empty fields match anything.
+type AuditQuery struct {
+	Scenario string // a scenario, or one of the AuditKind… kinds
+	RowID    string
+	Who      string
+	Action   string
+	BeforeID int64
+	Limit    int
+}
+
+// Kinds of the audit records that are not row edits: such a record holds
+// the kind in Scenario (a name no scenario can have) and the object's id in
+// RowID.
+const (
+	AuditKindTarget = "@target"
+	AuditKindTask   = "@task"
+	AuditKindJob    = "@job"
+	AuditKindRun    = "@run"
+	AuditKindUser   = "@user"
+	AuditKindToken  = "@token"
+)
 
 // MaxAuditPage bounds ListAudit's limit.
 const MaxAuditPage = 500
@@ -33,6 +60,15 @@ const (
 	AuditImport     = "import"
 	AuditActivate   = "activate"
 	AuditDeactivate = "deactivate"
+	// Actions on the other kinds: AuditCreate, AuditUpdate and AuditDelete,
+	// and these.
+	AuditState    = "state"    // a task's state set
+	AuditTrigger  = "trigger"  // a task fired by hand
+	AuditCancel   = "cancel"   // a job cancelled
+	AuditBlock    = "block"    // a job blocked
+	AuditUnblock  = "unblock"  // a job unblocked
+	AuditBackfill = "backfill" // jobs backfilled
+	AuditSubmit   = "submit"   // jobs submitted or upserted
 )
 
 // AuditRecord is one row edit.

@@ -2,10 +2,8 @@ package webtable_test
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,36 +19,14 @@ import (
 // Chromium's runtime and log domains are enabled by chromedp for every
 // target; watchConsole only listens.
 
-// startFlowNode runs a whole node whose HTTP targets may call loopback
-// (the test's hook) and returns its base URL.
+// startFlowNode runs a node for the flows page, allowed to call back to
+// the test's loopback hook.
 func startFlowNode(t *testing.T) string {
 	t.Helper()
-	cfg := server.DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NodeID = "browser-flows"
-	cfg.Store.Path = filepath.Join(t.TempDir(), "cronsheet.db")
-	cfg.Patrol.Interval = 100 * time.Millisecond
-	cfg.Patrol.Lease = 3 * time.Second
-	cfg.ShutdownTimeout = 5 * time.Second
-	cfg.HTTP.Allow = []string{"127.0.0.0/8"}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := server.New(ctx, cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		cancel()
-		t.Fatalf("start node: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
+	return startNodeWith(t, func(c *server.Config) {
+		c.NodeID = "browser-flows"
+		c.HTTP.Allow = []string{"127.0.0.0/8"}
 	})
-	return "http://" + srv.Addr()
 }
 
 // consoleErrors collects the page's console errors and log entries of

@@ -56,13 +56,23 @@ func needBrowser(t *testing.T) string {
 // fresh SQLite file and returns its base URL.
 func startNode(t *testing.T) string {
 	t.Helper()
+	return startNodeWith(t, nil)
+}
+
+// startNodeWith is startNode with mutate adjusting the config (nil: none).
+func startNodeWith(t *testing.T, mutate func(*server.Config)) string {
+	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NodeID = "browser-test"
+	cfg.Auth = server.AuthLocalDev // loopback: the pages sign in as the local admin
 	cfg.Store.Path = filepath.Join(t.TempDir(), "cronsheet.db")
 	cfg.Patrol.Interval = 100 * time.Millisecond
 	cfg.Patrol.Lease = 3 * time.Second
 	cfg.ShutdownTimeout = 5 * time.Second
+	if mutate != nil {
+		mutate(&cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

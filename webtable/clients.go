@@ -3,18 +3,13 @@ package webtable
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"net/http"
-	"strings"
-
-	"github.com/gin-gonic/gin"
 )
 
-// TokenList is the allow and deny list of API clients, by bearer token
-// (Authorization: Bearer <token>). A denied token is refused (403) always;
-// with an allow list, a request needs an allowed token (401 without one,
-// 403 with another). Without an allow list the API is open except for
-// denied tokens. A nil *TokenList lets everyone in. Tokens are compared in
-// constant time.
+// TokenList is the allow and deny list of the jobs API's clients, by bearer
+// token (Authorization: Bearer <token>), from CRONSHEET_JOB_TOKENS and
+// CRONSHEET_JOB_DENIED_TOKENS. The Guard folds it into sign-in: an allowed
+// token is an editor limited to /api/v1/jobs…, a denied one is refused
+// (403) everywhere. Tokens are compared in constant time.
 type TokenList struct {
 	allow, deny [][32]byte
 }
@@ -43,27 +38,12 @@ func contains(list [][32]byte, h [32]byte) bool {
 	return found == 1
 }
 
-// middleware checks the request's token against l.
-func (l *TokenList) middleware(a *API) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		if l == nil {
-			return
-		}
-		token, bearer := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
-		h := sha256.Sum256([]byte(token))
-		switch {
-		case bearer && contains(l.deny, h):
-			a.writeError(c, httpErr(http.StatusForbidden, "", "this API client's token is denied"))
-		case len(l.allow) == 0:
-			return
-		case !bearer || token == "":
-			c.Header("WWW-Authenticate", `Bearer realm="cronsheet jobs"`)
-			a.writeError(c, httpErr(http.StatusUnauthorized, "", "the jobs API needs Authorization: Bearer <token>"))
-		case !contains(l.allow, h):
-			a.writeError(c, httpErr(http.StatusForbidden, "", "this API client's token is not allowed"))
-		default:
-			return
-		}
-		c.Abort()
-	}
+// denied reports whether token is on the deny list; a nil list denies none.
+func (l *TokenList) denied(token string) bool {
+	return l != nil && token != "" && contains(l.deny, sha256.Sum256([]byte(token)))
+}
+
+// allowed reports whether token is on the allow list; a nil list allows none.
+func (l *TokenList) allowed(token string) bool {
+	return l != nil && token != "" && contains(l.allow, sha256.Sum256([]byte(token)))
 }

@@ -18,8 +18,9 @@ import (
 	"cronsheet/webtable"
 )
 
-// TestJobClients: with an allow list, the jobs API needs an allowed bearer
-// token; a denied token is refused even so; other routes are not guarded.
+// TestJobClients: the jobs API's configured tokens fold into the guard: an
+// allowed one is an editor of the jobs API only, a denied one is refused
+// even when also allowed, and without a token (auth required) it is 401.
 func TestJobClients(t *testing.T) {
 	t.Parallel()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
@@ -32,32 +33,43 @@ func TestJobClients(t *testing.T) {
 	}})
 	defer svc.Close()
 	r := gin.New()
-	webtable.New(webtable.Deps{Logger: slog.New(slog.DiscardHandler), Store: st, Jobs: svc,
-		JobClients: webtable.NewTokenList([]string{"good", "revoked"}, []string{"revoked"})}).Register(r)
+	guard := webtable.NewGuard(webtable.GuardConfig{Users: st, PublicHosts: []string{"example.com"},
+		JobClients: webtable.NewTokenList([]string{"good", "revoked"}, []string{"revoked"})})
+	r.Use(guard.Middleware())
+	webtable.New(webtable.Deps{Logger: slog.New(slog.DiscardHandler), Store: st, Jobs: svc}).Register(r)
 	body := `{"method":"POST","name":"http://127.0.0.1:9/hook","delay":60}`
 	for _, c := range []struct {
-		auth string
-		want int
+		method, path, auth string
+		want               int
 	}{
-		{"", http.StatusUnauthorized},
-		{"Basic Zm9vOmJhcg==", http.StatusUnauthorized},
-		{"Bearer wrong", http.StatusForbidden},
-		{"Bearer revoked", http.StatusForbidden},
-		{"Bearer good", http.StatusCreated},
+		{"POST", "/api/v1/jobs", "", http.StatusUnauthorized},
+		{"POST", "/api/v1/jobs", "Basic Zm9vOmJhcg==", http.StatusUnauthorized},
+		{"POST", "/api/v1/jobs", "Bearer wrong", http.StatusUnauthorized},
+		{"POST", "/api/v1/jobs", "Bearer revoked", http.StatusForbidden},
+		{"POST", "/api/v1/jobs", "Bearer good", http.StatusCreated},
+		{"GET", "/api/v1/outbox", "Bearer good", http.StatusForbidden},
+		{"GET", "/api/v1/outbox", "Bearer revoked", http.StatusForbidden},
 	} {
-		req := httptest.NewRequest("POST", "/api/v1/jobs", strings.NewReader(body))
+		var rd *strings.Reader
+		if c.method == "POST" {
+			rd = strings.NewReader(body)
+		} else {
+			rd = strings.NewReader("")
+		}
+		req := httptest.NewRequest(c.method, c.path, rd)
+		req.Header.Set("Content-Type", "application/json")
 		if c.auth != "" {
 			req.Header.Set("Authorization", c.auth)
 		}
 		rec := httptest.NewRecorder()
 		r.ServeHTTP(rec, req)
 		if rec.Code != c.want {
-			t.Errorf("POST /api/v1/jobs with %q: status %d, want %d (%s)", c.auth, rec.Code, c.want, rec.Body)
+			t.Errorf("%s %s with %q: status %d, want %d (%s)", c.method, c.path, c.auth, rec.Code, c.want, rec.Body)
 		}
 	}
 	rec := httptest.NewRecorder()
 	r.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
 	if rec.Code != http.StatusOK {
-		t.Errorf("healthz without a token: status %d, want 200 (only the jobs API is guarded)", rec.Code)
+		t.Errorf("healthz without a token: status %d, want 200", rec.Code)
 	}
 }

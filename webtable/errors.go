@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -62,17 +63,20 @@ func unknownScenario(name string) error {
 // task.ErrInvalid → 400, task.ErrNotFound → 404, task.ErrConflict → 409, the
 // statuses of apiError, and 500 with a generic message for anything else.
 // Only the 500s are logged.
-func (a *API) writeError(c *gin.Context, err error) {
+func (a *API) writeError(c *gin.Context, err error) { writeError(a.logger, c, err) }
+
+// writeError is API.writeError with the logger given.
+func writeError(logger *slog.Logger, c *gin.Context, err error) {
 	status, body := classify(err)
 	ctx := c.Request.Context()
 	switch {
 	case status < http.StatusInternalServerError:
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		// The client went away; nobody reads the answer.
-		a.logger.InfoContext(ctx, "request cancelled", "method", c.Request.Method,
+		logger.InfoContext(ctx, "request cancelled", "method", c.Request.Method,
 			"path", c.Request.URL.Path)
 	default:
-		a.logger.ErrorContext(ctx, "request failed", "method", c.Request.Method,
+		logger.ErrorContext(ctx, "request failed", "method", c.Request.Method,
 			"path", c.Request.URL.Path, "status", status, "error", err)
 	}
 	c.AbortWithStatusJSON(status, body)

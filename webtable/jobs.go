@@ -180,6 +180,7 @@ func (a *API) cancelJob(c *gin.Context) {
 		a.writeError(c, describe(err, task.ErrNotFound, "job %q not found", task.Truncate(id, 100)))
 		return
 	}
+	a.recordChange(c, store.AuditKindJob, id, store.AuditCancel, nil)
 	c.JSON(http.StatusOK, v)
 }
 
@@ -207,17 +208,17 @@ func (a *API) upsertJob(c *gin.Context) {
 
 func (a *API) blockJob(c *gin.Context) {
 	if !a.noJobs(c) {
-		a.jobState(c, a.jobs.Block)
+		a.jobState(c, store.AuditBlock, a.jobs.Block)
 	}
 }
 
 func (a *API) unblockJob(c *gin.Context) {
 	if !a.noJobs(c) {
-		a.jobState(c, a.jobs.Unblock)
+		a.jobState(c, store.AuditUnblock, a.jobs.Unblock)
 	}
 }
 
-func (a *API) jobState(c *gin.Context, fn func(ctx context.Context, id string) (*jobs.View, error)) {
+func (a *API) jobState(c *gin.Context, action string, fn func(ctx context.Context, id string) (*jobs.View, error)) {
 	id := c.Param("id")
 	v, err := fn(c.Request.Context(), id)
 	if err != nil {
@@ -227,6 +228,7 @@ func (a *API) jobState(c *gin.Context, fn func(ctx context.Context, id string) (
 		a.writeError(c, describe(err, task.ErrNotFound, "job %q not found", task.Truncate(id, 100)))
 		return
 	}
+	a.recordChange(c, store.AuditKindJob, id, action, nil)
 	c.JSON(http.StatusOK, v)
 }
 
@@ -244,6 +246,7 @@ func (a *API) backfillJobs(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
+	a.recordChange(c, store.AuditKindJob, "backfill", store.AuditBackfill, map[string]any{"accepted": len(ans.Accepted), "refused": len(ans.Refused)})
 	c.JSON(http.StatusAccepted, ans)
 }
 

@@ -10,7 +10,9 @@ import (
 // Pages serves the web pages from an embedded FS (package static): the
 // table at /, the targets at /targets, the flows at /flows, the runs at /runs, the outbox at
 // /outbox, the system status at /status (over GET /api/v1/status, which
-// package server serves), and their files under /assets/.
+// package server serves), the sign-in page at /login, and their files
+// under /assets/. No page holds an inline script (the Guard's
+// Content-Security-Policy forbids them).
 type Pages struct {
 	files fs.FS
 }
@@ -28,6 +30,9 @@ func (p *Pages) Register(r gin.IRouter) {
 	r.GET("/runs", p.page("runs.html"))
 	r.GET("/outbox", p.page("outbox.html"))
 	r.GET("/status", p.page("status.html"))
+	r.GET("/audit", p.page("audit.html"))
+	r.GET("/users", p.page("users.html"))
+	r.GET("/login", p.page("login.html"))
 	assets := http.StripPrefix("/assets/", http.FileServerFS(p.files))
 	r.GET("/assets/*path", func(c *gin.Context) {
 		c.Header("Cache-Control", "no-cache")

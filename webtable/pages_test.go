@@ -1,8 +1,10 @@
 package webtable_test
 
 import (
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -69,5 +71,35 @@ func TestPagesLinkStatus(t *testing.T) {
 		if !strings.Contains(rec.Body.String(), `<a href="/status"`) {
 			t.Errorf("GET %s: the header does not link the status page", path)
 		}
+	}
+}
+
+// TestPagesHaveNoInlineScript: the guard's Content-Security-Policy allows
+// scripts from this origin only, so no page may carry an inline script or
+// an on* handler attribute; the sign-in page is served like the others.
+func TestPagesHaveNoInlineScript(t *testing.T) {
+	t.Parallel()
+	pages, err := fs.Glob(static.FS, "*.html")
+	if err != nil || len(pages) < 6 {
+		t.Fatalf("pages = %v, %v", pages, err)
+	}
+	inline := regexp.MustCompile(`(?i)<script(\s[^>]*)?>|\son[a-z]+\s*=`)
+	for _, p := range pages {
+		b, err := fs.ReadFile(static.FS, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range inline.FindAllString(string(b), -1) {
+			if !strings.Contains(m, "src=") {
+				t.Errorf("%s has inline script: %q", p, m)
+			}
+		}
+	}
+	r := gin.New()
+	webtable.NewPages(static.FS).Register(r)
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/login", nil))
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `id="login"`) {
+		t.Errorf("GET /login: %d", rec.Code)
 	}
 }

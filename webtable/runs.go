@@ -201,6 +201,7 @@ func (a *API) cancelRunHandler(c *gin.Context) {
 		a.writeError(c, describe(err, task.ErrNotFound, "run %q not found", id))
 		return
 	}
+	a.recordChange(c, store.AuditKindRun, id, store.AuditCancel, nil)
 	c.JSON(http.StatusOK, r)
 }
 

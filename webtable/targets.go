@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/store"
 	"cronsheet/task"
 )
 
@@ -138,6 +139,7 @@ func (a *API) createTarget(c *gin.Context) {
 		a.writeError(c, describe(err, task.ErrNotFound, "target %q was deleted right after it was created", t.ID))
 		return
 	}
+	a.recordChange(c, store.AuditKindTarget, saved.ID, store.AuditCreate, targetSummary(saved))
 	c.Header("Location", strings.TrimSuffix(c.Request.URL.Path, "/")+"/"+url.PathEscape(t.ID))
 	writeTarget(c, http.StatusCreated, saved)
 }
@@ -201,6 +203,7 @@ func (a *API) putTarget(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
+	a.recordChange(c, store.AuditKindTarget, saved.ID, store.AuditUpdate, targetSummary(saved))
 	writeTarget(c, http.StatusOK, saved)
 }
 
@@ -219,6 +222,7 @@ func (a *API) deleteTarget(c *gin.Context) {
 		a.writeError(c, describe(err, task.ErrNotFound, "target %q not found", id))
 		return
 	}
+	a.recordChange(c, store.AuditKindTarget, id, store.AuditDelete, nil)
 	c.Status(http.StatusNoContent)
 }
 

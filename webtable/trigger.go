@@ -2,7 +2,9 @@ package webtable
 
 import (
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -69,6 +71,8 @@ func (a *API) triggerTask(c *gin.Context) {
 	if runs == nil {
 		runs = []*task.Run{}
 	}
+	keys := slices.Sorted(maps.Keys(body.Params))
+	a.recordChange(c, store.AuditKindTask, id, store.AuditTrigger, map[string]any{"runs": len(runs), "params": keys})
 	if why := rejected(runs); why != "" {
 		c.AbortWithStatusJSON(http.StatusConflict, triggerAnswer{Error: why, Runs: runs})
 		return
@@ -138,5 +142,6 @@ func (a *API) setTaskState(c *gin.Context) {
 		return
 	}
 	a.wake()
+	a.recordChange(c, store.AuditKindTask, id, store.AuditState, map[string]any{"state": string(body.State)})
 	c.JSON(http.StatusOK, t)
 }

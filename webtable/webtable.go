@@ -82,9 +82,6 @@ type Deps struct {
 	CheckTarget func(*task.Target) error
 	// Jobs serves /api/v1/jobs…; nil answers 501.
 	Jobs *jobs.Service
-	// JobClients, when set, decides which API clients may use the jobs
-	// API, by bearer token (see TokenList).
-	JobClients *TokenList
 	// JobsSocket, when set, serves GET /api/v1/jobs/ws (the WebSocket
 	// intake).
 	JobsSocket http.Handler
@@ -117,7 +114,6 @@ type API struct {
 	control   store.Control // nil: 501 on its endpoints
 	check     func(*task.Target) error
 	jobs      *jobs.Service
-	clients   *TokenList
 	socket    http.Handler
 	audit     store.AuditLog // nil when the store keeps no audit trail
 }
@@ -143,7 +139,6 @@ func New(d Deps) *API {
 		control:   d.Control,
 		check:     d.CheckTarget,
 		jobs:      d.Jobs,
-		clients:   d.JobClients,
 		socket:    d.JobsSocket,
 	}
 	if al, ok := d.Store.(store.AuditLog); ok {
@@ -170,7 +165,7 @@ func New(d Deps) *API {
 //	GET|POST /api/v1/targets, GET|PUT|DELETE /api/v1/targets/:id
 //	GET    /api/v1/runs, GET /api/v1/runs/:trigger_id, POST /api/v1/runs/:trigger_id/feedback
 //	POST   /api/v1/runs/:trigger_id/cancel
-//	GET    /api/v1/outbox, GET /api/v1/schedule/preview, GET /healthz
+//	GET    /api/v1/outbox, GET /api/v1/schedule/preview, GET /api/v1/audit, GET /healthz
 func (a *API) Register(r gin.IRouter) {
 	v1 := r.Group("/api/v1")
 
@@ -195,7 +190,7 @@ func (a *API) Register(r gin.IRouter) {
 	targets.PUT("/:id", a.putTarget)
 	targets.DELETE("/:id", a.deleteTarget)
 
-	jg := v1.Group("/jobs", a.clients.middleware(a))
+	jg := v1.Group("/jobs")
 	jg.POST("", a.submitJobs)
 	jg.GET("", a.listJobs)
 	jg.GET("/dead.jsonl", a.exportDead)
@@ -214,6 +209,7 @@ func (a *API) Register(r gin.IRouter) {
 	v1.POST("/runs/:trigger_id/cancel", a.cancelRunHandler)
 	v1.GET("/outbox", a.listOutbox)
 	v1.GET("/schedule/preview", a.preview)
+	v1.GET("/audit", a.queryAudit)
 
 	r.GET("/healthz", a.healthz)
 }

@@ -138,6 +138,7 @@ func startNode(opts ...server.Option) (*node, error) {
 	cfg := server.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NodeID = "bench"
+	cfg.Auth = server.AuthLocalDev // loopback only
 	cfg.LogLevel = "warn"
 	cfg.Store.Path = filepath.Join(dir, "bench.db")
 	cfg.Patrol.Lease = time.Minute

@@ -109,15 +109,50 @@ func (s *Store) ListAudit(ctx context.Context, scenario, rowID string, beforeID 
 	if beforeID <= 0 {
 		beforeID = math.MaxInt64
 	}
-	ctx, cancel := s.call(ctx)
-	defer cancel()
-	cur, err := s.db.Collection(collAudit).Find(ctx, bson.D{
+	recs, err := s.findAudit(ctx, bson.D{
 		{Key: "scenario", Value: scenario}, {Key: "row_id", Value: rowID},
 		{Key: "_id", Value: bson.D{{Key: "$lt", Value: beforeID}}},
-	}, options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(limit)))
-	docs, err := findAll[auditDoc](ctx, cur, err)
+	}, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list audit %s/%s: %w", scenario, rowID, err)
+	}
+	return recs, nil
+}
+
+// QueryAudit returns the records q matches, newest first, see
+// store.AuditLog.
+func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) ([]*store.AuditRecord, error) {
+	if q.Limit < 1 || q.Limit > store.MaxAuditPage {
+		return nil, task.Invalid("limit", "must be from 1 to %d, got %d", store.MaxAuditPage, q.Limit)
+	}
+	if q.BeforeID <= 0 {
+		q.BeforeID = math.MaxInt64
+	}
+	filter := bson.D{{Key: "_id", Value: bson.D{{Key: "$lt", Value: q.BeforeID}}}}
+	for _, f := range []struct{ key, value string }{
+		{"scenario", q.Scenario}, {"row_id", q.RowID}, {"who", q.Who}, {"action", q.Action},
+	} {
+		if f.value != "" {
+			filter = append(filter, bson.E{Key: f.key, Value: f.value})
+		}
+	}
+	recs, err := s.findAudit(ctx, filter, q.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("query audit: %w", err)
+	}
+	return recs, nil
+}
+
+// findAudit returns the records filter matches, newest first, at most
+// limit.
+func (s *Store) findAudit(ctx context.Context, filter bson.D, limit int) ([]*store.AuditRecord, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	cur, err := s.db.Collection(collAudit).Find(ctx, filter,
+		options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(limit)))
+	docs, err := findAll[auditDoc](ctx, cur, err)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]*store.AuditRecord, len(docs))
 	for i, d := range docs {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -81,6 +82,11 @@ func (s *Store) listAudit(ctx context.Context, scenario, rowID string, beforeID 
 	if err != nil {
 		return nil, err
 	}
+	return scanAudit(rs, limit)
+}
+
+// scanAudit reads the audit records of rs and closes it.
+func scanAudit(rs *sql.Rows, limit int) ([]*store.AuditRecord, error) {
 	defer rs.Close()
 	recs := make([]*store.AuditRecord, 0, limit)
 	for rs.Next() {
@@ -88,8 +94,9 @@ func (s *Store) listAudit(ctx context.Context, scenario, rowID string, beforeID 
 			rec      store.AuditRecord
 			at       int64
 			old, neu string
+			err      error
 		)
-		if err := rs.Scan(&rec.ID, &rec.Scenario, &rec.RowID, &rec.Action, &rec.Who, &at, &old, &neu); err != nil {
+		if err = rs.Scan(&rec.ID, &rec.Scenario, &rec.RowID, &rec.Action, &rec.Who, &at, &old, &neu); err != nil {
 			return nil, err
 		}
 		rec.At = store.FromUnixMS(at)
@@ -125,4 +132,27 @@ func cutUTF8(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// QueryAudit returns the records q matches, newest first, see
+// store.AuditLog. It walks the id (primary key) backwards, filtering.
+func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) ([]*store.AuditRecord, error) {
+	if q.Limit < 1 || q.Limit > store.MaxAuditPage {
+		return nil, task.Invalid("limit", "must be from 1 to %d, got %d", store.MaxAuditPage, q.Limit)
+	}
+	if q.BeforeID <= 0 {
+		q.BeforeID = 1<<63 - 1
+	}
+	rs, err := s.r.QueryContext(ctx, `SELECT id, scenario, row_id, action, who, at, old, new FROM audit
+		WHERE id < ? AND (? = '' OR scenario = ?) AND (? = '' OR row_id = ?) AND (? = '' OR who = ?)
+		AND (? = '' OR action = ?) ORDER BY id DESC LIMIT ?`, q.BeforeID, q.Scenario, q.Scenario, q.RowID, q.RowID,
+		q.Who, q.Who, q.Action, q.Action, q.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("query audit: %w", err)
+	}
+	recs, err := scanAudit(rs, q.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("query audit: %w", err)
+	}
+	return recs, nil
 }

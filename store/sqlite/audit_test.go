@@ -31,3 +31,15 @@ func TestAudit(t *testing.T) {
 		t.Errorf("after reopen: %d records, %v; want the 3 written before", len(recs), err)
 	}
 }
+
+func TestQueryAudit(t *testing.T) {
+	t.Parallel()
+	storetest.RunQueryAudit(t, func(t *testing.T) store.AuditLog {
+		s, err := Open(t.Context(), filepath.Join(t.TempDir(), "audit.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}

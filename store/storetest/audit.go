@@ -69,3 +69,61 @@ func RunAuditLog(t *testing.T, newLog func(t *testing.T) store.AuditLog) {
 		t.Errorf("limit 0 = %v, want ErrInvalid", err)
 	}
 }
+
+// RunQueryAudit is the conformance test of store.AuditLog.QueryAudit: the
+// whole trail newest first, each filter alone and together, paging, and
+// records of other kinds than rows. newLog returns a fresh, empty log.
+func RunQueryAudit(t *testing.T, newLog func(t *testing.T) store.AuditLog) {
+	t.Helper()
+	s := newLog(t)
+	ctx := t.Context()
+	add := func(scenario, id, action, who string) int64 {
+		t.Helper()
+		rec := &store.AuditRecord{Scenario: scenario, RowID: id, Action: action, Who: who,
+			New: map[string]any{"state": "x"}}
+		if err := s.AddAudit(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		return rec.ID
+	}
+	add("memos", "m1", store.AuditCreate, "alice")
+	add(store.AuditKindTarget, "hook", store.AuditCreate, "bob (token ci)")
+	add("memos", "m1", store.AuditUpdate, "bob (token ci)")
+	add(store.AuditKindTask, "m1", store.AuditState, "alice")
+	last := add(store.AuditKindUser, "carol", store.AuditDelete, "alice")
+	actions := func(q store.AuditQuery) string {
+		t.Helper()
+		recs, err := s.QueryAudit(ctx, q)
+		if err != nil {
+			t.Fatalf("QueryAudit(%+v): %v", q, err)
+		}
+		var out []string
+		for _, r := range recs {
+			out = append(out, r.Scenario+"/"+r.RowID+":"+r.Action)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		q    store.AuditQuery
+		want string
+	}{
+		{store.AuditQuery{Limit: 10}, "@user/carol:delete @task/m1:state memos/m1:update @target/hook:create memos/m1:create"},
+		{store.AuditQuery{Limit: 2}, "@user/carol:delete @task/m1:state"},
+		{store.AuditQuery{Limit: 2, BeforeID: last}, "@task/m1:state memos/m1:update"},
+		{store.AuditQuery{Limit: 10, Who: "alice"}, "@user/carol:delete @task/m1:state memos/m1:create"},
+		{store.AuditQuery{Limit: 10, Scenario: "memos"}, "memos/m1:update memos/m1:create"},
+		{store.AuditQuery{Limit: 10, Scenario: store.AuditKindTarget}, "@target/hook:create"},
+		{store.AuditQuery{Limit: 10, Action: store.AuditCreate, Who: "bob (token ci)"}, "@target/hook:create"},
+		{store.AuditQuery{Limit: 10, RowID: "m1", Who: "alice"}, "@task/m1:state memos/m1:create"},
+		{store.AuditQuery{Limit: 10, Who: "nobody"}, ""},
+	} {
+		if got := actions(c.q); got != c.want {
+			t.Errorf("QueryAudit(%+v) = %q, want %q", c.q, got, c.want)
+		}
+	}
+	for _, n := range []int{0, store.MaxAuditPage + 1} {
+		if _, err := s.QueryAudit(ctx, store.AuditQuery{Limit: n}); !errors.Is(err, task.ErrInvalid) {
+			t.Errorf("limit %d = %v, want ErrInvalid", n, err)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+// The audit page: who changed what, newest first, from GET /api/v1/audit,
+// filtered by kind (a scenario's rows, targets, task states, jobs, users,
+// tokens), id, who and action, paged by "older records". Values reach the
+// page through textContent only.
+(function () {
+  "use strict";
+  const ui = window.cronsheetUI;
+  const t = ui.t;
+  const kinds = ["memos", "@target", "@task", "@job", "@run", "@user", "@token"];
+  let before = 0;
+
+  function kindName(k) {
+    return k.startsWith("@") ? t("au.k." + k) : t("au.rows", { s: k });
+  }
+
+  function cell(tr, text) {
+    const td = document.createElement("td");
+    td.textContent = text == null ? "" : String(text);
+    tr.appendChild(td);
+    return td;
+  }
+
+  // change shows a record's new values, and for an update the old ones
+  // that differ.
+  function change(r) {
+    if (!r.new && !r.old) return "";
+    if (r.old && r.new) {
+      const parts = [];
+      for (const k of Object.keys(r.new)) {
+        if (JSON.stringify(r.old[k]) !== JSON.stringify(r.new[k])) {
+          parts.push(k + ": " + JSON.stringify(r.old[k]) + " → " + JSON.stringify(r.new[k]));
+        }
+      }
+      return parts.join("; ");
+    }
+    return JSON.stringify(r.new || r.old);
+  }
+
+  async function load(append) {
+    const form = document.getElementById("audit-filters");
+    const q = new URLSearchParams();
+    for (const name of ["kind", "id", "who", "action"]) {
+      const v = form.elements[name].value.trim();
+      if (v) q.set(name, v);
+    }
+    q.set("limit", "50");
+    if (append && before) q.set("before", String(before));
+    const r = await ui.getJSON("/api/v1/audit?" + q);
+    const tb = document.querySelector("#audit tbody");
+    if (!append) tb.replaceChildren();
+    if (!r.ok) { ui.notice(r.body.error, true); return; }
+    ui.notice(r.body.records.length || append ? "" : t("au.none"));
+    for (const rec of r.body.records) {
+      const tr = document.createElement("tr");
+      const at = cell(tr, "");
+      at.innerHTML = ui.timeHTML(rec.at);
+      cell(tr, rec.who); cell(tr, kindName(rec.scenario)); cell(tr, rec.row_id); cell(tr, rec.action);
+      cell(tr, change(rec)).className = "audit-change";
+      tb.appendChild(tr);
+    }
+    before = r.body.next_before || 0;
+    document.getElementById("audit-older").hidden = !before;
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    ui.setup();
+    const sel = document.getElementById("audit-kind");
+    for (const k of kinds) {
+      const o = document.createElement("option");
+      o.value = k;
+      o.textContent = kindName(k);
+      sel.appendChild(o);
+    }
+    const form = document.getElementById("audit-filters");
+    form.addEventListener("submit", (e) => { e.preventDefault(); load(false); });
+    document.getElementById("audit-clear").addEventListener("click", () => { form.reset(); load(false); });
+    document.getElementById("audit-older").addEventListener("click", () => load(true));
+    load(false);
+  });
+})();

@@ -1,0 +1,60 @@
+// Shared by every page but the sign-in page: asks the server who is signed
+// in and shows it in the header with a sign-out button, or, in auth mode
+// local_dev, a banner saying that every local request acts as an admin.
+(function () {
+  "use strict";
+
+  const dict = {
+    en: {
+      "signed": "Signed in as {user} ({role})",
+      "logout": "Sign out",
+      "localdev": "auth: local_dev — this loopback server signs everyone in as a local admin. Use auth: required on a shared machine.",
+    },
+    zh: {
+      "signed": "已登录：{user}（{role}）",
+      "logout": "退出登录",
+      "localdev": "auth: local_dev —— 此仅限本机的服务把所有请求视为本地管理员。共享的机器上请使用 auth: required。",
+    },
+  };
+  const lang = localStorage.getItem("cronsheet.lang") ||
+    ((navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en");
+  function t(key, vars) {
+    let s = (dict[lang] && dict[lang][key]) || dict.en[key] || key;
+    for (const k in vars || {}) s = s.replace("{" + k + "}", vars[k]);
+    return s;
+  }
+
+  async function show() {
+    const res = await fetch("/api/v1/me");
+    if (res.status === 401) { location.assign("/login?next=" + encodeURIComponent(location.pathname)); return; }
+    if (!res.ok) return;
+    const me = await res.json();
+    const header = document.querySelector("header");
+    if (!header) return;
+    const bar = document.createElement("div");
+    bar.id = "auth-bar";
+    if (me.local_dev && me.via === "local_dev") {
+      bar.className = "banner";
+      bar.textContent = t("localdev");
+      header.after(bar);
+      return;
+    }
+    const who = document.createElement("span");
+    who.id = "auth-user";
+    who.textContent = t("signed", { user: me.user, role: me.role });
+    bar.appendChild(who);
+    if (me.via === "session") {
+      const btn = document.createElement("button");
+      btn.type = "button";
+      btn.id = "logout";
+      btn.textContent = t("logout");
+      btn.addEventListener("click", async () => {
+        await fetch("/api/v1/logout", { method: "POST" });
+        location.assign("/login");
+      });
+      bar.appendChild(btn);
+    }
+    header.appendChild(bar);
+  }
+  document.addEventListener("DOMContentLoaded", show);
+})();
