@@ -172,6 +172,28 @@ func testFlowOutcomes(t *testing.T, store func(*Config)) {
 		if x.State != task.ExecSuccess || stepsOf(x) != "extract:success load:success" {
 			t.Fatalf("execution = %s %q, want success through extract and load", x.State, stepsOf(x))
 		}
+		// The flow's creation and its trigger are in the audit trail,
+		// with who made them.
+		var audit struct {
+			Records []struct {
+				RowID  string `json:"row_id"`
+				Action string `json:"action"`
+				Who    string `json:"who"`
+			} `json:"records"`
+		}
+		if code := b.call(t, "GET", "/api/v1/audit?kind=@flow&id=nightly", nil, &audit); code != 200 {
+			t.Fatalf("audit: status %d", code)
+		}
+		actions := map[string]bool{}
+		for _, r := range audit.Records {
+			if r.Who == "" {
+				t.Errorf("audit record %+v names nobody", r)
+			}
+			actions[r.Action] = true
+		}
+		if !actions["create"] || !actions["trigger"] {
+			t.Errorf("audit of flow nightly = %+v, want its create and trigger", audit.Records)
+		}
 		if got := x.StepRuns[1].Params["got"]; got != "success HTTP 200: out of /ok/"+x.ID+"/0 mon" {
 			t.Errorf("load's templated param = %q", got)
 		}

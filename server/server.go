@@ -272,7 +272,8 @@ func (s *Server) build() error {
 		s.flows = flows.New(s.logger, flows.Config{}, fs, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
 			return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: id, At: at, Type: task.TriggerFlow, Params: p})
 		})
-		webtable.NewFlows(s.logger, fs, s.flows).Register(engine)
+		audit, _ := s.store.(store.AuditLog)
+		webtable.NewFlows(s.logger, fs, s.flows, audit).Register(engine)
 	}
 	engine.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	engine.GET("/api/v1/status", s.serveStatus)

@@ -44,6 +44,9 @@ const (
 	AuditKindRun    = "@run"
 	AuditKindUser   = "@user"
 	AuditKindToken  = "@token"
+	// AuditKindFlow holds flows' edits, triggers and stopped executions
+	// (RowID the flow id, or the execution id for a stop).
+	AuditKindFlow = "@flow"
 )
 
 // MaxAuditPage bounds ListAudit's limit.
@@ -68,6 +71,7 @@ const (
 	AuditBlock    = "block"    // a job blocked
 	AuditUnblock  = "unblock"  // a job unblocked
 	AuditBackfill = "backfill" // jobs backfilled
+	AuditStop     = "stop"     // a flow execution stopped
 	AuditSubmit   = "submit"   // jobs submitted or upserted
 )
 

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -35,17 +36,27 @@ type FlowEngine interface {
 
 // FlowsAPI serves the flows API.
 type FlowsAPI struct {
-	api    *API // for writeError
+	api    *API // for writeError and the audit trail
 	store  store.Flows
 	engine FlowEngine
 }
 
-// NewFlows returns the flows API over st and engine.
-func NewFlows(logger *slog.Logger, st store.Flows, engine FlowEngine) *FlowsAPI {
+// NewFlows returns the flows API over st and engine; every change it makes
+// is recorded in audit (nil: not recorded) with the principal who made it.
+func NewFlows(logger *slog.Logger, st store.Flows, engine FlowEngine, audit store.AuditLog) *FlowsAPI {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &FlowsAPI{api: &API{logger: logger}, store: st, engine: engine}
+	return &FlowsAPI{api: &API{logger: logger, audit: audit, now: time.Now}, store: st, engine: engine}
+}
+
+// flowSummary is what the audit trail keeps of a flow.
+func flowSummary(fl *task.Flow) map[string]any {
+	steps := make([]any, len(fl.Steps))
+	for i, s := range fl.Steps {
+		steps[i] = s.ID
+	}
+	return map[string]any{"version": fl.Version, "start": fl.Start, "steps": steps}
 }
 
 // Register adds the flows routes to r.
@@ -126,6 +137,7 @@ func (f *FlowsAPI) create(c *gin.Context) {
 		f.api.writeError(c, describe(err, task.ErrConflict, "flow %q already exists", fl.ID))
 		return
 	}
+	f.api.recordChange(c, store.AuditKindFlow, fl.ID, store.AuditCreate, flowSummary(fl))
 	c.Header("Location", strings.TrimSuffix(c.Request.URL.Path, "/")+"/"+url.PathEscape(fl.ID))
 	writeFlow(c, http.StatusCreated, fl)
 }
@@ -177,6 +189,7 @@ func (f *FlowsAPI) put(c *gin.Context) {
 		f.api.writeError(c, err)
 		return
 	}
+	f.api.recordChange(c, store.AuditKindFlow, saved.ID, store.AuditUpdate, flowSummary(saved))
 	writeFlow(c, http.StatusOK, saved)
 }
 
@@ -190,6 +203,7 @@ func (f *FlowsAPI) delete(c *gin.Context) {
 		f.api.writeError(c, describe(err, task.ErrNotFound, "flow %q not found", id))
 		return
 	}
+	f.api.recordChange(c, store.AuditKindFlow, id, store.AuditDelete, nil)
 	c.Status(http.StatusNoContent)
 }
 
@@ -213,6 +227,7 @@ func (f *FlowsAPI) trigger(c *gin.Context) {
 		f.api.writeError(c, describe(err, task.ErrNotFound, "flow %q not found", id))
 		return
 	}
+	f.api.recordChange(c, store.AuditKindFlow, id, store.AuditTrigger, map[string]any{"execution": x.ID, "params": len(body.Params)})
 	c.Header("Location", "/api/v1/executions/"+url.PathEscape(x.ID))
 	c.JSON(http.StatusCreated, x)
 }
@@ -254,6 +269,7 @@ func (f *FlowsAPI) execution(c *gin.Context) {
 		f.api.writeError(c, describe(err, task.ErrNotFound, "execution %q not found", id))
 		return
 	}
+	f.api.recordChange(c, store.AuditKindFlow, id, store.AuditStop, map[string]any{"flow": x.FlowID, "state": string(x.State)})
 	c.JSON(http.StatusOK, x)
 }
 
