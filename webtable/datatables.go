@@ -210,10 +210,13 @@ func (t *Table) serveColumns(c *gin.Context) {
 
 // tableAnswer is the DataTables answer.
 type tableAnswer struct {
-	Draw            int         `json:"draw"`
-	RecordsTotal    int64       `json:"recordsTotal"`
-	RecordsFiltered int64       `json:"recordsFiltered"`
-	Data            []*task.Row `json:"data"`
+	Draw            int   `json:"draw"`
+	RecordsTotal    int64 `json:"recordsTotal"`
+	RecordsFiltered int64 `json:"recordsFiltered"`
+	// CountsCapped says the store stopped counting at its cap: the two
+	// counts are lower bounds (store.RowPage.Capped).
+	CountsCapped bool        `json:"countsCapped,omitempty"`
+	Data         []*task.Row `json:"data"`
 }
 
 // tableError is the DataTables answer to a request that failed.
@@ -263,7 +266,7 @@ func (t *Table) serve(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, tableAnswer{Draw: req.draw, RecordsTotal: page.Total,
-		RecordsFiltered: page.Filtered, Data: page.Rows})
+		RecordsFiltered: page.Filtered, CountsCapped: page.Capped, Data: page.Rows})
 }
 
 // parseTableRequest reads DataTables' parameters. The draw it returns is

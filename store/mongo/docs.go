@@ -21,6 +21,17 @@ type rowDoc struct {
 	Version    int64          `bson:"version"`
 	CreatedAt  int64          `bson:"created_at"`
 	UpdatedAt  int64          `bson:"updated_at"`
+	// The search keys (rowtable.go); written, never read back.
+	Text   []string `bson:"st"`
+	Grams  []string `bson:"sg"`
+	EGrams []string `bson:"eg"`
+}
+
+// withSearchKeys sets d's search keys from its fields and error.
+func (d rowDoc) withSearchKeys() rowDoc {
+	k := searchKeysOf(d.Fields, d.Error)
+	d.Text, d.Grams, d.EGrams = k.text, k.grams, k.egrams
+	return d
 }
 
 func (d *rowDoc) row() *task.Row {
