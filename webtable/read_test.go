@@ -71,7 +71,10 @@ func TestReadEndpoints(t *testing.T) {
 		if want[runs](t, rec, http.StatusOK); !strings.Contains(rec.Body.String(), `"runs":[]`) {
 			t.Errorf("no runs = %s, want runs []", rec.Body)
 		}
-		wantError(t, b.do(t, http.MethodGet, "/api/v1/runs", ""), http.StatusBadRequest, "task_id", "required")
+		wantError(t, b.do(t, http.MethodGet, "/api/v1/runs?before="+before, ""), http.StatusBadRequest, "task_id", "required")
+		if got = want[runs](t, b.do(t, http.MethodGet, "/api/v1/runs", ""), http.StatusOK); len(got.Runs) != 3 {
+			t.Errorf("every run = %+v, want 3 (run queries come from the store)", got.Runs)
+		}
 		wantError(t, b.do(t, http.MethodGet, "/api/v1/runs?task_id=t1&before=yesterday", ""),
 			http.StatusBadRequest, "before", "RFC 3339")
 		wantError(t, b.do(t, http.MethodGet, "/api/v1/runs?task_id=t1&limit=900", ""),

@@ -1,0 +1,6 @@
+package mongo
+
+import "cronsheet/store"
+
+// The MongoDB driver serves the whole product.
+var _ store.Product = (*Store)(nil)
