@@ -431,11 +431,10 @@ func urlHost(raw string) string {
 	return u.Hostname()
 }
 
+// health probes the store (store.Prober: a ping and a read of a document
+// the store wrote when it opened).
 func (s *Server) health(ctx context.Context) error {
-	_, err := s.store.GetTask(ctx, "\x00healthz")
-	if errors.Is(err, task.ErrNotFound) {
-		return nil
-	}
+	_, err := s.store.Probe(ctx)
 	return err
 }
 

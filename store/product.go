@@ -7,14 +7,15 @@ import (
 
 // Product is everything the cronsheet server needs of a store: the core
 // Store (rows, tasks, the ledger, the outbox, targets and run queries,
-// jobs), the web table (RowTable), the row audit trail (AuditLog) and
-// export/import (Dumper). Both drivers implement all of it; the server
+// jobs), the web table (RowTable), the row audit trail (AuditLog),
+// export/import (Dumper) and the health check (Prober). Both drivers implement all of it; the server
 // refuses to start on a store that does not (see AsProduct).
 type Product interface {
 	Store
 	RowTable
 	AuditLog
 	Dumper
+	Prober
 }
 
 // AsProduct returns st as a Product, or an error naming each interface it
@@ -33,6 +34,9 @@ func AsProduct(st Store) (Product, error) {
 	}
 	if _, ok := st.(Dumper); !ok {
 		missing = append(missing, "Dumper (export and import)")
+	}
+	if _, ok := st.(Prober); !ok {
+		missing = append(missing, "Prober (the health check)")
 	}
 	return nil, fmt.Errorf("store %T cannot serve cronsheet: it lacks %s", st, strings.Join(missing, ", "))
 }

@@ -3,7 +3,7 @@
 // for several nodes: nodes coordinate only through the database (claims with
 // leases, the unique fire ledger).
 //
-// Collections: rows (scenario rows), time_task (canonical tasks, jobs
+// Collections: meta (the health document, health.go), rows (scenario rows), time_task (canonical tasks, jobs
 // among them), runs (the fire ledger), outbox, targets (_id the target id),
 // and for the jobs API job_keys, job_moves and job_events (jobs.go). Times are stored as unix milliseconds (0 =
 // unset), exactly as the SQLite driver keeps them, and come back in UTC.
@@ -179,6 +179,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if info.FerretDB {
 		s.bulkMax = ferretBulkMax
 		s.ferret = true
+	}
+	if err := s.writeHealthDoc(ctx); err != nil {
+		err = fmt.Errorf("open mongo store %s/%s: %w", redact(cfg.URI), cfg.Database, err)
+		return nil, errors.Join(err, client.Disconnect(context.Background()))
 	}
 	if err := s.createIndexes(ctx); err != nil {
 		err = fmt.Errorf("open mongo store %s/%s: %w", redact(cfg.URI), cfg.Database, err)
