@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -133,4 +134,14 @@ func TestLoadConfigMongo(t *testing.T) {
 	if _, err := LoadConfig(writeConfig(t, "store: {driver: mongo, database: cronsheet}\n"), env); err != nil {
 		t.Errorf("uri from the environment only: %v", err)
 	}
+}
+
+// testDriver is the store driver the server tests run on:
+// CRONSHEET_TEST_DRIVER=mongo runs them on CRONSHEET_TEST_MONGO_URI (.ci/run
+// does, after the SQLite run); anything else, SQLite.
+func testDriver() string {
+	if os.Getenv("CRONSHEET_TEST_DRIVER") == "mongo" {
+		return "mongo"
+	}
+	return "sqlite"
 }

@@ -66,7 +66,7 @@ func startNodeWith(t *testing.T, mutate func(*server.Config)) string {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NodeID = "browser-test"
 	cfg.Auth = server.AuthLocalDev // loopback: the pages sign in as the local admin
-	cfg.Store.Path = filepath.Join(t.TempDir(), "cronsheet.db")
+	useTestDriver(t, &cfg)
 	cfg.Patrol.Interval = 100 * time.Millisecond
 	cfg.Patrol.Lease = 3 * time.Second
 	cfg.ShutdownTimeout = 5 * time.Second

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"cronsheet/fire"
 	"cronsheet/mapping"
 	"cronsheet/store"
-	"cronsheet/store/sqlite"
 	"cronsheet/task"
 	"cronsheet/webtable"
 )
@@ -45,11 +43,7 @@ func checkTarget(t *task.Target) error {
 
 func setupControl(t *testing.T) *controlBundle {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "cronsheet.db"))
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := openStore(t)
 	memos, err := mapping.New(mapping.MemosConfig())
 	if err != nil {
 		t.Fatalf("memos scenario: %v", err)

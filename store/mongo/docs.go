@@ -36,7 +36,7 @@ func (d rowDoc) withSearchKeys() rowDoc {
 
 func (d *rowDoc) row() *task.Row {
 	return &task.Row{
-		Scenario: d.Scenario, ID: d.ID, Fields: d.Fields, IsFetched: d.IsFetched, IsActive: d.IsActive,
+		Scenario: d.Scenario, ID: d.ID, Fields: plainFields(d.Fields), IsFetched: d.IsFetched, IsActive: d.IsActive,
 		Error: d.Error, NextFire: store.FromUnixMS(d.NextFire), LastFire: store.FromUnixMS(d.LastFire), LastStatus: d.LastStatus,
 		Version: d.Version, CreatedAt: store.FromUnixMS(d.CreatedAt), UpdatedAt: store.FromUnixMS(d.UpdatedAt),
 	}
