@@ -155,29 +155,42 @@ func (s *Store) PrepareRowTable(ctx context.Context, scenario string, sortFields
 }
 
 // backfillSearchKeys sets the search keys of the scenario's rows that have
-// none (st is missing only on rows this driver's writes did not make).
+// none (st is missing only on rows this driver's writes did not make), a
+// bulk write per s.bulkMax rows.
 func (s *Store) backfillSearchKeys(ctx context.Context, scenario string) error {
 	filter := bson.D{{Key: "scenario", Value: scenario}, {Key: "st", Value: bson.D{{Key: "$exists", Value: false}}}}
 	cur, err := s.rows.Find(ctx, filter)
-	docs, err := findAll[rowDoc](ctx, cur, err)
 	if err != nil {
 		return err
 	}
+	defer cur.Close(ctx)
 	var models []mongo.WriteModel
-	for i := range docs {
-		d := &docs[i]
+	flush := func() error {
+		if len(models) == 0 {
+			return nil
+		}
+		_, err := s.rows.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+		models = models[:0]
+		return err
+	}
+	for cur.Next(ctx) {
+		var d rowDoc
+		if err := cur.Decode(&d); err != nil {
+			return err
+		}
 		k := searchKeysOf(d.Fields, d.Error)
 		models = append(models, mongo.NewUpdateOneModel().SetFilter(rowKey(d.Scenario, d.ID)).
 			SetUpdate(bson.D{{Key: "$set", Value: k.set()}}))
-	}
-	for len(models) > 0 {
-		n := min(len(models), s.bulkMax)
-		if _, err := s.rows.BulkWrite(ctx, models[:n], options.BulkWrite().SetOrdered(false)); err != nil {
-			return err
+		if len(models) == s.bulkMax {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
-		models = models[n:]
 	}
-	return nil
+	if err := cur.Err(); err != nil {
+		return err
+	}
+	return flush()
 }
 
 // QueryRows returns one page of rows, see store.RowTable.

@@ -106,3 +106,28 @@ func planStages(node any) []string {
 	}
 	return out
 }
+
+// TestPrepareRowTableBackfillsSearchKeys: a row written without search keys
+// (by a version of the driver before them) becomes searchable once the
+// table is prepared.
+func TestPrepareRowTableBackfillsSearchKeys(t *testing.T) {
+	s := openTemp(t, testURI(t))
+	ctx := t.Context()
+	_, err := mongo.Collection(s, "rows").InsertOne(ctx, bson.D{{Key: "scenario", Value: "memos"}, {Key: "id", Value: "old"},
+		{Key: "fields", Value: bson.D{{Key: "title", Value: "每天早上提醒我"}}}, {Key: "is_active", Value: 1},
+		{Key: "error", Value: ""}, {Key: "version", Value: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := store.RowQuery{Scenario: "memos", Search: "提醒我", Limit: 10}
+	if p, err := s.QueryRows(ctx, q); err != nil || p.Filtered != 0 {
+		t.Fatalf("search before prepare = %+v, %v; want no match (no keys yet)", p, err)
+	}
+	if err := s.PrepareRowTable(ctx, "memos", nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.QueryRows(ctx, q)
+	if err != nil || p.Filtered != 1 || len(p.Rows) != 1 || p.Rows[0].ID != "old" {
+		t.Errorf("search after prepare = %+v, %v; want the old row", p, err)
+	}
+}
