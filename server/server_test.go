@@ -19,7 +19,6 @@ import (
 	"go.uber.org/goleak"
 
 	"cronsheet/internal/testsmtp"
-	"cronsheet/store/mongo/mongotest"
 	"cronsheet/task"
 )
 
@@ -56,11 +55,11 @@ func setup(t *testing.T, mutate func(*Config)) *testBundle {
 	cfg.Email = EmailConfig{Mode: ModeSend, Host: mail.Host, Port: mail.Port, From: "cronsheet@example.com",
 		TLS: "none", Timeout: 5 * time.Second}
 	cfg.ShutdownTimeout = 5 * time.Second
-	if testDriver() == "mongo" {
-		useMongo(t, mongotest.URI(t, "the server tests on the mongo driver"))(&cfg)
-	}
 	if mutate != nil {
 		mutate(&cfg)
+	}
+	if testDriver() == "mongo" && cfg.Store.Driver == "sqlite" {
+		mongoForPath(t, &cfg)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("config: %v", err)

@@ -10,7 +10,8 @@ import (
 
 // ExplainRows asks the server to explain (queryPlanner verbosity) the
 // commands QueryRows sends for q: "page" (the find), "total" (the count of
-// the scenario) and, with a search, "filtered" (the count of its matches).
+// the scenario) and, with a search, "filtered" (the count of its matches;
+// counts are the aggregate CountDocuments sends).
 func ExplainRows(ctx context.Context, s *Store, q store.RowQuery) (map[string]bson.M, error) {
 	p, err := s.planRows(ctx, q)
 	if err != nil {
@@ -23,10 +24,10 @@ func ExplainRows(ctx context.Context, s *Store, q store.RowQuery) (map[string]bs
 	}
 	cmds := map[string]bson.D{
 		"page":  find,
-		"total": {{Key: "count", Value: collRows}, {Key: "query", Value: p.scope}, {Key: "limit", Value: s.countCap}},
+		"total": countCommand(p.scope, s.countCap),
 	}
 	if q.Search != "" {
-		cmds["filtered"] = bson.D{{Key: "count", Value: collRows}, {Key: "query", Value: p.filter}, {Key: "limit", Value: s.countCap}}
+		cmds["filtered"] = countCommand(p.filter, s.countCap)
 	}
 	out := map[string]bson.M{}
 	for name, cmd := range cmds {
@@ -38,6 +39,16 @@ func ExplainRows(ctx context.Context, s *Store, q store.RowQuery) (map[string]bs
 		out[name] = res
 	}
 	return out, nil
+}
+
+// countCommand is the aggregate that the driver's CountDocuments sends for
+// filter with a limit.
+func countCommand(filter bson.D, limit int64) bson.D {
+	return bson.D{{Key: "aggregate", Value: collRows}, {Key: "pipeline", Value: bson.A{
+		bson.D{{Key: "$match", Value: filter}},
+		bson.D{{Key: "$limit", Value: limit}},
+		bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: 1}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}},
+	}}, {Key: "cursor", Value: bson.D{}}}
 }
 
 // IsFerretDB reports whether s is connected to FerretDB.

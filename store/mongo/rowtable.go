@@ -28,8 +28,8 @@ import (
 //     RestoreRow): st, its field values lower-cased; sg, the distinct
 //     trigrams (three runes, so Chinese, Japanese and Korean text works
 //     like any other) of those values; and eg, the trigrams of its error,
-//     lower-cased. A search of n runes is a filter
-//     {scenario, sg: {$all: its trigrams}, st: {$regex: the text}} or the
+//     lower-cased. A search is the filter $or of
+//     {scenario, sg: {$all: its trigrams}, st: {$regex: the text}} and the
 //     same on eg and error: the multikey indexes ix_rows_search
 //     (scenario, sg) and ix_rows_esearch (scenario, eg) find the candidates,
 //     and the regex, run on those only, removes trigrams that occur apart.
@@ -284,9 +284,12 @@ func searchFilter(scenario, search string) bson.D {
 	text := strings.ToLower(strings.TrimSpace(search))
 	grams := trigrams(text)
 	re := bson.Regex{Pattern: regexp.QuoteMeta(text)}
-	return bson.D{{Key: "scenario", Value: scenario}, {Key: "$or", Value: bson.A{
-		bson.D{{Key: "sg", Value: bson.D{{Key: "$all", Value: grams}}}, {Key: "st", Value: re}},
-		bson.D{{Key: "eg", Value: bson.D{{Key: "$all", Value: grams}}},
+	// Each branch names the scenario itself, so each is one index range
+	// (scenario, one trigram) on its own index.
+	return bson.D{{Key: "$or", Value: bson.A{
+		bson.D{{Key: "scenario", Value: scenario}, {Key: "sg", Value: bson.D{{Key: "$all", Value: grams}}},
+			{Key: "st", Value: re}},
+		bson.D{{Key: "scenario", Value: scenario}, {Key: "eg", Value: bson.D{{Key: "$all", Value: grams}}},
 			{Key: "error", Value: bson.Regex{Pattern: regexp.QuoteMeta(text), Options: "i"}}},
 	}}}
 }
