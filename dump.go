@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,6 +23,9 @@ func dump(cmd string, args []string) int {
 		file = fs.String("i", "-", "import: file to read (- is stdin)")
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // asked for: the flags went to stderr
+		}
 		return 2
 	}
 	cfg, err := server.LoadConfig(*configPath, os.Getenv)
@@ -62,7 +66,7 @@ func runExport(ctx context.Context, cfg server.Config, path string) error {
 			return err
 		}
 	}
-	fmt.Fprintf(os.Stderr, "exported %d targets, %d rows, %d tasks, %d runs, %d outbox messages\n", n.Targets, n.Rows, n.Tasks, n.Runs, n.Outbox)
+	fmt.Fprintf(os.Stderr, "exported %s\n", n)
 	return nil
 }
 
@@ -77,7 +81,6 @@ func runImport(ctx context.Context, cfg server.Config, path string) error {
 		r = f
 	}
 	n, err := server.Import(ctx, cfg.Store, r)
-	fmt.Fprintf(os.Stderr, "read %d targets, %d rows, %d tasks, %d runs, %d outbox messages; stored %d targets, %d rows, %d tasks, %d runs (the rest was already there)\n",
-		n.Read.Targets, n.Read.Rows, n.Read.Tasks, n.Read.Runs, n.Read.Outbox, n.Stored.Targets, n.Stored.Rows, n.Stored.Tasks, n.Stored.Runs)
+	fmt.Fprintf(os.Stderr, "read %s\nstored %s (the rest was already there)\n", n.Read, n.Stored)
 	return err
 }

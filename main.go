@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -34,12 +35,41 @@ func main() {
 	if len(os.Args) > 1 && (os.Args[1] == "user" || os.Args[1] == "token") {
 		os.Exit(usersCmd(os.Args[1], os.Args[2:]))
 	}
-	os.Exit(run())
+	os.Exit(run(os.Args[1:]))
 }
 
-func run() int {
-	configPath := flag.String("config", "config.yaml", "path to the configuration file")
-	flag.Parse()
+// usage is what `cronsheet -h` prints before the flags.
+const usage = `cronsheet runs the cronsheet scheduler.
+
+Usage:
+  cronsheet [-config config.yaml]                    serve (web table, API, patrols, scheduler)
+  cronsheet export [-config config.yaml] [-o file]   write the store as JSON lines (default stdout)
+  cronsheet import [-config config.yaml] [-i file]   load JSON lines into the store (idempotent; default stdin)
+  cronsheet user add|passwd|role|list|delete …       manage the users who sign in
+  cronsheet token create|list|revoke …               manage API tokens
+
+Subcommands take -h for their flags.
+
+Flags:
+`
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("cronsheet", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	configPath := fs.String("config", "config.yaml", "path to the configuration file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "cronsheet: unknown subcommand %q (see cronsheet -h)\n", fs.Arg(0))
+		return 2
+	}
 
 	cfg, err := server.LoadConfig(*configPath, os.Getenv)
 	if err != nil {

@@ -12,35 +12,47 @@ import (
 )
 
 // DumpRecord is one line of `cronsheet export`: exactly one of Target,
-// Row, Task, Run and Message is set, as Kind says. Dumps written before
-// targets were carried have no target records and import as they did.
+// Row, Audit, Task, JobEvent, Run and Message is set, as Kind says. Dumps
+// written before targets, audit records or job events were carried lack
+// those records and import as they did. Nodes (heartbeats of running
+// processes) are never dumped.
 type DumpRecord struct {
-	Kind    string              `json:"kind"` // target, row, task, run or outbox
-	Target  *task.Target        `json:"target,omitempty"`
-	Row     *task.Row           `json:"row,omitempty"`
-	Task    *store.TaskDump     `json:"task,omitempty"`
-	Run     *task.Run           `json:"run,omitempty"`
-	Message *task.OutboxMessage `json:"message,omitempty"`
+	Kind     string              `json:"kind"` // target, row, audit, task, job_event, run or outbox
+	Target   *task.Target        `json:"target,omitempty"`
+	Row      *task.Row           `json:"row,omitempty"`
+	Audit    *store.AuditRecord  `json:"audit,omitempty"`
+	Task     *store.TaskDump     `json:"task,omitempty"`
+	JobEvent *store.JobEvent     `json:"job_event,omitempty"`
+	Run      *task.Run           `json:"run,omitempty"`
+	Message  *task.OutboxMessage `json:"message,omitempty"`
 }
 
 // Dump record kinds, in the order Export writes them: targets first, as
 // tasks and runs name them.
 const (
-	KindTarget = "target"
-	KindRow    = "row"
-	KindTask   = "task"
-	KindRun    = "run"
-	KindOutbox = "outbox"
+	KindTarget   = "target"
+	KindRow      = "row"
+	KindAudit    = "audit"
+	KindTask     = "task"
+	KindJobEvent = "job_event"
+	KindRun      = "run"
+	KindOutbox   = "outbox"
 )
 
 // DumpCounts counts records per kind.
 type DumpCounts struct {
-	Rows, Tasks, Runs, Outbox, Targets int
+	Rows, Tasks, Runs, Outbox, Targets, Audit, JobEvents int
+}
+
+// String lists every count, for the export and import commands.
+func (n DumpCounts) String() string {
+	return fmt.Sprintf("%d targets, %d rows, %d audit records, %d tasks, %d job events, %d runs, %d outbox messages",
+		n.Targets, n.Rows, n.Audit, n.Tasks, n.JobEvents, n.Runs, n.Outbox)
 }
 
 // ImportCounts says what Import read and what it stored; the rest was
-// already in the store. Outbox messages already stored under their trigger
-// id are not told apart, so only Read counts them.
+// already in the store (same key: target id, row key, audit id, task id,
+// a job that has events, ledger key, outbox id or trigger id).
 type ImportCounts struct {
 	Read   DumpCounts
 	Stored DumpCounts
@@ -77,8 +89,9 @@ func dumper(st store.Store) (store.Dumper, error) {
 	return d, nil
 }
 
-// ExportStore writes every target, row, task (claims left out), run and
-// outbox message of st to w, one DumpRecord per line, in that order.
+// ExportStore writes every target, row, audit record, task (claims left
+// out), job event, run and outbox message of st to w, one DumpRecord per
+// line, in that order.
 func ExportStore(ctx context.Context, st store.Store, w io.Writer) (DumpCounts, error) {
 	var n DumpCounts
 	d, err := dumper(st)
@@ -99,9 +112,21 @@ func ExportStore(ctx context.Context, st store.Store, w io.Writer) (DumpCounts, 
 	}); err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
+	if err := d.DumpAudit(ctx, func(a *store.AuditRecord) error {
+		n.Audit++
+		return enc.Encode(DumpRecord{Kind: KindAudit, Audit: a})
+	}); err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
 	if err := d.DumpTasks(ctx, func(t store.TaskDump) error {
 		n.Tasks++
 		return enc.Encode(DumpRecord{Kind: KindTask, Task: &t})
+	}); err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
+	if err := d.DumpJobEvents(ctx, func(ev store.JobEvent) error {
+		n.JobEvents++
+		return enc.Encode(DumpRecord{Kind: KindJobEvent, JobEvent: &ev})
 	}); err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
@@ -133,14 +158,39 @@ func ImportStore(ctx context.Context, st store.Store, r io.Reader) (ImportCounts
 	}
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
+	// A job's events come together (the dump is ordered by job) and are
+	// restored together, when the next record is not one of them.
+	var events []store.JobEvent
+	flush := func() error {
+		if len(events) == 0 {
+			return nil
+		}
+		ok, err := d.RestoreJobEvents(ctx, events[0].JobID, events)
+		if ok {
+			n.Stored.JobEvents += len(events)
+		}
+		events = events[:0]
+		return err
+	}
 	for line := 1; ; line++ {
 		var rec DumpRecord
 		err := dec.Decode(&rec)
 		if errors.Is(err, io.EOF) {
+			if err := flush(); err != nil {
+				return n, fmt.Errorf("import record %d: %w", line-1, err)
+			}
 			return n, nil
 		}
-		if err == nil {
-			err = importRecord(ctx, st, d, &rec, &n)
+		if err == nil && rec.Kind == KindJobEvent && rec.JobEvent != nil {
+			n.Read.JobEvents++
+			if len(events) > 0 && events[0].JobID != rec.JobEvent.JobID {
+				err = flush()
+			}
+			events = append(events, *rec.JobEvent)
+		} else if err == nil {
+			if err = flush(); err == nil {
+				err = importRecord(ctx, st, d, &rec, &n)
+			}
 		}
 		if err != nil {
 			return n, fmt.Errorf("import record %d: %w", line, err)
@@ -160,6 +210,11 @@ func importRecord(ctx context.Context, st store.Store, d store.Dumper, rec *Dump
 		if ok, err = d.RestoreTarget(ctx, rec.Target); ok {
 			n.Stored.Targets++
 		}
+	case rec.Kind == KindAudit && rec.Audit != nil:
+		n.Read.Audit++
+		if ok, err = d.RestoreAudit(ctx, rec.Audit); ok {
+			n.Stored.Audit++
+		}
 	case rec.Kind == KindRow && rec.Row != nil:
 		n.Read.Rows++
 		if ok, err = d.RestoreRow(ctx, rec.Row); ok {
@@ -177,9 +232,8 @@ func importRecord(ctx context.Context, st store.Store, d store.Dumper, rec *Dump
 		}
 	case rec.Kind == KindOutbox && rec.Message != nil:
 		n.Read.Outbox++
-		err = st.AddOutbox(ctx, rec.Message)
-		if errors.Is(err, task.ErrConflict) {
-			err = nil // its id is taken: imported before
+		if ok, err = d.RestoreOutbox(ctx, rec.Message); ok {
+			n.Stored.Outbox++
 		}
 	default:
 		return fmt.Errorf("kind %q without its record", rec.Kind)

@@ -98,6 +98,37 @@ func fillStore(t *testing.T, st store.Store) {
 	}
 	must("AddOutbox", st.AddOutbox(ctx, &task.OutboxMessage{TaskID: "api", Channel: task.ChannelOutbox,
 		Body: "no trigger", CreatedAt: at(time.Hour)}))
+
+	// The row audit trail: a create and an update of r1, with numbers and
+	// a sub-document in the fields, and the delete of r3.
+	al := st.(store.AuditLog)
+	for _, rec := range []*store.AuditRecord{
+		{Scenario: "memos", RowID: "r1", Action: store.AuditCreate, Who: "ann", At: at(time.Second),
+			New: map[string]any{"memo": "text of r1", "n": 1, "sub": map[string]any{"k": 2.5}}},
+		{Scenario: "memos", RowID: "r1", Action: store.AuditUpdate, Who: "bob", At: at(2 * time.Second),
+			Old: map[string]any{"memo": "text of r1"}, New: map[string]any{"memo": "提醒我喝水"}},
+		{Scenario: "memos", RowID: "r3", Action: store.AuditDelete, Who: "ann", At: at(3 * time.Second),
+			Old: map[string]any{"memo": "text of r3"}},
+	} {
+		must("AddAudit", al.AddAudit(ctx, rec))
+	}
+	// A job and its transitions (two in the same millisecond, whose order
+	// must hold), and another job's.
+	job := &task.Task{TaskID: "job-1", Scenario: task.JobScenario, TaskType: task.ChannelHTTP, TaskPara: "job",
+		ExecuteType: task.Once, TTL: 30 * time.Second, MaxRetries: 2, Misfire: task.MisfireOnce,
+		Targets: []string{task.JobTargetID}, State: task.StateRunning, Anchor: at(0), IsEnable: 1,
+		Job: &task.Job{Method: task.JobPOST, Name: "https://example.com/hook", Key: "order-42", DueAt: at(time.Hour)}}
+	must("CreateJob", st.CreateJob(ctx, job))
+	// A registered node: it describes a running process, not data, and is
+	// never exported.
+	must("RegisterNode", st.RegisterNode(ctx, store.Node{ID: "node-zz", Incarnation: "inc-1", Host: "h",
+		StartedAt: at(0), BeatAt: at(0)}, at(-time.Hour)))
+	must("AddJobEvents", st.AddJobEvents(ctx, []store.JobEvent{
+		{JobID: "job-1", At: at(0), State: task.JobPending},
+		{JobID: "job-1", At: at(time.Hour), State: task.JobRunning, TriggerID: "tr-job-1", Attempt: 1},
+		{JobID: "job-1", At: at(time.Hour), State: task.JobFailed, TriggerID: "tr-job-1", Attempt: 1, Reason: "HTTP 500"},
+		{JobID: "job-0", At: at(time.Minute), State: task.JobCancelled, Reason: "cancelled by the API"},
+	}))
 }
 
 func openSQLite(t *testing.T) *sqlite.Store {
@@ -119,7 +150,7 @@ func export(t *testing.T, st store.Store) string {
 		t.Fatal(err)
 	}
 	// r3's row was deleted; its task awaits purge and moves too.
-	if want := (DumpCounts{Rows: 3, Tasks: 3, Runs: 5, Outbox: 4, Targets: 3}); n != want {
+	if want := (DumpCounts{Rows: 3, Tasks: 4, Runs: 5, Outbox: 4, Targets: 3, Audit: 3, JobEvents: 4}); n != want {
 		t.Errorf("export counts = %+v, want %+v", n, want)
 	}
 	return buf.String()
@@ -133,9 +164,7 @@ func roundTrip(t *testing.T, st store.Store, dump string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored := n.Stored
-	stored.Outbox = n.Read.Outbox // not counted, see ImportCounts
-	if n.Read != stored || n.Read.Rows != 3 || n.Read.Targets != 3 {
+	if n.Read != n.Stored || n.Read.Rows != 3 || n.Read.Targets != 3 || n.Read.Audit != 3 || n.Read.JobEvents != 4 {
 		t.Errorf("first import = %+v, want everything read and stored", n)
 	}
 	again, err := ImportStore(t.Context(), st, strings.NewReader(dump))
@@ -161,10 +190,17 @@ func TestExportImportSQLite(t *testing.T) {
 		`"name":"callback, renamed"`, `"version":2,"created_at":`, `"headers":{"Accept":"application/json","X-Token":"t0ken"}`,
 		`"builtin":{"action":"cleanup_runs","keep_age":86400,"keep_count":5}`,
 		`"params":{"n":"0","who":"ops"},"deadline":"2026-03-01T08:30:00Z","feedback":[{"at":"2026-03-01T08:21:00Z"`,
-		`"progress":true},{"at":"2026-03-01T08:23:00Z","status":0,"message":"all good","output":"100%"}]`} {
+		`"progress":true},{"at":"2026-03-01T08:23:00Z","status":0,"message":"all good","output":"100%"}]`,
+		`{"kind":"audit","audit":{"id":2,"scenario":"memos","row_id":"r1","action":"update","who":"bob","at":"2026-03-01T08:00:02Z","old":{"memo":"text of r1"},"new":{"memo":"提醒我喝水"}}}`,
+		`"new":{"memo":"text of r1","n":1,"sub":{"k":2.5}}`,
+		`{"kind":"job_event","job_event":{"job_id":"job-0",`,
+		`"state":"running","trigger_id":"tr-job-1","attempt":1}}` + "\n" + `{"kind":"job_event","job_event":{"job_id":"job-1","at":"2026-03-01T09:00:00Z","state":"failed"`} {
 		if !strings.Contains(dump, want) {
 			t.Errorf("export lacks %s:\n%s", want, dump)
 		}
+	}
+	if strings.Contains(dump, "node-zz") || strings.Contains(dump, "inc-1") {
+		t.Errorf("export carries the node registry:\n%s", dump)
 	}
 	if strings.Contains(dump, "node-a\",\"lease") || strings.Contains(dump, `"is_claimed":1`) {
 		t.Errorf("export keeps a claim:\n%s", dump)
@@ -172,14 +208,16 @@ func TestExportImportSQLite(t *testing.T) {
 	roundTrip(t, openSQLite(t), dump)
 }
 
-// TestImportDumpWithoutTargets imports a dump written before targets were
-// carried: it has no target records, and everything else goes in as before.
+// TestImportDumpWithoutTargets imports a dump written before targets, audit
+// records and job events were carried: it has none of those, and
+// everything else goes in as before.
 func TestImportDumpWithoutTargets(t *testing.T) {
 	src := openSQLite(t)
 	fillStore(t, src)
 	var old strings.Builder
 	for line := range strings.Lines(export(t, src)) {
-		if !strings.HasPrefix(line, `{"kind":"target",`) {
+		if !strings.HasPrefix(line, `{"kind":"target",`) && !strings.HasPrefix(line, `{"kind":"audit",`) &&
+			!strings.HasPrefix(line, `{"kind":"job_event",`) {
 			old.WriteString(line)
 		}
 	}
@@ -188,15 +226,15 @@ func TestImportDumpWithoutTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (DumpCounts{Rows: 3, Tasks: 3, Runs: 5}); n.Stored != want || n.Read.Targets != 0 || n.Read.Outbox != 4 {
-		t.Errorf("import of a dump without targets = %+v, want stored %+v and 4 outbox messages read", n, want)
+	if want := (DumpCounts{Rows: 3, Tasks: 4, Runs: 5, Outbox: 4}); n.Stored != want || n.Read != want {
+		t.Errorf("import of a dump without targets = %+v, want read and stored %+v", n, want)
 	}
 	var buf bytes.Buffer
 	got, err := ExportStore(t.Context(), dst, &buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Targets != 0 || buf.String() != old.String() {
+	if got.Targets != 0 || got.Audit != 0 || got.JobEvents != 0 || buf.String() != old.String() {
 		t.Errorf("export after importing a dump without targets differs (%+v)\n got: %s\nwant: %s", got, buf.String(), old.String())
 	}
 }
@@ -228,7 +266,7 @@ func TestExportImportSQLiteMongoSQLite(t *testing.T) {
 	}
 	// The imported store works: its tasks can be claimed again.
 	got, err := mst.ClaimTasks(context.Background(), store.ClaimParams{Owner: "node-b", LeaseUntil: time.Now().Add(time.Hour), Limit: 10})
-	if err != nil || len(got) != 2 {
-		t.Errorf("claim after import = %d tasks, %v; want the 2 live ones", len(got), err)
+	if err != nil || len(got) != 3 {
+		t.Errorf("claim after import = %d tasks, %v; want the 3 live ones (2 rows' and the job)", len(got), err)
 	}
 }

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +135,46 @@ func TestLoadConfigMongo(t *testing.T) {
 	// The URI may come from the environment alone.
 	if _, err := LoadConfig(writeConfig(t, "store: {driver: mongo, database: cronsheet}\n"), env); err != nil {
 		t.Errorf("uri from the environment only: %v", err)
+	}
+}
+
+// mongoForPath moves cfg from its SQLite file to a database of its own on
+// the test server, one per file: nodes that a test starts on one file
+// share one database.
+func mongoForPath(t *testing.T, cfg *Config) {
+	t.Helper()
+	uri := mongotest.URI(t, "the server tests on the mongo driver")
+	sum := sha256.Sum256([]byte(cfg.Store.Path))
+	db := mongotest.Database(t, uri, "cronsheet_server_"+hex.EncodeToString(sum[:6]))
+	cfg.Store.Driver, cfg.Store.URI, cfg.Store.Database = "mongo", uri, db
+}
+
+// testDriver is the store driver the server tests run on:
+// CRONSHEET_TEST_DRIVER=mongo runs them on CRONSHEET_TEST_MONGO_URI (.ci/run
+// does, after the SQLite run); anything else, SQLite.
+func testDriver() string {
+	if os.Getenv("CRONSHEET_TEST_DRIVER") == "mongo" {
+		return "mongo"
+	}
+	return "sqlite"
+}
+
+// skipOnFerretDB skips t when b's store is FerretDB (as its status says),
+// giving why; docs/FERRETDB.md lists every such case.
+func skipOnFerretDB(t *testing.T, b *testBundle, why string) {
+	t.Helper()
+	if testDriver() != "mongo" {
+		return
+	}
+	var st struct {
+		Store struct {
+			FerretDB bool `json:"ferretdb"`
+		} `json:"store"`
+	}
+	if code := b.call(t, "GET", "/api/v1/status", nil, &st); code != http.StatusOK {
+		t.Fatalf("status: %d", code)
+	}
+	if st.Store.FerretDB {
+		t.Skip("skipped on FerretDB: " + why)
 	}
 }

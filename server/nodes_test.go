@@ -48,7 +48,7 @@ func TestNodeRegistry(t *testing.T) {
 
 	// A graceful stop leaves the registry, so peers take its runs at once.
 	b.stop()
-	st2, err := sqlite.Open(t.Context(), dbPath)
+	st2, err := openStore(t.Context(), a.srv.cfg.Store) // the test driver's store
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ import (
 type Server struct {
 	cfg    Config
 	logger *slog.Logger
-	store  store.Store
+	store  store.Product
 	firer  *fire.Firer
 	sched  gocron.Scheduler
 	armer  *armer
@@ -123,7 +123,22 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (
 	return s, nil
 }
 
-func openStore(ctx context.Context, cfg StoreConfig) (store.Store, error) {
+// openStore opens the configured store and checks that it can serve the
+// whole product (store.AsProduct): a driver that cannot is refused here,
+// not answered 501 later.
+func openStore(ctx context.Context, cfg StoreConfig) (store.Product, error) {
+	st, err := openDriver(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p, err := store.AsProduct(st)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("store.driver %s: %w", cfg.Driver, err), st.Close())
+	}
+	return p, nil
+}
+
+func openDriver(ctx context.Context, cfg StoreConfig) (store.Store, error) {
 	switch cfg.Driver {
 	case "sqlite":
 		st, err := sqlite.Open(ctx, cfg.Path)
@@ -154,11 +169,7 @@ func (s *Server) build() error {
 		return err
 	}
 	// The web table: its indexes are made before anything starts.
-	var rowTable store.RowTable
-	if rt, ok := s.store.(store.RowTable); ok {
-		rowTable = rt
-	}
-	table := webtable.NewTable(webtable.TableDeps{Logger: s.logger, Store: rowTable, Scenarios: scenarios})
+	table := webtable.NewTable(webtable.TableDeps{Logger: s.logger, Store: s.store, Scenarios: scenarios})
 	if err := table.Prepare(context.Background()); err != nil {
 		return fmt.Errorf("prepare the web table: %w", err)
 	}
@@ -256,7 +267,6 @@ func (s *Server) build() error {
 		Scenarios: scenarios,
 		Wake:      s.runner.Wake,
 		Health:    s.health,
-		Control:   s.store,
 		Trigger: func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error) {
 			return trigger(ctx, taskID, task.TriggerManual, params)
 		},
@@ -422,11 +432,10 @@ func urlHost(raw string) string {
 	return u.Hostname()
 }
 
+// health probes the store (store.Prober: a ping and a read of a document
+// the store wrote when it opened).
 func (s *Server) health(ctx context.Context) error {
-	_, err := s.store.GetTask(ctx, "\x00healthz")
-	if errors.Is(err, task.ErrNotFound) {
-		return nil
-	}
+	_, err := s.store.Probe(ctx)
 	return err
 }
 

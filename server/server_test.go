@@ -58,6 +58,9 @@ func setup(t *testing.T, mutate func(*Config)) *testBundle {
 	if mutate != nil {
 		mutate(&cfg)
 	}
+	if testDriver() == "mongo" && cfg.Store.Driver == "sqlite" {
+		mongoForPath(t, &cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("config: %v", err)
 	}

@@ -52,11 +52,13 @@ func (e *errorRing) newestFirst() []statusError {
 
 // status is the answer of GET /api/v1/status (design 003's system status).
 type status struct {
-	Node  string `json:"node"`
+	Node string `json:"node"`
+	// Store is the store's health (store.Health: driver, server version,
+	// replica set, transactions and change streams) and whether it answered.
 	Store struct {
-		Driver string `json:"driver"`
-		OK     bool   `json:"ok"`
-		Error  string `json:"error,omitempty"`
+		store.Health
+		OK    bool   `json:"ok"`
+		Error string `json:"error,omitempty"`
 	} `json:"store"`
 	// Armed counts the tasks armed on this node; Pending the jobs among
 	// them waiting for their instant, NextDue the soonest of those.
@@ -99,8 +101,10 @@ func (s *Server) serveStatus(c *gin.Context) {
 	defer cancel()
 	var st status
 	st.Node = s.cfg.NodeID
+	h, err := s.store.Probe(ctx)
+	st.Store.Health = h
 	st.Store.Driver = s.cfg.Store.Driver
-	if err := s.health(ctx); err != nil {
+	if err != nil {
 		st.Store.Error = err.Error()
 	} else {
 		st.Store.OK = true

@@ -11,8 +11,9 @@ import (
 // separate from Store so that Store stays what patrols and the API need;
 // both drivers implement it.
 //
-// Runs go back with Ledger.InsertRun and outbox messages with
-// Outbox.AddOutbox (their ID kept); both already skip what is stored.
+// Runs go back with Ledger.InsertRun, which already skips what is stored.
+// Nodes (heartbeats) are not dumped: they describe running processes, not
+// data.
 type Dumper interface {
 	// DumpTargets calls fn with every target, in id order, exactly as
 	// stored (version and times included).
@@ -38,6 +39,24 @@ type Dumper interface {
 	// stored; it reports whether it inserted. Only the id is checked (an
 	// empty one is task.ErrInvalid): a dump holds what a store accepted.
 	RestoreTarget(ctx context.Context, t *task.Target) (bool, error)
+	// RestoreOutbox stores an outbox message as dumped (its ID kept)
+	// unless its ID, or its non-empty TriggerID, is stored; it reports
+	// whether it inserted.
+	RestoreOutbox(ctx context.Context, m *task.OutboxMessage) (bool, error)
+
+	// DumpAudit calls fn with every audit record, in id order.
+	DumpAudit(ctx context.Context, fn func(*AuditRecord) error) error
+	// RestoreAudit stores an audit record as dumped (its ID kept; an ID
+	// below 1 is task.ErrInvalid) unless its ID is stored; it reports
+	// whether it inserted.
+	RestoreAudit(ctx context.Context, rec *AuditRecord) (bool, error)
+	// DumpJobEvents calls fn with every job transition, by job id, each
+	// job's oldest first (by At, then in the order they were added).
+	DumpJobEvents(ctx context.Context, fn func(JobEvent) error) error
+	// RestoreJobEvents stores one job's transitions, in order, unless that
+	// job has some already; it reports whether it inserted. Every event
+	// must name jobID (else task.ErrInvalid).
+	RestoreJobEvents(ctx context.Context, jobID string, evs []JobEvent) (bool, error)
 }
 
 // TaskDump is a task as Dumper moves it.

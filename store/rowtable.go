@@ -75,5 +75,9 @@ type RowSort struct {
 type RowPage struct {
 	// Total counts the scenario's rows; Filtered those matching the search.
 	Total, Filtered int64
-	Rows            []*task.Row
+	// Capped says the driver stopped counting at its cap: Total and
+	// Filtered are then lower bounds (store/mongo counts up to
+	// Config.RowCountCap; the SQLite driver's counts are always exact).
+	Capped bool
+	Rows   []*task.Row
 }

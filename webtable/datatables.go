@@ -74,7 +74,7 @@ type Column struct {
 type TableDeps struct {
 	// Logger receives the 500s; nil discards them.
 	Logger *slog.Logger
-	// Store pages rows; nil answers 501 (a driver without store.RowTable).
+	// Store pages rows. Required: every driver serves the table.
 	Store store.RowTable
 	// Scenarios maps a scenario name to its field mapping.
 	Scenarios map[string]*mapping.Scenario
@@ -87,8 +87,12 @@ type Table struct {
 	columns map[string][]Column // by scenario
 }
 
-// NewTable returns the table endpoint over d.
+// NewTable returns the table endpoint over d. It panics when d.Store is
+// nil, a wiring bug.
 func NewTable(d TableDeps) *Table {
+	if d.Store == nil {
+		panic("webtable: TableDeps.Store is nil")
+	}
 	logger := d.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -105,9 +109,6 @@ func NewTable(d TableDeps) *Table {
 // Prepare asks the store for the indexes each scenario's table sorts and
 // searches by (store.RowTable.PrepareRowTable). Call it once at start.
 func (t *Table) Prepare(ctx context.Context) error {
-	if t.store == nil {
-		return nil
-	}
 	for _, name := range slices.Sorted(maps.Keys(t.columns)) {
 		var fields []string
 		for _, c := range t.columns[name] {
@@ -210,10 +211,13 @@ func (t *Table) serveColumns(c *gin.Context) {
 
 // tableAnswer is the DataTables answer.
 type tableAnswer struct {
-	Draw            int         `json:"draw"`
-	RecordsTotal    int64       `json:"recordsTotal"`
-	RecordsFiltered int64       `json:"recordsFiltered"`
-	Data            []*task.Row `json:"data"`
+	Draw            int   `json:"draw"`
+	RecordsTotal    int64 `json:"recordsTotal"`
+	RecordsFiltered int64 `json:"recordsFiltered"`
+	// CountsCapped says the store stopped counting at its cap: the two
+	// counts are lower bounds (store.RowPage.Capped).
+	CountsCapped bool        `json:"countsCapped,omitempty"`
+	Data         []*task.Row `json:"data"`
 }
 
 // tableError is the DataTables answer to a request that failed.
@@ -233,10 +237,6 @@ func (t *Table) serve(c *gin.Context) {
 	cols, ok := t.columns[name]
 	if !ok {
 		c.AbortWithStatusJSON(http.StatusNotFound, tableError{Error: unknownScenario(name).Error()})
-		return
-	}
-	if t.store == nil {
-		c.AbortWithStatusJSON(http.StatusNotImplemented, tableError{Error: "this store does not serve the web table"})
 		return
 	}
 	if err := limitBody(c, maxBodyBytes); err != nil {
@@ -263,7 +263,7 @@ func (t *Table) serve(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, tableAnswer{Draw: req.draw, RecordsTotal: page.Total,
-		RecordsFiltered: page.Filtered, Data: page.Rows})
+		RecordsFiltered: page.Filtered, CountsCapped: page.Capped, Data: page.Rows})
 }
 
 // parseTableRequest reads DataTables' parameters. The draw it returns is

@@ -2,29 +2,31 @@ package webtable_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"cronsheet/mapping"
-	"cronsheet/store/sqlite"
 	"cronsheet/task"
 	"cronsheet/webtable"
 )
 
 // BenchmarkTablePage measures the DataTables endpoint end to end (parse,
-// SQLite, JSON) at 1k, 10k and 100k memos, reporting p50 and p95 per
-// request:
+// store, JSON) at 1k, 10k and 100k memos, reporting p50 and p95 per
+// request, on the test driver (CRONSHEET_TEST_DRIVER):
 //
 //	go test ./webtable/ -run '^$' -bench TablePage -benchtime 200x
+//	CRONSHEET_TEST_DRIVER=mongo CRONSHEET_TEST_MONGO_URI=mongodb://127.0.0.1:PORT/ \
+//	  go test ./webtable/ -run '^$' -bench TablePage -benchtime 5x -timeout 60m
 //
 // first: page 1 in id order; deep: the last page in id order; sorted: the
 // middle page sorted by title, descending; searched: 1 in 1000 rows match,
@@ -81,24 +83,37 @@ func BenchmarkTablePage(b *testing.B) {
 func benchTable(b *testing.B, n int) http.Handler {
 	b.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = st.Close() })
+	st := openStore(b)
 	words := []string{"water the plants", "call mum", "stand-up", "pay the rent", "backup the laptop"}
 	start := time.Now()
-	for i := range n {
-		content := words[i%len(words)]
-		if i%1000 == 7 {
-			content = "feed the zebrafish"
+	// SQLite has one writer; a MongoDB server takes inserts in parallel.
+	workers := 1
+	if testDriver() == "mongo" {
+		workers = 8
+	}
+	fill := func(w int) error {
+		for i := w; i < n; i += workers {
+			content := words[i%len(words)]
+			if i%1000 == 7 {
+				content = "feed the zebrafish"
+			}
+			id := fmt.Sprintf("m%07d", (i*7919)%n) // ids in scattered order
+			fields := map[string]any{"memo_id": id, "title": fmt.Sprintf("memo %x", i*2654435761%1000003),
+				"content": content, "when": "every 1h", "channel": "outbox"}
+			if err := st.InsertRow(ctx, &task.Row{Scenario: "memos", ID: id, IsActive: 1, Fields: fields}); err != nil {
+				return err
+			}
 		}
-		id := fmt.Sprintf("m%07d", (i*7919)%n) // ids in scattered order
-		fields := map[string]any{"memo_id": id, "title": fmt.Sprintf("memo %x", i*2654435761%1000003),
-			"content": content, "when": "every 1h", "channel": "outbox"}
-		if err := st.InsertRow(ctx, &task.Row{Scenario: "memos", ID: id, IsActive: 1, Fields: fields}); err != nil {
-			b.Fatal(err)
-		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		wg.Go(func() { errs[w] = fill(w) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		b.Fatal(err)
 	}
 	inserted := time.Since(start)
 	memos, err := mapping.New(mapping.MemosConfig())
@@ -110,7 +125,7 @@ func benchTable(b *testing.B, n int) http.Handler {
 	if err := tbl.Prepare(ctx); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("%d rows: insert %s, prepare (search + sort indexes) %s", n, inserted.Round(time.Millisecond),
+	b.Logf("%s, %d rows: insert %s, prepare (search + sort indexes) %s", testDriver(), n, inserted.Round(time.Millisecond),
 		time.Since(start).Round(time.Millisecond))
 	r := gin.New()
 	tbl.Register(r)

@@ -7,14 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gin-gonic/gin"
 
 	"cronsheet/mapping"
-	"cronsheet/store/sqlite"
+	"cronsheet/store"
 	"cronsheet/task"
 	"cronsheet/webtable"
 )
@@ -25,17 +24,13 @@ const tablePath = "/api/v1/scenarios/memos/table"
 // memos, m00..m24.
 type tableBundle struct {
 	router http.Handler
-	store  *sqlite.Store
+	store  store.Product
 }
 
 func setupTable(t *testing.T) *tableBundle {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cronsheet.db"))
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := openStore(t)
 	for i := range 25 {
 		fields := map[string]any{"memo_id": fmt.Sprintf("m%02d", i), "title": fmt.Sprintf("memo %c", 'a'+rune(i)),
 			"content": "water the plants", "when": "every 1h", "channel": "outbox"}

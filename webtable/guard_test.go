@@ -89,7 +89,7 @@ func setupGuard(t *testing.T, mutate func(*webtable.GuardConfig)) *guardBundle {
 	r.Use(guard.Middleware())
 	guard.Register(r)
 	webtable.New(webtable.Deps{Logger: logger, Store: st, Scenarios: map[string]*mapping.Scenario{"memos": memos},
-		Control: st, Now: b.clock}).Register(r)
+		Now: b.clock}).Register(r)
 	webtable.NewPages(static.FS).Register(r)
 	b.router = r
 	return b

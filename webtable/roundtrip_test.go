@@ -12,14 +12,14 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"cronsheet/mapping"
-	"cronsheet/store/sqlite"
+	"cronsheet/store"
 	"cronsheet/task"
 	"cronsheet/webtable"
 )
 
 // exportAll returns the memos table of st as the CSV export writes it,
 // every column.
-func exportAll(t *testing.T, st *sqlite.Store) string {
+func exportAll(t *testing.T, st store.RowTable) string {
 	t.Helper()
 	memos, err := mapping.New(mapping.MemosConfig())
 	if err != nil {

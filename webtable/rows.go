@@ -195,12 +195,10 @@ func (a *API) deleteRow(c *gin.Context) {
 	id := c.Param("id")
 	ctx := c.Request.Context()
 	var old map[string]any
-	if a.audit != nil {
-		// The fields before the delete, for the audit trail; a missing row
-		// is DeleteRow's 404.
-		if cur, err := a.store.GetRow(ctx, sc.Name(), id); err == nil {
-			old = cur.Fields
-		}
+	// The fields before the delete, for the audit trail; a missing row is
+	// DeleteRow's 404.
+	if cur, err := a.store.GetRow(ctx, sc.Name(), id); err == nil {
+		old = cur.Fields
 	}
 	if err := a.store.DeleteRow(ctx, sc.Name(), id); err != nil {
 		a.writeError(c, describe(err, task.ErrNotFound, "row %q not found in scenario %q", id, sc.Name()))

@@ -47,11 +47,10 @@ type feedbackBody struct {
 // maxCursorLen bounds the cursor query parameter.
 const maxCursorLen = 512
 
-// listRuns handles GET /api/v1/runs (see above). Without Deps.Control only
-// the older form, with task_id, is served.
+// listRuns handles GET /api/v1/runs (see above).
 func (a *API) listRuns(c *gin.Context) {
 	_, legacy := c.GetQuery("before")
-	if legacy || a.control == nil {
+	if legacy {
 		a.listTaskRuns(c)
 		return
 	}
@@ -113,11 +112,7 @@ func (a *API) listTaskRuns(c *gin.Context) {
 		if c.Query(name) == "" {
 			continue
 		}
-		if a.control == nil {
-			a.writeError(c, task.Invalid(name, "run filters and cursors are not available on this server"))
-		} else {
-			a.writeError(c, task.Invalid("before", "pages one task's runs alone; with %s, page with cursor", name))
-		}
+		a.writeError(c, task.Invalid("before", "pages one task's runs alone; with %s, page with cursor", name))
 		return
 	}
 	taskID, err := stringQuery(c, "task_id")
@@ -209,9 +204,6 @@ func (a *API) cancelRunHandler(c *gin.Context) {
 // report on a run it accepted. A final report (progress false) ends the
 // run: done for status 0, else dead with the message as its error.
 func (a *API) addFeedback(c *gin.Context) {
-	if a.noControl(c, "run feedback reports") {
-		return
-	}
 	id, err := pathID(c, "trigger_id")
 	if err != nil {
 		a.writeError(c, err)

@@ -22,7 +22,6 @@ import (
 //	PUT    /api/v1/targets/:id            → 200 the target (404; 409 stale If-Match)
 //	DELETE /api/v1/targets/:id            → 204 (404)
 //
-// Every answer is 501 when the API has no Deps.Control.
 
 // targetBody is the body of POST /api/v1/targets and PUT
 // /api/v1/targets/:id: a target's fields (see task.Target). version,
@@ -57,17 +56,6 @@ type targetsPage struct {
 	NextAfter string `json:"next_after"`
 }
 
-// noControl answers 501 when the API has no store.Control and reports
-// whether it did.
-func (a *API) noControl(c *gin.Context, what string) bool {
-	if a.control != nil {
-		return false
-	}
-	// Not through writeError: it hides the message of every 5xx.
-	c.AbortWithStatusJSON(http.StatusNotImplemented, errorBody{Error: what + " are not available on this server"})
-	return true
-}
-
 // pathID returns the path parameter name, refusing one over maxQueryLen.
 func pathID(c *gin.Context, name string) (string, error) {
 	id := c.Param(name)
@@ -80,9 +68,6 @@ func pathID(c *gin.Context, name string) (string, error) {
 // listTargets handles GET /api/v1/targets?after=&limit=: targets in id
 // order after `after`.
 func (a *API) listTargets(c *gin.Context) {
-	if a.noControl(c, "targets") {
-		return
-	}
 	after, err := stringQuery(c, "after")
 	if err != nil {
 		a.writeError(c, err)
@@ -113,9 +98,6 @@ func (a *API) listTargets(c *gin.Context) {
 // createTarget handles POST /api/v1/targets. A target without a state
 // starts preset (it refuses triggers until it is switched to running).
 func (a *API) createTarget(c *gin.Context) {
-	if a.noControl(c, "targets") {
-		return
-	}
 	var body targetBody
 	if err := readJSON(c, &body, false); err != nil {
 		a.writeError(c, err)
@@ -146,9 +128,6 @@ func (a *API) createTarget(c *gin.Context) {
 
 // getTarget handles GET /api/v1/targets/:id.
 func (a *API) getTarget(c *gin.Context) {
-	if a.noControl(c, "targets") {
-		return
-	}
 	id, err := pathID(c, "id")
 	if err != nil {
 		a.writeError(c, err)
@@ -166,9 +145,6 @@ func (a *API) getTarget(c *gin.Context) {
 // target's fields. With If-Match (or the body's version) the target must
 // still be at that version, else 409.
 func (a *API) putTarget(c *gin.Context) {
-	if a.noControl(c, "targets") {
-		return
-	}
 	id, err := pathID(c, "id")
 	if err != nil {
 		a.writeError(c, err)
@@ -210,9 +186,6 @@ func (a *API) putTarget(c *gin.Context) {
 // deleteTarget handles DELETE /api/v1/targets/:id. Tasks bound to it keep
 // its id; their fires to it are recorded dead.
 func (a *API) deleteTarget(c *gin.Context) {
-	if a.noControl(c, "targets") {
-		return
-	}
 	id, err := pathID(c, "id")
 	if err != nil {
 		a.writeError(c, err)

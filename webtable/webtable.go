@@ -30,8 +30,13 @@ import (
 	"cronsheet/task"
 )
 
-// Store is the part of store.Store that the API calls.
+// Store is the part of storage that the API calls: rows, tasks, runs and
+// the outbox, targets and run queries (store.Control), and the row audit
+// trail (store.AuditLog). Every driver offers all of it (store.Product).
 type Store interface {
+	store.Control
+	store.AuditLog
+
 	// InsertRow stores a new row; an existing (scenario, id) is task.ErrConflict.
 	InsertRow(ctx context.Context, row *task.Row) error
 	// GetRow returns one row or task.ErrNotFound.
@@ -52,8 +57,8 @@ type Store interface {
 	ListOutbox(ctx context.Context, beforeID int64, limit int) ([]*task.OutboxMessage, error)
 }
 
-// Every store driver satisfies Store.
-var _ Store = store.Store(nil)
+// Every store the server accepts satisfies Store.
+var _ Store = store.Product(nil)
 
 // Deps are the dependencies of the API.
 type Deps struct {
@@ -69,11 +74,6 @@ type Deps struct {
 	Now func() time.Time
 	// Health reports whether the service can serve; nil = always healthy.
 	Health func(ctx context.Context) error
-	// Control holds targets, task states, run queries and feedback (the
-	// /api/v1/targets endpoints, PUT /api/v1/tasks/:task_id/state, the run
-	// filters of GET /api/v1/runs and POST /api/v1/runs/:trigger_id/feedback);
-	// nil answers those with 501 (GET /api/v1/runs?task_id= still works).
-	Control store.Control
 	// CheckTarget checks what a target's validity depends on in the
 	// configuration (an exec command that config lists, a callback host
 	// that is allowed), after task.Target.Validate passed; nil checks
@@ -111,11 +111,11 @@ type API struct {
 	health    func(ctx context.Context) error
 	trigger   func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error)
 	cancelRun func(ctx context.Context, triggerID, why string) (*task.Run, error)
-	control   store.Control // nil: 501 on its endpoints
+	control   store.Control // Store's targets, task states, run queries
 	check     func(*task.Target) error
 	jobs      *jobs.Service
 	socket    http.Handler
-	audit     store.AuditLog // nil when the store keeps no audit trail
+	audit     store.AuditLog // Store's audit trail
 }
 
 // New returns an API over d. It panics when d.Store is nil, a wiring bug.
@@ -136,13 +136,11 @@ func New(d Deps) *API {
 		health:    d.Health,
 		trigger:   d.Trigger,
 		cancelRun: d.CancelRun,
-		control:   d.Control,
+		control:   d.Store,
+		audit:     d.Store,
 		check:     d.CheckTarget,
 		jobs:      d.Jobs,
 		socket:    d.JobsSocket,
-	}
-	if al, ok := d.Store.(store.AuditLog); ok {
-		a.audit = al
 	}
 	if a.wake == nil {
 		a.wake = func() {}

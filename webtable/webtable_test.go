@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,7 +19,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"cronsheet/mapping"
-	"cronsheet/store/sqlite"
+	"cronsheet/store"
 	"cronsheet/webtable"
 )
 
@@ -35,7 +34,7 @@ var fixedNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // testBundle is one API over a fresh SQLite file and the memos scenario.
 type testBundle struct {
 	router http.Handler
-	store  *sqlite.Store
+	store  store.Product
 	wakes  atomic.Int32
 	logs   *syncBuffer
 	health atomic.Pointer[error]
@@ -61,12 +60,7 @@ func (b *syncBuffer) String() string {
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cronsheet.db"))
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := openStore(t)
 	memos, err := mapping.New(mapping.MemosConfig())
 	if err != nil {
 		t.Fatalf("memos scenario: %v", err)

@@ -157,7 +157,7 @@ func (s *Store) findAudit(ctx context.Context, filter bson.D, limit int) ([]*sto
 	out := make([]*store.AuditRecord, len(docs))
 	for i, d := range docs {
 		out[i] = &store.AuditRecord{ID: d.ID, Scenario: d.Scenario, RowID: d.RowID, Action: d.Action,
-			Who: d.Who, At: store.FromUnixMS(d.At), Old: d.Old, New: d.New}
+			Who: d.Who, At: store.FromUnixMS(d.At), Old: plainFields(d.Old), New: plainFields(d.New)}
 	}
 	return out, nil
 }

@@ -21,11 +21,22 @@ type rowDoc struct {
 	Version    int64          `bson:"version"`
 	CreatedAt  int64          `bson:"created_at"`
 	UpdatedAt  int64          `bson:"updated_at"`
+	// The search keys (rowtable.go); written, never read back.
+	Text   []string `bson:"st"`
+	Grams  []string `bson:"sg"`
+	EGrams []string `bson:"eg"`
+}
+
+// withSearchKeys sets d's search keys from its fields and error.
+func (d rowDoc) withSearchKeys() rowDoc {
+	k := searchKeysOf(d.Fields, d.Error)
+	d.Text, d.Grams, d.EGrams = k.text, k.grams, k.egrams
+	return d
 }
 
 func (d *rowDoc) row() *task.Row {
 	return &task.Row{
-		Scenario: d.Scenario, ID: d.ID, Fields: d.Fields, IsFetched: d.IsFetched, IsActive: d.IsActive,
+		Scenario: d.Scenario, ID: d.ID, Fields: plainFields(d.Fields), IsFetched: d.IsFetched, IsActive: d.IsActive,
 		Error: d.Error, NextFire: store.FromUnixMS(d.NextFire), LastFire: store.FromUnixMS(d.LastFire), LastStatus: d.LastStatus,
 		Version: d.Version, CreatedAt: store.FromUnixMS(d.CreatedAt), UpdatedAt: store.FromUnixMS(d.UpdatedAt),
 	}

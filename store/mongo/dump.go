@@ -90,7 +90,7 @@ func (s *Store) RestoreRow(ctx context.Context, row *task.Row) (bool, error) {
 	}
 	d := rowDoc{Scenario: row.Scenario, ID: row.ID, Fields: row.Fields, IsFetched: row.IsFetched,
 		IsActive: row.IsActive, Error: row.Error, NextFire: store.UnixMS(row.NextFire), LastFire: store.UnixMS(row.LastFire),
-		LastStatus: row.LastStatus, Version: max(row.Version, 1), CreatedAt: store.UnixMS(row.CreatedAt), UpdatedAt: store.UnixMS(row.UpdatedAt)}
+		LastStatus: row.LastStatus, Version: max(row.Version, 1), CreatedAt: store.UnixMS(row.CreatedAt), UpdatedAt: store.UnixMS(row.UpdatedAt)}.withSearchKeys()
 	ok, err := s.insertUnlessStored(ctx, s.rows, d)
 	if err != nil {
 		return false, fmt.Errorf("restore row %s/%s: %w", row.Scenario, row.ID, err)

@@ -123,9 +123,14 @@ func (s *Store) indexSpecs() []indexSpec {
 // index whose name exists is left as it is (FerretDB v1 panics when asked
 // to create an index that exists, so existing ones are not sent again).
 func (s *Store) createIndexes(ctx context.Context) error {
+	return s.ensureIndexes(ctx, append(s.indexSpecs(), s.rowTableIndexes()...))
+}
+
+// ensureIndexes creates those of specs whose name does not exist yet.
+func (s *Store) ensureIndexes(ctx context.Context, specs []indexSpec) error {
 	byColl := map[*mongo.Collection][]indexSpec{}
 	var order []*mongo.Collection
-	for _, ix := range s.indexSpecs() {
+	for _, ix := range specs {
 		if _, seen := byColl[ix.coll]; !seen {
 			order = append(order, ix.coll)
 		}

@@ -3,7 +3,7 @@
 // for several nodes: nodes coordinate only through the database (claims with
 // leases, the unique fire ledger).
 //
-// Collections: rows (scenario rows), time_task (canonical tasks, jobs
+// Collections: meta (the health document, health.go), rows (scenario rows), time_task (canonical tasks, jobs
 // among them), runs (the fire ledger), outbox, targets (_id the target id),
 // and for the jobs API job_keys, job_moves and job_events (jobs.go). Times are stored as unix milliseconds (0 =
 // unset), exactly as the SQLite driver keeps them, and come back in UTC.
@@ -91,6 +91,10 @@ type Config struct {
 	// instead of the default majority write concern (a write that a
 	// failover can roll back).
 	WriteConcernW1 bool
+	// RowCountCap bounds the counts of a web table page (store.RowPage
+	// Total and Filtered): counting stops there and the page says Capped.
+	// Default DefaultRowCountCap.
+	RowCountCap int64
 	// ReadNearest, when true, reads from the nearest member instead of the
 	// default primary (reads may then be stale).
 	ReadNearest bool
@@ -114,6 +118,12 @@ type Store struct {
 	timeout   time.Duration
 	bulkMax   int // statements per bulk write
 	now       func() time.Time
+	// ferret is true on FerretDB (its planner takes no hints).
+	ferret bool
+	// countCap bounds row counts (Config.RowCountCap).
+	countCap int64
+	// sortable lists the row fields whose sort index exists (rowtable.go).
+	sortable sortable
 	// auditReady is set once the audit collection's index exists.
 	auditReady atomic.Bool
 }
@@ -168,6 +178,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if info.FerretDB {
 		s.bulkMax = ferretBulkMax
+		s.ferret = true
+	}
+	if err := s.writeHealthDoc(ctx); err != nil {
+		err = fmt.Errorf("open mongo store %s/%s: %w", redact(cfg.URI), cfg.Database, err)
+		return nil, errors.Join(err, client.Disconnect(context.Background()))
 	}
 	if err := s.createIndexes(ctx); err != nil {
 		err = fmt.Errorf("open mongo store %s/%s: %w", redact(cfg.URI), cfg.Database, err)
@@ -192,9 +207,10 @@ func newStore(client *mongo.Client, cfg Config) *Store {
 		jobMoves:  db.Collection(collJobMoves),
 		jobEvents: db.Collection(collJobEvents),
 
-		timeout: cmp.Or(cfg.Timeout, DefaultTimeout),
-		bulkMax: defaultBulkMax,
-		now:     time.Now,
+		timeout:  cmp.Or(cfg.Timeout, DefaultTimeout),
+		bulkMax:  defaultBulkMax,
+		countCap: cmp.Or(cfg.RowCountCap, DefaultRowCountCap),
+		now:      time.Now,
 	}
 }
 

@@ -32,7 +32,7 @@ func (s *Store) InsertRow(ctx context.Context, row *task.Row) error {
 	updated := max(store.UnixMS(row.UpdatedAt), created)
 	doc := rowDoc{Scenario: row.Scenario, ID: row.ID, Fields: row.Fields, IsActive: row.IsActive,
 		Error: row.Error, NextFire: store.UnixMS(row.NextFire), LastFire: store.UnixMS(row.LastFire), LastStatus: row.LastStatus,
-		Version: 1, CreatedAt: created, UpdatedAt: updated}
+		Version: 1, CreatedAt: created, UpdatedAt: updated}.withSearchKeys()
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	if _, err := s.rows.InsertOne(ctx, doc); err != nil {
@@ -64,9 +64,10 @@ func (s *Store) UpdateRowFields(ctx context.Context, p store.UpdateRowParams) (*
 	if p.IfVersion > 0 {
 		filter = append(filter, bson.E{Key: "version", Value: p.IfVersion})
 	}
+	k := searchKeysOf(p.Fields, "")
 	update := bson.D{
 		{Key: "$set", Value: bson.D{{Key: "fields", Value: p.Fields}, {Key: "is_fetched", Value: 0},
-			{Key: "updated_at", Value: s.nowMS()}}},
+			{Key: "updated_at", Value: s.nowMS()}, {Key: "st", Value: k.text}, {Key: "sg", Value: k.grams}}},
 		{Key: "$inc", Value: bson.D{{Key: "version", Value: 1}}},
 	}
 	var d rowDoc

@@ -69,6 +69,7 @@ func (s *Store) markRowFetched(ctx context.Context, p store.ApplySyncParams) err
 	filter := append(rowKey(p.Scenario, p.RowID), bson.E{Key: "version", Value: p.RowVersion})
 	res, err := s.rows.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{
 		{Key: "is_fetched", Value: 1}, {Key: "is_active", Value: p.IsActive}, {Key: "error", Value: p.Error},
+		{Key: "eg", Value: errorGrams(p.Error)},
 	}}})
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -21,6 +22,33 @@ func rowCases() []testCase {
 		{name: "DeleteMissing", fn: testDeleteRowMissing},
 		{name: "ListPaging", fn: testListRowsPaging},
 		{name: "ListUnfetched", fn: testListUnfetchedRows},
+		{name: "FieldTypesAreJSON", fn: testRowFieldTypes},
+	}
+}
+
+// testRowFieldTypes: every driver returns field values in the types
+// encoding/json gives with UseNumber (json.Number, map[string]any, []any),
+// whatever its storage keeps, so callers' type switches and exports see the
+// same values on every driver.
+func testRowFieldTypes(b *bundle) {
+	in := &task.Row{Scenario: scenario, ID: "r1", Fields: map[string]any{
+		"n": 3, "x": 1.5, "big": int64(1) << 40, "s": "t", "b": true,
+		"sub": map[string]any{"k": 2}, "list": []any{1, "a"}}}
+	b.noErr("InsertRow", b.s.InsertRow(b.ctx, in))
+	f := b.getRow(scenario, "r1").Fields
+	for k, want := range map[string]json.Number{"n": "3", "x": "1.5", "big": "1099511627776"} {
+		if got, ok := f[k].(json.Number); !ok || got != want {
+			b.t.Errorf("field %s = %#v, want json.Number(%q)", k, f[k], want)
+		}
+	}
+	if sub, ok := f["sub"].(map[string]any); !ok || sub["k"] != json.Number("2") {
+		b.t.Errorf("field sub = %#v, want map[string]any{k: json.Number(2)}", f["sub"])
+	}
+	if list, ok := f["list"].([]any); !ok || len(list) != 2 || list[0] != json.Number("1") || list[1] != "a" {
+		b.t.Errorf("field list = %#v, want []any{json.Number(1), a}", f["list"])
+	}
+	if f["s"] != "t" || f["b"] != true {
+		b.t.Errorf("fields s, b = %#v, %#v, want t, true", f["s"], f["b"])
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"cronsheet/store"
 	"cronsheet/task"
@@ -107,6 +108,33 @@ func RunRowTable(t *testing.T, newStore func(t *testing.T) RowTableStore) {
 			p = b.query(store.RowQuery{Scenario: scenario, Search: "ZEBRA FOOD", Limit: 1, Offset: 1})
 			b.wantCounts(p, 30, 3)
 			b.wantIDs(p, []string{"m13"})
+		}},
+		{"SearchChinese", func(b *rtBundle) {
+			b.insert(scenario, "c1", map[string]any{"title": "每天早上提醒我喝水"})
+			b.insert(scenario, "c2", map[string]any{"title": "提醒", "content": "我喝茶"})
+			b.insert(scenario, "c3", map[string]any{"title": "周末提醒我浇花"})
+			p := b.query(store.RowQuery{Scenario: scenario, Search: "提醒我", Limit: 10})
+			b.wantCounts(p, 33, 2)
+			b.wantIDs(p, []string{"c1", "c3"})
+			p = b.query(store.RowQuery{Scenario: scenario, Search: "早上提醒", Limit: 10})
+			b.wantCounts(p, 33, 1)
+			b.wantIDs(p, []string{"c1"})
+			p = b.query(store.RowQuery{Scenario: scenario, Search: "我喝水吧", Limit: 10})
+			b.wantCounts(p, 33, 0)
+		}},
+		{"SearchError", func(b *rtBundle) {
+			row, err := b.s.GetRow(b.t.Context(), scenario, "m07")
+			if err != nil {
+				b.t.Fatal(err)
+			}
+			err = b.s.ApplySync(b.t.Context(), store.ApplySyncParams{Scenario: scenario, RowID: "m07",
+				RowVersion: row.Version, IsActive: -1, Error: "cron_para: Unknown Schedule", Now: time.Now()})
+			if err != nil {
+				b.t.Fatal(err)
+			}
+			p := b.query(store.RowQuery{Scenario: scenario, Search: "unknown sched", Limit: 10})
+			b.wantCounts(p, 30, 1)
+			b.wantIDs(p, []string{"m07"})
 		}},
 		{"SearchIsLiteral", func(b *rtBundle) {
 			for _, s := range []string{`'; DROP TABLE rows; --`, `" OR 1=1 --`, `zebra*`, `NEAR(a b)`, `%%%`, `___`, `) OR (`} {

@@ -39,7 +39,14 @@ func TempDatabase(t testing.TB, uri, prefix string) string {
 	t.Helper()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	db := prefix + hex.EncodeToString(b[:])
+	return Database(t, uri, prefix+hex.EncodeToString(b[:]))
+}
+
+// Database returns db, to be dropped when t ends, like TempDatabase; the
+// caller makes the name unique (naming it again in the same test is fine:
+// the second drop finds nothing).
+func Database(t testing.TB, uri, db string) string {
+	t.Helper()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -1,0 +1,42 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Product is everything the cronsheet server needs of a store: the core
+// Store (rows, tasks, the ledger, the outbox, targets and run queries,
+// jobs), the web table (RowTable), the row audit trail (AuditLog),
+// export/import (Dumper) and the health check (Prober). Both drivers implement all of it; the server
+// refuses to start on a store that does not (see AsProduct).
+type Product interface {
+	Store
+	RowTable
+	AuditLog
+	Dumper
+	Prober
+}
+
+// AsProduct returns st as a Product, or an error naming each interface it
+// lacks, so that a store which cannot serve the whole product is refused
+// at start rather than answering 501 later.
+func AsProduct(st Store) (Product, error) {
+	if p, ok := st.(Product); ok {
+		return p, nil
+	}
+	var missing []string
+	if _, ok := st.(RowTable); !ok {
+		missing = append(missing, "RowTable (the web table and CSV export)")
+	}
+	if _, ok := st.(AuditLog); !ok {
+		missing = append(missing, "AuditLog (the row audit trail)")
+	}
+	if _, ok := st.(Dumper); !ok {
+		missing = append(missing, "Dumper (export and import)")
+	}
+	if _, ok := st.(Prober); !ok {
+		missing = append(missing, "Prober (the health check)")
+	}
+	return nil, fmt.Errorf("store %T cannot serve cronsheet: it lacks %s", st, strings.Join(missing, ", "))
+}
