@@ -33,25 +33,77 @@ func (f *flakyStatus) SetTaskStatus(ctx context.Context, p store.TaskStatusParam
 	return f.Store.SetTaskStatus(ctx, p)
 }
 
-// TestArmFailureLeavesTaskUnarmed: when arming fails half way, the task
-// must not look armed (reconcile would never release it and it would never
-// fire); arming again works.
-func TestArmFailureLeavesTaskUnarmed(t *testing.T) {
+// armerTest is what the armer tests run on: a fresh SQLite store, a
+// Firer of node "n" over fs (the store itself when nil) with an SMS
+// executor that always succeeds, and a scheduler (started when start);
+// all closed when the test ends.
+type armerTest struct {
+	st    *sqlite.Store
+	firer *fire.Firer
+	sched gocron.Scheduler
+}
+
+func newArmerTest(t *testing.T, cfg fire.Config, fs func(*sqlite.Store) fire.Store, start bool) *armerTest {
+	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	logger := slog.New(slog.DiscardHandler)
-	firer := fire.New(logger, fire.Config{Node: "n"}, st, executors.NewRegistry(), nil)
-	defer firer.Shutdown(context.Background())
+	t.Cleanup(func() { st.Close() })
+	execs := executors.NewRegistry()
+	execs.Register(task.ChannelSMS, executors.ExecutorFunc(func(context.Context, task.Delivery) (string, error) { return "", nil }))
+	var fst fire.Store = st
+	if fs != nil {
+		fst = fs(st)
+	}
+	cfg.Node = "n"
+	firer := fire.New(slog.New(slog.DiscardHandler), cfg, fst, execs, nil)
+	t.Cleanup(func() { firer.Shutdown(context.Background()) })
 	sched, err := gocron.NewScheduler()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sched.Shutdown()
+	if start {
+		sched.Start()
+	}
+	t.Cleanup(func() { sched.Shutdown() })
+	return &armerTest{st: st, firer: firer, sched: sched}
+}
+
+// armer returns an armer over the bundle with st as its store.
+func (b *armerTest) armer(t *testing.T, st armStore) *armer {
+	return newArmer(t.Context(), slog.New(slog.DiscardHandler), b.sched, b.firer, st)
+}
+
+// claimedTasks stores each task as a memos row's task and returns them
+// claimed by node "n".
+func (b *armerTest) claimedTasks(t *testing.T, tasks ...*task.Task) []*task.Task {
+	t.Helper()
+	for _, tk := range tasks {
+		row := &task.Row{Scenario: "memos", ID: tk.TaskID, Fields: map[string]any{"x": 1}, IsActive: 1}
+		if err := b.st.InsertRow(t.Context(), row); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.st.ApplySync(t.Context(), store.ApplySyncParams{Scenario: "memos", RowID: tk.TaskID,
+			RowVersion: row.Version, Task: tk, IsActive: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimed, err := b.st.ClaimTasks(t.Context(), store.ClaimParams{Owner: "n", LeaseUntil: time.Now().Add(time.Hour), Limit: len(tasks)})
+	if err != nil || len(claimed) != len(tasks) {
+		t.Fatalf("ClaimTasks = %d tasks, %v; want %d", len(claimed), err, len(tasks))
+	}
+	return claimed
+}
+
+// TestArmFailureLeavesTaskUnarmed: when arming fails half way, the task
+// must not look armed (reconcile would never release it and it would never
+// fire); arming again works.
+func TestArmFailureLeavesTaskUnarmed(t *testing.T) {
+	b := newArmerTest(t, fire.Config{}, nil, false)
+	st := b.st
 	flaky := &flakyStatus{Store: st}
-	a := newArmer(t.Context(), logger, sched, firer, flaky)
+	a := b.armer(t, flaky)
 	job := &task.Task{TaskID: "j", Scenario: task.JobScenario, TaskType: task.ChannelHTTP, ExecuteType: task.Once,
 		TTL: time.Second, Misfire: task.MisfireOnce, State: task.StateRunning, IsEnable: 1,
 		Job: &task.Job{Method: task.JobPOST, Name: "http://127.0.0.1:9/", DueAt: time.Now().Add(time.Hour)}}
@@ -89,40 +141,14 @@ func (d *downLedger) RecordFires(ctx context.Context, recs []store.FireRecord) (
 // not lost: the task is disarmed (reconcile releases it, publish arms it
 // again), and arming again fires the missed slots by the misfire policy.
 func TestFireDuringOutageIsNotDropped(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	logger := slog.New(slog.DiscardHandler)
-	ledger := &downLedger{Store: st}
-	execs := executors.NewRegistry()
-	execs.Register(task.ChannelSMS, executors.ExecutorFunc(func(context.Context, task.Delivery) (string, error) { return "", nil }))
-	firer := fire.New(logger, fire.Config{Node: "n", StoreTimeout: 100 * time.Millisecond}, ledger, execs, nil)
-	defer firer.Shutdown(context.Background())
-	sched, err := gocron.NewScheduler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sched.Start()
-	defer sched.Shutdown()
-	a := newArmer(t.Context(), logger, sched, firer, st)
-
-	tk := &task.Task{TaskID: "tick", Scenario: "memos", TaskType: task.ChannelSMS, ExecuteType: task.Periodic,
+	var ledger *downLedger
+	b := newArmerTest(t, fire.Config{StoreTimeout: 100 * time.Millisecond},
+		func(st *sqlite.Store) fire.Store { ledger = &downLedger{Store: st}; return ledger }, true)
+	st := b.st
+	a := b.armer(t, st)
+	claimed := b.claimedTasks(t, &task.Task{TaskID: "tick", Scenario: "memos", TaskType: task.ChannelSMS, ExecuteType: task.Periodic,
 		CronPara: "every 1s", TZ: "UTC", TTL: time.Second, Misfire: task.MisfireOnce, State: task.StateRunning,
-		IsEnable: 1, Anchor: time.Now().Truncate(time.Millisecond)}
-	row := &task.Row{Scenario: "memos", ID: "tick", Fields: map[string]any{"x": 1}, IsActive: 1}
-	if err := st.InsertRow(t.Context(), row); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.ApplySync(t.Context(), store.ApplySyncParams{Scenario: "memos", RowID: "tick", RowVersion: row.Version,
-		Task: tk, IsActive: 1}); err != nil {
-		t.Fatal(err)
-	}
-	claimed, err := st.ClaimTasks(t.Context(), store.ClaimParams{Owner: "n", LeaseUntil: time.Now().Add(time.Hour), Limit: 1})
-	if err != nil || len(claimed) != 1 {
-		t.Fatalf("ClaimTasks = %v, %v", claimed, err)
-	}
+		IsEnable: 1, Anchor: time.Now().Truncate(time.Millisecond)})
 	ledger.down.Store(true)
 	if err := a.Arm(t.Context(), claimed[0]); err != nil {
 		t.Fatal(err)
@@ -159,44 +185,19 @@ func TestFireDuringOutageIsNotDropped(t *testing.T) {
 // job; disarming some leaves the others due; every task still armed fires
 // once at that instant, and each goes on to its own next slot.
 func TestOneJobPerInstant(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	logger := slog.New(slog.DiscardHandler)
-	execs := executors.NewRegistry()
-	execs.Register(task.ChannelSMS, executors.ExecutorFunc(func(context.Context, task.Delivery) (string, error) { return "", nil }))
-	firer := fire.New(logger, fire.Config{Node: "n"}, st, execs, nil)
-	defer firer.Shutdown(context.Background())
-	sched, err := gocron.NewScheduler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sched.Start()
-	defer sched.Shutdown()
-	a := newArmer(t.Context(), logger, sched, firer, st)
+	b := newArmerTest(t, fire.Config{}, nil, true)
+	st, sched := b.st, b.sched
+	a := b.armer(t, st)
 
 	const n = 40
 	anchor := time.Now().Truncate(time.Second).Add(-time.Second)
+	tasks := make([]*task.Task, n)
 	for i := range n {
-		id := "t" + strconv.Itoa(i)
-		tk := &task.Task{TaskID: id, Scenario: "memos", TaskType: task.ChannelSMS, ExecuteType: task.Periodic,
+		tasks[i] = &task.Task{TaskID: "t" + strconv.Itoa(i), Scenario: "memos", TaskType: task.ChannelSMS, ExecuteType: task.Periodic,
 			CronPara: "every 2s", TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip, State: task.StateRunning,
 			IsEnable: 1, Anchor: anchor}
-		row := &task.Row{Scenario: "memos", ID: id, Fields: map[string]any{"x": 1}, IsActive: 1}
-		if err := st.InsertRow(t.Context(), row); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.ApplySync(t.Context(), store.ApplySyncParams{Scenario: "memos", RowID: id, RowVersion: row.Version,
-			Task: tk, IsActive: 1}); err != nil {
-			t.Fatal(err)
-		}
 	}
-	claimed, err := st.ClaimTasks(t.Context(), store.ClaimParams{Owner: "n", LeaseUntil: time.Now().Add(time.Hour), Limit: n})
-	if err != nil || len(claimed) != n {
-		t.Fatalf("ClaimTasks = %d, %v", len(claimed), err)
-	}
+	claimed := b.claimedTasks(t, tasks...)
 	for _, tk := range claimed {
 		if err := a.Arm(t.Context(), tk); err != nil {
 			t.Fatal(err)
@@ -242,20 +243,9 @@ func TestOneJobPerInstant(t *testing.T) {
 // held without a schedule and flagged on the task, not refused (which
 // made every patrol pass claim, fail and release it again).
 func TestUnschedulableHeldOnce(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	logger := slog.New(slog.DiscardHandler)
-	firer := fire.New(logger, fire.Config{Node: "n"}, st, executors.NewRegistry(), nil)
-	defer firer.Shutdown(context.Background())
-	sched, err := gocron.NewScheduler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sched.Shutdown()
-	a := newArmer(t.Context(), logger, sched, firer, st)
+	b := newArmerTest(t, fire.Config{}, nil, false)
+	st, sched := b.st, b.sched
+	a := b.armer(t, st)
 	job := &task.Task{TaskID: "nodue", Scenario: task.JobScenario, TaskType: task.ChannelHTTP, ExecuteType: task.Once,
 		TTL: time.Second, Misfire: task.MisfireOnce, State: task.StateRunning, IsEnable: 1,
 		Job: &task.Job{Method: task.JobPOST, Name: "http://127.0.0.1:9/"}}
