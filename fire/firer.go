@@ -406,14 +406,8 @@ func (f *Firer) cancelOrphan(ctx context.Context, r *task.Run, why string) bool 
 	if err != nil || taken == nil {
 		return false
 	}
-	taken.State = task.RunCancelled
-	taken.Error = why
-	taken.FinishedAt = f.now()
-	taken.NextAttempt, taken.Deadline = time.Time{}, time.Time{}
-	if err := f.persist(ctx, taken, func(sctx context.Context) error { return f.store.UpdateRun(sctx, taken) }); err != nil {
-		f.logger.WarnContext(ctx, "cancel orphaned run", "trigger_id", r.TriggerID, "error", err)
-		return false
-	}
+	// The task is gone: finish records the run alone (as CancelRun does).
+	f.finish(ctx, &task.Task{TaskID: r.TaskID}, taken, task.RunCancelled, why)
 	return true
 }
 
