@@ -149,15 +149,13 @@ func resendCause(first, again delivery, senders *senderIndex) (string, time.Dura
 		return causeUnknownSender, 0
 	}
 	if died, ok := senders.deathOf(first.Sender); ok && !died.After(again.Arrived) {
-		// A first delivery cut off with its sender dead by the re-send
-		// was cut by the kill, also when the hook read the request only
-		// after the kill (it was in the socket already).
-		if first.Cut {
+		// The answer cannot have reached a sender that died before it
+		// was sent (the hook may read and answer a request that sat in
+		// the socket after the kill).
+		if first.Cut || died.Before(first.Ended) {
 			return causeCutByKill, 0
 		}
-		if !died.Before(first.Arrived) {
-			return causeAnsweredThenKilled, died.Sub(first.Ended)
-		}
+		return causeAnsweredThenKilled, died.Sub(first.Ended)
 	}
 	if first.Sender == again.Sender {
 		return causeSameProcess, 0
