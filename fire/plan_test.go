@@ -8,6 +8,7 @@ import (
 	_ "time/tzdata" // tests must not depend on the machine's zoneinfo
 
 	"cronsheet/fire"
+	"cronsheet/mapping"
 	"cronsheet/mapping/schedule"
 	"cronsheet/task"
 )
@@ -314,4 +315,38 @@ func fmtTime(t time.Time) string {
 		return "zero"
 	}
 	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// TestSubSecondActivationFiresTheNextWholeSecond is issue 16 item 27: a
+// schedule activated part-way through a second fires the first slot
+// strictly after the activation instant, even one in that same second's
+// end; intervals still count from the next whole second.
+func TestSubSecondActivationFiresTheNextWholeSecond(t *testing.T) {
+	t.Parallel()
+	activated := at(500 * time.Millisecond) // 12:00:00.500
+	tests := []struct {
+		name string
+		cron string
+		want time.Time
+	}{
+		{"EverySecondCron", "cron * * * * * *", at(time.Second)},
+		{"AtTheNextSecond", "at 2026-01-10 12:00:01", at(time.Second)},
+		{"EveryInterval", "every 2s", at(3 * time.Second)},
+		{"InDuration", "in 1s", at(2 * time.Second)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			// The anchor a row edit gets (mapping.Anchor), as the patrol stores it.
+			s := slotTask{cron: tt.cron, anchor: mapping.Anchor(activated)}.slots(t)
+			plan := fire.MakePlan(s, task.MisfireOnce, time.Time{}, activated.Add(100*time.Millisecond))
+			if len(plan.Missed) != 0 || !plan.Next.Equal(tt.want) {
+				t.Errorf("activated at %s: plan %+v, want next %s and nothing missed", activated.Format("15:04:05.000"), plan, tt.want.Format("15:04:05.000"))
+			}
+			// A slot at or before the activation never fires.
+			if first := s.Next(time.Time{}); !first.After(activated) {
+				t.Errorf("first slot %s is not after the activation %s", first, activated)
+			}
+		})
+	}
 }

@@ -9,22 +9,12 @@ import (
 	"cronsheet/task"
 )
 
-// Anchor returns the anchor of a schedule activated at now: now rounded up
-// to a whole second, so slots are whole seconds and an interval's first
-// fire is never less than one interval after the edit.
-//
-// Known gap (issue 16 item 27, not fixed here): slots lie strictly after
-// the anchor, so a slot at the rounded-up second of a sub-second
-// activation does not fire. Truncating instead fixes that, but lets a
-// re-enabled task fire within a second of the switch, which the cluster
-// test's ownership-move scenario shows as duplicate deliveries in the fire
-// path; see the sweep report.
+// Anchor returns the anchor of a schedule activated at now: the exact
+// instant (to the millisecond, as stored). Slots of every schedule lie
+// strictly after it; "every" and "in" count from the whole second at or
+// after it (schedule.Phase), so their slots are whole seconds.
 func Anchor(now time.Time) time.Time {
-	a := now.Truncate(time.Second)
-	if a.Before(now) {
-		a = a.Add(time.Second)
-	}
-	return a.UTC()
+	return now.Truncate(time.Millisecond).UTC()
 }
 
 // ToTask maps a stored row to its task and validates it. It reads only the

@@ -114,8 +114,8 @@ func goldenResult(t *testing.T, s *Scenario, row *task.Row) []byte {
 // checkTask asserts what holds for every mapped task.
 func checkTask(t *testing.T, s *Scenario, tk *task.Task) {
 	t.Helper()
-	if want := goldenNow.Truncate(time.Second).Add(time.Second); !tk.Anchor.Equal(want) {
-		t.Errorf("Anchor = %v, want now (%v) rounded up to the second", tk.Anchor, goldenNow)
+	if want := goldenNow.Truncate(time.Millisecond); !tk.Anchor.Equal(want) {
+		t.Errorf("Anchor = %v, want now (%v) to the millisecond", tk.Anchor, goldenNow)
 	}
 	if tk.State != task.StateRunning || !tk.ExecuteType.Valid() || !tk.TaskType.Valid() || !tk.Misfire.Valid() {
 		t.Errorf("state/enums invalid: %+v", tk)
@@ -277,7 +277,7 @@ func TestScheduleError(t *testing.T) {
 	}
 }
 
-func TestAnchorRoundsUp(t *testing.T) {
+func TestAnchorIsTheExactInstant(t *testing.T) {
 	t.Parallel()
 	base := time.Date(2026, 6, 15, 9, 30, 0, 0, time.UTC)
 	tests := []struct {
@@ -286,8 +286,8 @@ func TestAnchorRoundsUp(t *testing.T) {
 		want time.Time
 	}{
 		{"WholeSecondStays", base, base},
-		{"FractionRoundsUp", base.Add(500 * time.Millisecond), base.Add(time.Second)},
-		{"NanosecondRoundsUp", base.Add(time.Nanosecond), base.Add(time.Second)},
+		{"FractionStays", base.Add(500 * time.Millisecond), base.Add(500 * time.Millisecond)},
+		{"BelowMillisecondDrops", base.Add(time.Nanosecond), base},
 		{"OtherZoneBecomesUTC", base.In(time.FixedZone("X", 3600)), base},
 	}
 	for _, tt := range tests {

@@ -214,16 +214,33 @@ func TestNextOnceAndIntervals(t *testing.T) {
 	}
 }
 
-func TestNextKeepsAnchorNanoseconds(t *testing.T) {
+func TestIntervalsCountFromTheWholeSecondAfterTheAnchor(t *testing.T) {
 	t.Parallel()
-	s := mustParse(t, "every 1s", "")
 	anchor := time.Date(2026, 1, 1, 0, 0, 0, 500, time.UTC)
-	got := s.NextN(anchor.Add(1500*time.Millisecond), anchor, 2)
-	want := []time.Time{anchor.Add(2 * time.Second), anchor.Add(3 * time.Second)}
+	phase := time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)
+	if got := Phase(anchor); !got.Equal(phase) {
+		t.Fatalf("Phase(%v) = %v, want %v", anchor, got, phase)
+	}
+	if got := Phase(phase); !got.Equal(phase) {
+		t.Fatalf("Phase of a whole second = %v, want it unchanged", got)
+	}
+	every := mustParse(t, "every 1s", "")
+	got := every.NextN(anchor.Add(1500*time.Millisecond), anchor, 2)
+	want := []time.Time{phase.Add(time.Second), phase.Add(2 * time.Second)}
 	for i := range want {
 		if i >= len(got) || !got[i].Equal(want[i]) {
-			t.Fatalf("NextN = %v, want %v", got, want)
+			t.Fatalf("every 1s: NextN = %v, want %v", got, want)
 		}
+	}
+	in := mustParse(t, "in 30s", "")
+	if got := in.Next(anchor, anchor); !got.Equal(phase.Add(30 * time.Second)) {
+		t.Fatalf("in 30s: Next = %v, want %v", got, phase.Add(30*time.Second))
+	}
+	// A calendar schedule ignores the phase: its first slot is the first
+	// whole second strictly after the activation instant.
+	cron := mustParse(t, "cron * * * * * *", "")
+	if got := cron.Next(anchor, anchor); !got.Equal(phase) {
+		t.Fatalf("every second, activated at %v: Next = %v, want %v", anchor, got, phase)
 	}
 }
 

@@ -89,7 +89,8 @@ func (s *Schedule) IsOnce() bool {
 
 // Next returns the first fire instant strictly after after, in the
 // schedule's location, or the zero time when there is none. anchor is the
-// instant the schedule became active; only "every" and "in" use it.
+// instant the schedule became active; only "every" and "in" use it, and
+// they count from Phase(anchor), so their slots are whole seconds.
 //
 // Calendar forms look at most HorizonYears ahead of after; every schedule
 // Parse accepts fires within that horizon, so a zero result means the
@@ -104,12 +105,12 @@ func (s *Schedule) Next(after, anchor time.Time) time.Time {
 		if outOfRange(anchor) {
 			return time.Time{}
 		}
-		return s.nextEvery(after, anchor)
+		return s.nextEvery(after, Phase(anchor))
 	case kindIn:
 		if outOfRange(anchor) {
 			return time.Time{}
 		}
-		t := time.Unix(anchor.Unix()+s.secs, int64(anchor.Nanosecond()))
+		t := time.Unix(Phase(anchor).Unix()+s.secs, 0)
 		if t.After(after) {
 			return t.In(s.loc)
 		}
@@ -126,6 +127,20 @@ func (s *Schedule) Next(after, anchor time.Time) time.Time {
 		return time.Time{}
 	}
 	return s.nextDays(after)
+}
+
+// Phase returns the whole second at or after anchor: where "every" and
+// "in" count from, so an interval's slots are whole seconds and its first
+// fire is never less than one interval after the activation. (The
+// activation instant itself stays exact: slots of any schedule lie strictly
+// after it, so a slot in the same second as a sub-second activation, but
+// after it, fires.)
+func Phase(anchor time.Time) time.Time {
+	p := anchor.Truncate(time.Second)
+	if p.Before(anchor) {
+		p = p.Add(time.Second)
+	}
+	return p
 }
 
 // NextN returns the first n fire instants strictly after after, in
