@@ -1,6 +1,7 @@
 package server
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,14 @@ type armStore interface {
 // A one-time job that has run stays registered in gocron until removed. It
 // is not removed as it runs (gocron's WithLimitedRuns tripled the lag of a
 // 10k-job burst): Sweep removes run jobs in bulk, outside the burst.
+//
+// The arming window: only tasks due within window wait in a bucket. A task
+// due later is parked: held as its id, version and due instant, without
+// its task or parsed schedule, in a queue by due instant; Promote (every
+// second) reads the tasks entering the window back from the store in
+// batches and puts them in their buckets. A parked task is still armed
+// here (its claim is renewed, reconcile sees it), so ownership works as for
+// any other; it only costs less memory, and gocron holds no job for it.
 type armer struct {
 	logger *slog.Logger
 	sched  gocron.Scheduler
@@ -47,11 +56,14 @@ type armer struct {
 	// armHook, when set, is called after a task is armed.
 	armHook func(taskID string)
 	ctx     context.Context // cancelled at shutdown
+	// window: tasks due later than this from now are parked (0: none is).
+	window time.Duration
 
 	mu      sync.Mutex
 	gen     uint64
 	jobs    map[string]*armedTask
 	buckets map[int64]*bucket // by due instant, unix nanoseconds
+	parked  parkQueue         // tasks due beyond the window, soonest first
 	ran     []uuid.UUID       // one-time jobs that have run, for Sweep
 }
 
@@ -59,11 +71,23 @@ var _ patrol.Armer = (*armer)(nil)
 
 // armedTask is one task armed here.
 type armedTask struct {
-	id    string     // the task's id
-	task  *task.Task // as armed, or as last fired (a.mu)
-	slots fire.Slots
-	gen   uint64
-	due   time.Time // the instant of the bucket it waits in; zero when none
+	id      string     // the task's id
+	task    *task.Task // as armed, or as last fired (a.mu); nil while parked
+	slots   fire.Slots // zero while parked
+	version int64      // the task's version as armed, or as last fired
+	gen     uint64
+	due     time.Time // the instant it waits for (in a bucket or parked); zero when none
+	dueAt   time.Time // a delayed job's due instant, for the status page
+	parkIdx int       // its index in armer.parked; -1 when not parked
+}
+
+// newArmedTask returns the entry of t armed with slots under gen.
+func newArmedTask(t *task.Task, slots fire.Slots, gen uint64) *armedTask {
+	e := &armedTask{id: t.TaskID, task: t, slots: slots, version: t.Version, gen: gen, parkIdx: -1}
+	if j := t.Job; j != nil {
+		e.dueAt = j.DueAt
+	}
+	return e
 }
 
 // bucket is the tasks due at one instant, and the gocron job that fires
@@ -104,7 +128,7 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 		a.mu.Lock()
 		a.gen++
 		a.removeJobLocked(t.TaskID)
-		a.jobs[t.TaskID] = &armedTask{id: t.TaskID, task: t, gen: a.gen}
+		a.jobs[t.TaskID] = newArmedTask(t, fire.Slots{}, a.gen)
 		a.mu.Unlock()
 		return a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, LastStatus: "unschedulable", SetNextFire: true})
 	}
@@ -124,7 +148,7 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 
 	a.mu.Lock()
 	a.gen++
-	e := &armedTask{id: t.TaskID, task: t, slots: slots, gen: a.gen}
+	e := newArmedTask(t, slots, a.gen)
 	a.removeJobLocked(t.TaskID)
 	a.jobs[t.TaskID] = e
 	a.mu.Unlock()
@@ -178,7 +202,8 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 }
 
 // schedule puts e in the bucket of slot, creating the bucket's gocron
-// job when it is the first task due then.
+// job when it is the first task due then; a slot beyond the window parks
+// e instead.
 func (a *armer) schedule(e *armedTask, slot time.Time) error {
 	key := slot.UnixNano()
 	a.mu.Lock()
@@ -187,6 +212,13 @@ func (a *armer) schedule(e *armedTask, slot time.Time) error {
 		return nil // disarmed or re-armed meanwhile
 	}
 	a.leaveBucketLocked(e)
+	if a.window > 0 && slot.Sub(a.now()) > a.window {
+		e.due = slot
+		e.task, e.slots = nil, fire.Slots{} // read again when promoted
+		heap.Push(&a.parked, e)
+		a.mu.Unlock()
+		return nil
+	}
 	b := a.buckets[key]
 	fresh := b == nil
 	if fresh {
@@ -236,8 +268,14 @@ func (a *armer) schedule(e *armedTask, slot time.Time) error {
 }
 
 // leaveBucketLocked takes e out of the bucket it waits in, removing the
-// bucket's job when it was the last task due then (a.mu held).
+// bucket's job when it was the last task due then, or out of the parked
+// queue (a.mu held).
 func (a *armer) leaveBucketLocked(e *armedTask) {
+	if e.parkIdx >= 0 {
+		heap.Remove(&a.parked, e.parkIdx)
+		e.due = time.Time{}
+		return
+	}
 	if e.due.IsZero() {
 		return
 	}
@@ -368,8 +406,11 @@ func (a *armer) fireWith(e *armedTask, p fire.Params) {
 		a.logger.Debug("slot already fired", "task_id", e.id, "slot", slot)
 	case t.Version != p.Armed.Version:
 		a.mu.Lock()
-		if e.task.Version < t.Version {
-			e.task = t // same schedule, new content
+		if e.version < t.Version {
+			e.version = t.Version // same schedule, new content
+			if e.task != nil {
+				e.task = t
+			}
 		}
 		a.mu.Unlock()
 	}
@@ -434,9 +475,124 @@ func (a *armer) armedJobs() armedSummary {
 	defer a.mu.Unlock()
 	s := armedSummary{total: len(a.jobs)}
 	for id, e := range a.jobs {
-		if j := e.task.Job; j != nil && !j.DueAt.IsZero() && !e.due.IsZero() {
-			s.due = append(s.due, statusNext{ID: id, DueAt: j.DueAt})
+		if !e.dueAt.IsZero() && !e.due.IsZero() {
+			s.due = append(s.due, statusNext{ID: id, DueAt: e.dueAt})
 		}
 	}
 	return s
+}
+
+// Promote moves the parked tasks that have entered the window into their
+// buckets: it reads them back from the store in batches (their task and
+// schedule were dropped when parked) and returns how many it promoted. A
+// task whose version changed meanwhile, or that is gone, is disarmed:
+// reconcile releases its claim and publish arms it afresh. When the store
+// cannot answer, the tasks stay parked and the next call tries again; a
+// slot that passes meanwhile fires late, when promoted, never dropped.
+func (a *armer) Promote(ctx context.Context) (int, error) {
+	promoted := 0
+	for {
+		a.mu.Lock()
+		horizon := a.now().Add(a.window)
+		var batch []*armedTask
+		for len(a.parked) > 0 && len(batch) < store.MaxStatusBatch && !a.parked[0].due.After(horizon) {
+			e := heap.Pop(&a.parked).(*armedTask)
+			batch = append(batch, e) // due kept: it is the slot to schedule
+			e.parkIdx = -2           // being promoted: neither parked nor in a bucket
+		}
+		a.mu.Unlock()
+		if len(batch) == 0 {
+			return promoted, nil
+		}
+		ids := make([]string, len(batch))
+		for i, e := range batch {
+			ids[i] = e.id
+		}
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		tasks, err := a.store.GetTasks(rctx, ids)
+		cancel()
+		if err != nil {
+			a.repark(batch)
+			return promoted, fmt.Errorf("promote %d parked tasks: %w", len(batch), err)
+		}
+		byID := make(map[string]*task.Task, len(tasks))
+		for _, t := range tasks {
+			byID[t.TaskID] = t
+		}
+		for _, e := range batch {
+			if a.promote(e, byID[e.id]) {
+				promoted++
+			}
+		}
+	}
+}
+
+// promote schedules the parked e with t, its task as read now; it reports
+// whether e is in its bucket.
+func (a *armer) promote(e *armedTask, t *task.Task) bool {
+	a.mu.Lock()
+	slot := e.due
+	e.parkIdx, e.due = -1, time.Time{}
+	current := a.jobs[e.id] == e
+	a.mu.Unlock()
+	if !current {
+		return false // disarmed or re-armed while parked
+	}
+	if t == nil || t.Version != e.version {
+		a.disarmGen(e.id, e.gen) // deleted or edited: armed afresh
+		return false
+	}
+	sched, err := mapping.Schedule(t)
+	if err != nil {
+		a.disarmGen(e.id, e.gen)
+		return false
+	}
+	a.mu.Lock()
+	e.task, e.slots = t, fire.NewSlots(t, sched)
+	a.mu.Unlock()
+	if err := a.schedule(e, slot); err != nil {
+		a.logger.Error("schedule a promoted task", "task_id", e.id, "error", err)
+		a.disarmGen(e.id, e.gen)
+		return false
+	}
+	return true
+}
+
+// repark puts back the tasks of a promotion the store did not answer.
+func (a *armer) repark(batch []*armedTask) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, e := range batch {
+		if a.jobs[e.id] == e && e.parkIdx == -2 {
+			heap.Push(&a.parked, e)
+		}
+	}
+}
+
+// parkQueue is a min-heap of parked tasks by due instant
+// (container/heap); each entry knows its index.
+type parkQueue []*armedTask
+
+func (q parkQueue) Len() int           { return len(q) }
+func (q parkQueue) Less(i, j int) bool { return q[i].due.Before(q[j].due) }
+func (q parkQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].parkIdx, q[j].parkIdx = i, j
+}
+
+// Push adds x (an *armedTask); use heap.Push.
+func (q *parkQueue) Push(x any) {
+	e := x.(*armedTask)
+	e.parkIdx = len(*q)
+	*q = append(*q, e)
+}
+
+// Pop removes the last entry; use heap.Pop.
+func (q *parkQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	e.parkIdx = -1
+	*q = old[:len(old)-1]
+	return e
 }

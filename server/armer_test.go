@@ -262,3 +262,90 @@ func TestUnschedulableHeldOnce(t *testing.T) {
 		t.Errorf("task = %+v, %v; want last_status unschedulable", got, err)
 	}
 }
+
+// TestArmWindowParksAndPromotes: a task due beyond the arming window is
+// parked (no gocron job, no task held in memory), promoted as its slot
+// enters the window and fired at its exact slot, then parked again; a
+// parked task edited meanwhile is disarmed at promotion (publish arms it
+// afresh) instead of firing its old schedule.
+func TestArmWindowParksAndPromotes(t *testing.T) {
+	b := newArmerTest(t, fire.Config{}, nil, true)
+	st, sched := b.st, b.sched
+	a := b.armer(t, st)
+	a.window = 5 * time.Second
+
+	anchor := time.Now().Truncate(time.Second)
+	mk := func(id, every string) *task.Task {
+		return &task.Task{TaskID: id, Scenario: "memos", TaskType: task.ChannelSMS, ExecuteType: task.Periodic,
+			CronPara: every, TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip, State: task.StateRunning,
+			IsEnable: 1, Anchor: anchor, TaskPara: "v1"}
+	}
+	claimed := b.claimedTasks(t, mk("near", "every 2s"), mk("far", "every 7s"), mk("edited", "every 7s"))
+	for _, tk := range claimed {
+		if err := a.Arm(t.Context(), tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parked := func() []string {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		var ids []string
+		for _, e := range a.parked {
+			if e.task != nil {
+				t.Errorf("parked task %s still holds its task", e.id)
+			}
+			ids = append(ids, e.id)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	if got := parked(); !slices.Equal(got, []string{"edited", "far"}) {
+		t.Fatalf("parked after arming: %v, want [edited far]", got)
+	}
+	if jobs := len(sched.Jobs()); jobs != 1 {
+		t.Fatalf("gocron holds %d jobs, want 1 (the near task's bucket; parked tasks have none)", jobs)
+	}
+	// Edit "edited" in the store: its version moves on.
+	var edited *task.Task
+	for _, tk := range claimed {
+		if tk.TaskID == "edited" {
+			c := *tk
+			c.TaskPara = "v2"
+			edited = &c
+		}
+	}
+	if err := st.ApplySync(t.Context(), store.ApplySyncParams{Scenario: "memos", RowID: "edited", RowVersion: 1, Task: edited, IsActive: 1}); err != nil {
+		t.Fatal(err)
+	}
+
+	farSlot := anchor.Add(7 * time.Second)
+	deadline := farSlot.Add(15 * time.Second)
+	for {
+		if _, err := a.Promote(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		runs, err := st.ListRuns(t.Context(), "far", time.Time{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) > 0 {
+			if !runs[len(runs)-1].Slot.Equal(farSlot) {
+				t.Errorf("the promoted task fired slot %s, want %s", runs[len(runs)-1].Slot, farSlot)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the parked task did not fire its slot %s", farSlot)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got := parked(); !slices.Equal(got, []string{"far"}) {
+		t.Errorf("parked after the fire: %v, want [far] (its next slot is beyond the window again)", got)
+	}
+	if slices.Contains(a.Armed(), "edited") {
+		t.Error("the task edited while parked is still armed")
+	}
+	if runs, _ := st.ListRuns(t.Context(), "edited", time.Time{}, 10); len(runs) != 0 {
+		t.Errorf("the task edited while parked fired %d runs of its old arming", len(runs))
+	}
+}

@@ -158,6 +158,11 @@ type FireConfig struct {
 	// targets together (default 256, 1..10000); more wait for a worker.
 	// Concurrency groups and host rate limits bound them further.
 	Workers int `yaml:"workers"`
+	// ArmWindow: only tasks due within it are held armed in full, with a
+	// timer; tasks due later are parked (id, version, due instant) and
+	// read back from the store as they enter it (default 2m; 0 holds every
+	// task in full; else 5s..24h).
+	ArmWindow time.Duration `yaml:"arm_window"`
 }
 
 // HTTPTargetConfig says which hosts HTTP targets may call back. The rules,
@@ -301,7 +306,7 @@ func DefaultConfig() Config {
 		Patrol:          PatrolConfig{Interval: time.Second, Lease: 30 * time.Second, Batch: 500},
 		Email:           EmailConfig{Mode: ModeOutbox, Port: 587, TLS: "starttls", Timeout: 30 * time.Second},
 		SMS:             SMSConfig{Mode: ModeOutbox, Timeout: 30 * time.Second},
-		Fire:            FireConfig{BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Workers: 256},
+		Fire:            FireConfig{BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Workers: 256, ArmWindow: 2 * time.Minute},
 		Metrics:         MetricsConfig{StatsdPrefix: "cronsheet", StatsdEvery: 10 * time.Second},
 		Auth:            AuthRequired,
 		Session:         SessionConfig{Idle: 2 * time.Hour, Max: 24 * time.Hour},
@@ -381,6 +386,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Fire.Workers < 1 || c.Fire.Workers > 10000 {
 		return fmt.Errorf("fire.workers: %d must be 1 to 10000", c.Fire.Workers)
+	}
+	if w := c.Fire.ArmWindow; w != 0 && (w < 5*time.Second || w > 24*time.Hour) {
+		return fmt.Errorf("fire.arm_window: %s must be 0 (off) or 5s to 24h", w)
 	}
 	if c.Fire.BackoffBase <= 0 || c.Fire.BackoffMax < c.Fire.BackoffBase {
 		return errors.New("fire: backoff_base must be > 0 and backoff_max >= backoff_base")

@@ -201,6 +201,7 @@ func (s *Server) build() error {
 	s.stopArm = stopArm
 	s.armer = newArmer(armCtx, s.logger, s.sched, s.firer, s.store)
 	s.armer.fireHook = func(_ time.Time, lag time.Duration) { s.metrics.TriggerLag(lag) }
+	s.armer.window = cfg.Fire.ArmWindow
 	trigger := func(ctx context.Context, taskID string, tt task.TriggerType, params map[string]string) ([]*task.Run, error) {
 		return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: taskID, At: time.Now(), Type: tt, Params: params})
 	}
@@ -583,8 +584,9 @@ func (s *Server) expireAccepted(ctx context.Context) {
 // expireBatch bounds the runs one ExpireAccepted call times out.
 const expireBatch = 500
 
-// sweepJobs removes gocron's spent one-time jobs and times out accepted runs
-// past their deadline, every second until ctx ends.
+// sweepJobs promotes the parked tasks entering the arming window, removes
+// gocron's spent one-time jobs and times out accepted runs past their
+// deadline, every second until ctx ends.
 func (s *Server) sweepJobs(ctx context.Context) {
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
@@ -593,6 +595,9 @@ func (s *Server) sweepJobs(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+			if _, err := s.armer.Promote(ctx); err != nil && ctx.Err() == nil {
+				s.logger.Warn("parked tasks stay parked until the store answers", "error", err)
+			}
 			s.armer.Sweep()
 			s.expireAccepted(ctx)
 			s.metrics.Armed(len(s.armer.Armed()))
