@@ -40,6 +40,7 @@ func main() {
 	ns := flag.String("n", "1000,10000", "comma-separated task counts")
 	spread := flag.Int("spread", 60, "seconds the spread case spreads its tasks over (0: skip that case)")
 	edits := flag.Int("edits", 200, "rows created one by one for edit-to-armed")
+	park := flag.Int("park", 0, "tasks due in an hour, armed with the arming window on (parked) and off, for heap per armed task (0: skip)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -54,6 +55,13 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	gin.SetMode(gin.ReleaseMode)
+	if *park > 0 {
+		if err := parkCases(*park); err != nil {
+			fmt.Fprintln(os.Stderr, "cronsheet-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*ns, *spread, *edits); err != nil {
 		fmt.Fprintln(os.Stderr, "cronsheet-bench:", err)
 		pprof.StopCPUProfile()
@@ -130,7 +138,9 @@ type node struct {
 	stop   func() error // idempotent
 }
 
-func startNode(opts ...server.Option) (*node, error) {
+// startNode starts a node on a fresh SQLite store; tune, when not nil,
+// changes its configuration first.
+func startNode(tune func(*server.Config), opts ...server.Option) (*node, error) {
 	dir, err := os.MkdirTemp("", "cronsheet-bench-")
 	if err != nil {
 		return nil, err
@@ -142,6 +152,9 @@ func startNode(opts ...server.Option) (*node, error) {
 	cfg.LogLevel = "warn"
 	cfg.Store.Path = filepath.Join(dir, "bench.db")
 	cfg.Patrol.Lease = time.Minute
+	if tune != nil {
+		tune(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := server.New(ctx, cfg, quiet(), opts...)
 	if err != nil {
@@ -169,7 +182,7 @@ func lagCase(n, spread int) (lagResult, error) {
 	var mu sync.Mutex
 	lags := make([]time.Duration, 0, n)
 	var armed atomic.Int64
-	nd, err := startNode(
+	nd, err := startNode(nil,
 		server.WithFireObserver(func(_ time.Time, lag time.Duration) { mu.Lock(); lags = append(lags, lag); mu.Unlock() }),
 		server.WithArmObserver(func(string) { armed.Add(1) }),
 	)
@@ -254,7 +267,7 @@ func ledgerLags(dbPath string, ids []string) ([]time.Duration, error) {
 func editCase(n int) (dist, error) {
 	var mu sync.Mutex
 	armedAt := map[string]time.Time{}
-	nd, err := startNode(server.WithArmObserver(func(id string) {
+	nd, err := startNode(nil, server.WithArmObserver(func(id string) {
 		mu.Lock()
 		armedAt[id] = time.Now()
 		mu.Unlock()
@@ -317,4 +330,56 @@ func parallel(n, workers int, f func(i int) error) error {
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// parkCases arms n tasks due an hour from now, each at its own second,
+// once with the default arming window (they are parked) and once with the
+// window off (each holds its task and a timer), and prints the heap per
+// armed task of each.
+func parkCases(n int) error {
+	fmt.Printf("| tasks due in 1 h+ | arm_window | heap/armed task | created+armed/s |\n|---:|---|---:|---:|\n")
+	for _, window := range []time.Duration{server.DefaultConfig().Fire.ArmWindow, 0} {
+		perTask, rate, err := parkCase(n, window)
+		if err != nil {
+			return fmt.Errorf("park %d (window %s): %w", n, window, err)
+		}
+		fmt.Printf("| %d | %s | %s | %.0f |\n", n, window, kib(perTask), rate)
+	}
+	return nil
+}
+
+func parkCase(n int, window time.Duration) (heapPerTask, armRate float64, err error) {
+	var armed atomic.Int64
+	nd, err := startNode(func(c *server.Config) { c.Fire.ArmWindow = window },
+		server.WithArmObserver(func(string) { armed.Add(1) }))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(nd.dir)
+	defer nd.stop()
+	heapBefore := heap()
+	base := time.Now().Add(time.Hour).Truncate(time.Second)
+	created := time.Now()
+	if err := parallel(n, 8, func(i int) error {
+		at := base.Add(time.Duration(i) * time.Second).UTC()
+		resp, err := postJSON(nd.base+"/api/v1/scenarios/memos/rows", map[string]any{
+			"content": "bench", "channel": "outbox", "when": "at " + at.Format("2006-01-02 15:04:05"),
+		})
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			b, _ := io.ReadAll(resp.Body)
+			return fmt.Errorf("create row: %d %s", resp.StatusCode, b)
+		}
+		return nil
+	}); err != nil {
+		return 0, 0, err
+	}
+	if err := waitFor(func() bool { return armed.Load() >= int64(n) }, 30*time.Minute); err != nil {
+		return 0, 0, fmt.Errorf("only %d of %d armed", armed.Load(), n)
+	}
+	armRate = float64(n) / time.Since(created).Seconds()
+	return float64(heap()-min(heap(), heapBefore)) / float64(n), armRate, nil
 }
