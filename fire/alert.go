@@ -90,13 +90,27 @@ func (f *Firer) alert(ctx context.Context, t *task.Task, failedRun *task.Run) er
 		"alert_trigger_id": failedRun.TriggerID,
 		"alert_state":      string(failedRun.State),
 	}
+	n, err := f.sendAlert(ctx, t, failedRun.Slot, task.AlertTargetPrefix, params)
+	if n > 0 {
+		f.logger.WarnContext(ctx, "alert sent", "task_id", t.TaskID, "failures", failures, "targets", n)
+	}
+	return err
+}
+
+// sendAlert records one alert run per alert target of t under slot (ledger
+// target prefix+target id) and delivers those this call inserted; it
+// returns how many. The ledger key makes each alert once per slot, prefix
+// and target, whichever node sends it.
+func (f *Firer) sendAlert(ctx context.Context, t *task.Task, slot time.Time, prefix string, params map[string]string) (int, error) {
+	a := t.Alert
+	now := f.now()
 	if a.To != "" {
 		params[task.ParamTo] = a.To
 	}
 	routes := make([]route, 0, len(a.Targets))
 	for _, id := range a.Targets {
 		r := &task.Run{
-			TriggerID: NewTriggerID(), TaskID: t.TaskID, Slot: failedRun.Slot, Target: task.AlertTargetPrefix + id,
+			TriggerID: NewTriggerID(), TaskID: t.TaskID, Slot: slot, Target: prefix + id,
 			TriggerType: task.TriggerAlert, State: task.RunRunning, Attempt: 1, Node: f.cfg.Node, Fence: 1,
 			FiredAt: now, Deadline: now.Add(ttlOf(t)), Params: params,
 		}
@@ -106,7 +120,7 @@ func (f *Firer) alert(ctx context.Context, t *task.Task, failedRun *task.Run) er
 			r.State, r.Attempt, r.FinishedAt, r.Deadline = task.RunDead, 0, now, time.Time{}
 			r.Error = fmt.Sprintf("alert target %q not found", id)
 		case err != nil:
-			return fmt.Errorf("read alert target %s: %w", id, err)
+			return 0, fmt.Errorf("read alert target %s: %w", id, err)
 		}
 		routes = append(routes, route{run: r, target: tg})
 	}
@@ -114,24 +128,107 @@ func (f *Firer) alert(ctx context.Context, t *task.Task, failedRun *task.Run) er
 	for i, r := range routes {
 		recs[i] = store.FireRecord{Run: r.run, Status: store.TaskStatusParams{TaskID: t.TaskID}}
 	}
+	sent := 0
 	for i, res := range f.rec.submit(recs...) {
 		switch {
 		case res.Err != nil:
-			return fmt.Errorf("record alert of %s: %w", t.TaskID, res.Err)
+			return sent, fmt.Errorf("record alert of %s: %w", t.TaskID, res.Err)
 		case !res.Inserted:
 			continue // another node alerted for this slot already
 		}
-		f.logger.WarnContext(ctx, "alert sent", "task_id", t.TaskID, "target", routes[i].run.Target, "failures", failures)
+		sent++
 		f.notify(t, routes[i].run)
 		if routes[i].run.State == task.RunRunning {
 			f.deliverAsync(t, routes[i].target, routes[i].run, true)
 		}
 	}
-	return nil
+	return sent, nil
 }
 
-// alertTargetID returns the target id of an alert run's ledger target, and
-// whether it is one.
+// lastAlert returns when t last sent an alert of any kind, from its
+// newest ledger entries (zero when none).
+func (f *Firer) lastAlert(ctx context.Context, taskID string) (time.Time, error) {
+	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	runs, err := f.store.ListRuns(sctx, taskID, time.Time{}, maxAlertScan)
+	cancel()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read the runs of %s: %w", taskID, err)
+	}
+	var last time.Time
+	for _, r := range runs {
+		if r.TriggerType == task.TriggerAlert && r.FiredAt.After(last) {
+			last = r.FiredAt
+		}
+	}
+	return last, nil
+}
+
+// WatchAbsence alerts on the expected slots that did not fire: tasks
+// watching for absence (Alert.Absent) whose next fire is more than Absent
+// ago, running and not done. It records one absence alert per alert target
+// under that slot (ledger target "absent:"+id), so every node may watch
+// and each absent slot alerts once; at most one alert of a task per its
+// alert interval. It looks at up to limit tasks and returns how many
+// alerted.
+func (f *Firer) WatchAbsence(ctx context.Context, limit int) (int, error) {
+	now := f.now()
+	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	tasks, err := f.store.OverdueTasks(sctx, now.Add(-task.MinAlertAbsent), limit)
+	cancel()
+	if err != nil {
+		return 0, fmt.Errorf("watch absence: %w", err)
+	}
+	alerted := 0
+	var errs []error
+	for _, t := range tasks {
+		if t.State != task.StateRunning {
+			continue
+		}
+		sent, err := f.AlertAbsent(ctx, t, t.NextFire)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if sent {
+			alerted++
+		}
+	}
+	return alerted, errors.Join(errs...)
+}
+
+// AlertAbsent sends t's absence alert for slot when t watches for absence
+// and slot is at least Alert.Absent ago, unless t alerted within its alert
+// interval; it reports whether an alert went out from this call. Arming
+// calls it for the first slot missed while no node held the task (the
+// slot is late even when the misfire policy fires it now); WatchAbsence
+// for a next fire that never came.
+func (f *Firer) AlertAbsent(ctx context.Context, t *task.Task, slot time.Time) (bool, error) {
+	a := t.Alert
+	now := f.now()
+	if a == nil || a.Absent <= 0 || slot.IsZero() || now.Sub(slot) < a.Absent {
+		return false, nil
+	}
+	last, err := f.lastAlert(ctx, t.TaskID)
+	if err != nil {
+		return false, err
+	}
+	if !last.IsZero() && now.Sub(last) < a.Interval() {
+		return false, nil // it alerted recently (this slot, or another cause)
+	}
+	msg := task.Truncate(task.AbsentMessage(t, slot, now), maxAlertMessage)
+	params := map[string]string{"alert_message": msg, "alert_state": "absent",
+		"alert_slot": slot.UTC().Format(time.RFC3339)}
+	n, err := f.sendAlert(ctx, t, slot, task.AbsentTargetPrefix, params)
+	if n > 0 {
+		f.logger.WarnContext(ctx, "absence alert sent", "task_id", t.TaskID, "slot", slot, "targets", n)
+	}
+	return n > 0, err
+}
+
+// alertTargetID returns the target id of an alert run's ledger target
+// (a failure or an absence alert), and whether it is one.
 func alertTargetID(ledgerTarget string) (string, bool) {
-	return strings.CutPrefix(ledgerTarget, task.AlertTargetPrefix)
+	if id, ok := strings.CutPrefix(ledgerTarget, task.AlertTargetPrefix); ok {
+		return id, true
+	}
+	return strings.CutPrefix(ledgerTarget, task.AbsentTargetPrefix)
 }

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"cronsheet/fire"
+	"cronsheet/store"
 	"cronsheet/task"
 )
 
@@ -57,5 +61,62 @@ func TestAlert(t *testing.T) {
 	}
 	if n := len(b.byTarget(t, "flaky", slot(3))); n != 1 {
 		t.Errorf("slot 3 has %d runs, want only its own (the alert was suppressed)", n)
+	}
+}
+
+// TestAbsenceAlert: a task watching for absence whose expected slot did
+// not fire within Absent alerts its targets once for that slot, whichever
+// of two nodes watches, however often they watch; a task not yet that
+// late, or not watching, does not alert.
+func TestAbsenceAlert(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	pager := b.withTargets(t, httpTarget("pager", task.TargetRunning, 0))
+	now := time.Now()
+	add := func(id string, absent, late time.Duration) time.Time {
+		tk := newTask(id)
+		tk.Alert = &task.Alert{Targets: []string{"pager"}, Absent: absent}
+		b.add(t, tk, "nobody")
+		due := now.Add(-late).Truncate(time.Second)
+		if err := b.store.SetTaskStatus(t.Context(), store.TaskStatusParams{TaskID: id, NextFire: due, SetNextFire: true}); err != nil {
+			t.Fatal(err)
+		}
+		return due
+	}
+	missed := add("missed", 30*time.Second, time.Minute)
+	add("ontime", 30*time.Second, 15*time.Second)
+	add("unwatched", 0, time.Hour)
+
+	other := b.newFirer(t)
+	var wg sync.WaitGroup
+	for range 3 {
+		for _, f := range []*fire.Firer{b.firer, other} {
+			wg.Go(func() {
+				if _, err := f.WatchAbsence(t.Context(), 100); err != nil {
+					t.Errorf("WatchAbsence: %v", err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	eventually(t, "the absence alert to reach the pager", func() bool { return len(pager.seen()) >= 1 })
+	for _, f := range []*fire.Firer{b.firer, other} {
+		if _, err := f.WatchAbsence(t.Context(), 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shutdown(t, b.firer)
+	shutdown(t, other)
+	calls := pager.seen()
+	if len(calls) != 1 {
+		t.Fatalf("pager called %d times, want 1 (one absent slot, two nodes watching)", len(calls))
+	}
+	d := calls[0].d
+	if d.TaskID != "missed" || d.TriggerType != task.TriggerAlert || d.Params["alert_state"] != "absent" ||
+		!d.Slot.Equal(missed) || !strings.Contains(d.Params["alert_message"], "did not fire") {
+		t.Errorf("absence alert delivery = %+v, want task missed, slot %s", d, missed)
+	}
+	if r := b.byTarget(t, "missed", missed)["absent:pager"]; r == nil || r.State != task.RunDone {
+		t.Errorf("absence alert run = %+v, want done under absent:pager", r)
 	}
 }

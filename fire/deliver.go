@@ -148,7 +148,11 @@ func (f *Firer) attempt(ctx context.Context, t *task.Task, tg *task.Target, run 
 	}
 	if run.TriggerType == task.TriggerAlert {
 		d.Subject = "cronsheet alert: task " + t.TaskID + " is failing"
+		if params["alert_state"] == "absent" {
+			d.Subject = "cronsheet alert: task " + t.TaskID + " did not fire"
+		}
 		d.Body = params["alert_message"]
+		d.LedgerTarget = run.Target
 	}
 	out, err := exec.Execute(actx, d)
 	if err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {

@@ -17,6 +17,7 @@ import (
 // Store is what a Firer needs from storage.
 type Store interface {
 	GetTask(ctx context.Context, taskID string) (*task.Task, error)
+	OverdueTasks(ctx context.Context, before time.Time, limit int) ([]*task.Task, error)
 	RecordFires(ctx context.Context, recs []store.FireRecord) ([]store.FireResult, error)
 	FinishRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) error
 	UpdateRun(ctx context.Context, r *task.Run) error

@@ -36,6 +36,7 @@ const (
 	FieldAlert       = "alert"        // alert target ids, comma-separated; none = no alerts
 	FieldAlertTo     = "alert_to"     // recipient of email/SMS alert targets
 	FieldAlertAfter  = "alert_after"  // consecutive failed runs before an alert, 1..100
+	FieldAlertAbsent = "alert_absent" // alert when a slot has not fired this long after it: seconds or "10m"; 0 = off
 )
 
 // CanonicalFields lists every canonical field in the order ToTask checks them.
@@ -44,7 +45,7 @@ func CanonicalFields() []string {
 		FieldTaskID, FieldTitle, FieldTaskPara, FieldTZ, FieldCronPara,
 		FieldExecuteType, FieldTaskType, FieldTo, FieldActive,
 		FieldStartTime, FieldEndTime, FieldTTL, FieldMaxRetries, FieldMisfire,
-		FieldOverlap, FieldTargets, FieldAlert, FieldAlertTo, FieldAlertAfter,
+		FieldOverlap, FieldTargets, FieldAlert, FieldAlertTo, FieldAlertAfter, FieldAlertAbsent,
 	}
 }
 
@@ -123,6 +124,7 @@ func MemosConfig() Config {
 			FieldAlert:       "alert",
 			FieldAlertTo:     "alert_to",
 			FieldAlertAfter:  "alert_after",
+			FieldAlertAbsent: "alert_absent",
 		},
 		Defaults: map[string]any{
 			"channel": string(task.ChannelOutbox),
@@ -319,6 +321,8 @@ func (s *Scenario) checkDefault(canon string, v any) error {
 		_, err = readTargets(v)
 	case FieldAlertAfter:
 		_, err = readAlertAfter(v)
+	case FieldAlertAbsent:
+		_, err = readAlertAbsent(v)
 	case FieldTo, FieldTitle:
 		_, err = lineValue(v)
 	default:

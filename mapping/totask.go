@@ -407,7 +407,7 @@ func (m *mapper) overlap() error {
 func (m *mapper) alert() error {
 	v := m.get(FieldAlert)
 	if v == nil {
-		for _, f := range []string{FieldAlertTo, FieldAlertAfter} {
+		for _, f := range []string{FieldAlertTo, FieldAlertAfter, FieldAlertAbsent} {
 			if m.get(f) != nil {
 				return m.invalid(f, fmt.Errorf("needs alert targets in %s", m.s.Field(FieldAlert)))
 			}
@@ -436,6 +436,11 @@ func (m *mapper) alert() error {
 	if v := m.get(FieldAlertAfter); v != nil {
 		if a.After, err = readAlertAfter(v); err != nil {
 			return m.invalid(FieldAlertAfter, err)
+		}
+	}
+	if v := m.get(FieldAlertAbsent); v != nil {
+		if a.Absent, err = readAlertAbsent(v); err != nil {
+			return m.invalid(FieldAlertAbsent, err)
 		}
 	}
 	m.t.Alert = a

@@ -296,6 +296,31 @@ func readAlertAfter(v any) (int, error) {
 	return int(n), nil
 }
 
+// readAlertAbsent reads how late a slot may be before an absence alert:
+// whole seconds, or a duration with a unit ("90s", "10m", "1h"); 0 = off.
+func readAlertAbsent(v any) (time.Duration, error) {
+	var d time.Duration
+	if s, ok := v.(string); ok && strings.TrimLeft(strings.TrimSpace(s), "0123456789") != "" {
+		var err error
+		if d, err = time.ParseDuration(strings.TrimSpace(s)); err != nil {
+			return 0, fmt.Errorf("%q is not a duration (like 90s, 10m or 1h)", truncate(s))
+		}
+	} else {
+		n, err := intValue(v)
+		if err != nil {
+			return 0, err
+		}
+		if n < 0 || n > int64(7*24*time.Hour/time.Second) {
+			return 0, fmt.Errorf("%d seconds is out of range; 0 (off) or %d seconds to a week", n, int(task.MinAlertAbsent/time.Second))
+		}
+		d = time.Duration(n) * time.Second
+	}
+	if d != 0 && (d < task.MinAlertAbsent || d > 7*24*time.Hour) {
+		return 0, fmt.Errorf("%s is out of range; 0 (off) or %s to a week", d, task.MinAlertAbsent)
+	}
+	return d, nil
+}
+
 func readRetries(v any) (int, error) {
 	n, err := intValue(v)
 	if err != nil {

@@ -162,6 +162,13 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 	if plan.Skipped > 0 {
 		a.logger.InfoContext(ctx, "missed slots skipped", "task_id", t.TaskID, "skipped", plan.Skipped, "policy", t.Misfire)
 	}
+	if !last.IsZero() && (len(plan.Missed) > 0 || plan.Skipped > 0) {
+		// Slots were missed while no node held the task: the first of
+		// them is late whatever the misfire policy does with it now.
+		if _, err := a.firer.AlertAbsent(ctx, t, slots.Next(last)); err != nil {
+			a.logger.WarnContext(ctx, "absence alert", "task_id", t.TaskID, "error", err)
+		}
+	}
 	// A delayed job's one instant is its schedule, however late it is
 	// armed (submitted with no delay, unblocked after its time).
 	missed := task.TriggerMisfire

@@ -584,17 +584,30 @@ func (s *Server) expireAccepted(ctx context.Context) {
 // expireBatch bounds the runs one ExpireAccepted call times out.
 const expireBatch = 500
 
-// sweepJobs promotes the parked tasks entering the arming window, removes
+// absenceWatchEvery is how often a node looks for expected slots that did
+// not fire (fire.Firer.WatchAbsence); every node does, the ledger keeps
+// each absence alert once.
+const absenceWatchEvery = 5 * time.Second
+
+// sweepJobs alerts on absent fires (every absenceWatchEvery), promotes
+// the parked tasks entering the arming window, removes
 // gocron's spent one-time jobs and times out accepted runs past their
 // deadline, every second until ctx ends.
 func (s *Server) sweepJobs(ctx context.Context) {
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
+	var watched time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+			if time.Since(watched) >= absenceWatchEvery {
+				watched = time.Now()
+				if _, err := s.firer.WatchAbsence(ctx, s.cfg.Patrol.Batch); err != nil && ctx.Err() == nil {
+					s.logger.Warn("absence watch", "error", err)
+				}
+			}
 			if _, err := s.armer.Promote(ctx); err != nil && ctx.Err() == nil {
 				s.logger.Warn("parked tasks stay parked until the store answers", "error", err)
 			}

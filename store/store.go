@@ -114,6 +114,11 @@ type Tasks interface {
 	// particular order (a fire of many tasks due together reads them at
 	// once). At most MaxStatusBatch ids.
 	GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error)
+	// OverdueTasks returns enabled, not done, not deleted tasks whose alert
+	// watches for absence (Alert.Absent > 0) and whose next fire is set and
+	// before `before`, soonest next fire first, at most limit. Served by an
+	// index that holds only such tasks.
+	OverdueTasks(ctx context.Context, before time.Time, limit int) ([]*task.Task, error)
 	// ClaimTasks atomically claims up to p.Limit tasks with is_enable=1,
 	// is_claimed=0, is_done=0, setting is_claimed=1, claimed_by=p.Owner and
 	// lease_until=p.LeaseUntil, and returns them. No task is ever returned to

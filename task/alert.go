@@ -36,7 +36,16 @@ type Alert struct {
 	After int `json:"after,omitempty"`
 	// Every bounds how often the task alerts; 0 = DefaultAlertEvery.
 	Every time.Duration `json:"every,omitempty"`
+	// Absent, when set, also alerts when an expected slot has not fired
+	// within Absent of its instant (no node fired it: all down, the store
+	// refused it, the task stuck); 0 = no absence alerts, else
+	// MinAlertAbsent to a week.
+	Absent time.Duration `json:"absent,omitempty"`
 }
+
+// MinAlertAbsent is the shortest Alert.Absent: a fire is recorded within
+// moments of its instant, so less would alert on slots being fired.
+const MinAlertAbsent = 10 * time.Second
 
 // Validate checks the alert's bounds; field names are prefixed with
 // prefix (the caller's name for the alert).
@@ -55,6 +64,9 @@ func (a *Alert) Validate(prefix string) error {
 	if a.Every < 0 || a.Every > 7*24*time.Hour {
 		return Invalid(prefix+"every", "must be at most a week")
 	}
+	if a.Absent != 0 && (a.Absent < MinAlertAbsent || a.Absent > 7*24*time.Hour) {
+		return Invalid(prefix+"absent", "must be 0 (off) or %s to a week", MinAlertAbsent)
+	}
 	if len(a.To) > 254 {
 		return Invalid(prefix+"to", "at most 254 characters")
 	}
@@ -71,6 +83,18 @@ func (a *Alert) Interval() time.Duration {
 	}
 	return a.Every
 }
+
+// AbsentMessage is the text of an alert about t's slot that did not fire
+// (now is when the absence was seen).
+func AbsentMessage(t *Task, slot, now time.Time) string {
+	return fmt.Sprintf("cronsheet: task %s did not fire its slot %s (%s late)",
+		t.TaskID, slot.UTC().Format(time.RFC3339), now.Sub(slot).Truncate(time.Second))
+}
+
+// AbsentTargetPrefix starts the ledger target of an absence alert run:
+// "absent:" and the alert target's id, so an absence alert and a failure
+// alert of the same slot are each recorded once.
+const AbsentTargetPrefix = "absent:"
 
 // AlertMessage is the text of an alert about t after failures consecutive
 // failed runs, the last one r.

@@ -145,6 +145,9 @@ type Delivery struct {
 	TriggerType TriggerType
 	// Target is the target delivered to; nil for a task's own channel.
 	Target *Target
+	// LedgerTarget is the run's target in the ledger when it differs from
+	// Target's id: an alert run's "alert:<id>" or "absent:<id>".
+	LedgerTarget string
 	// Node and Instance name the node delivering it and that node's
 	// process (its registry incarnation), so a receiver can tell who sent
 	// a repeat.
@@ -152,14 +155,17 @@ type Delivery struct {
 }
 
 // LedgerKey names the run this delivery is for by the fire ledger's key,
-// `<task_id>:<slot unix ms>:<target>` (the target's id, or the channel for
-// a task's own channel): the same for every attempt and every node, and
+// `<task_id>:<slot unix ms>:<target>` (the target's id, the channel for
+// a task's own channel, or an alert run's "alert:<id>"/"absent:<id>"): the same for every attempt and every node, and
 // different for each target of one slot, so a receiver can drop repeats
 // without dropping another target's delivery. It is what the
 // Idempotency-Key header and the document's idempotency_key carry.
 func (d *Delivery) LedgerKey() string {
 	target := string(d.Channel)
-	if d.Target != nil {
+	switch {
+	case d.LedgerTarget != "":
+		target = d.LedgerTarget
+	case d.Target != nil:
 		target = d.Target.ID
 	}
 	return fmt.Sprintf("%s:%d:%s", d.TaskID, d.Slot.UnixMilli(), target)

@@ -272,24 +272,26 @@ func (d *outboxDoc) message() *task.OutboxMessage {
 		To: d.To, Subject: d.Subject, Body: d.Body, CreatedAt: store.FromUnixMS(d.CreatedAt)}
 }
 
-// alertDoc is task.Alert in a task document (Every in nanoseconds).
+// alertDoc is task.Alert in a task document (Every and Absent in
+// nanoseconds).
 type alertDoc struct {
 	Targets []string `bson:"targets"`
 	To      string   `bson:"to,omitempty"`
 	After   int      `bson:"after,omitempty"`
 	Every   int64    `bson:"every,omitempty"`
+	Absent  int64    `bson:"absent,omitempty"`
 }
 
 func alertDocOf(a *task.Alert) *alertDoc {
 	if a == nil {
 		return nil
 	}
-	return &alertDoc{Targets: a.Targets, To: a.To, After: a.After, Every: int64(a.Every)}
+	return &alertDoc{Targets: a.Targets, To: a.To, After: a.After, Every: int64(a.Every), Absent: int64(a.Absent)}
 }
 
 func (d *alertDoc) alert() *task.Alert {
 	if d == nil {
 		return nil
 	}
-	return &task.Alert{Targets: d.Targets, To: d.To, After: d.After, Every: time.Duration(d.Every)}
+	return &task.Alert{Targets: d.Targets, To: d.To, After: d.After, Every: time.Duration(d.Every), Absent: time.Duration(d.Absent)}
 }

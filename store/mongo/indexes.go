@@ -80,6 +80,10 @@ type indexSpec struct {
 	unique bool
 }
 
+// partialFilters are the partialFilterExpressions of the partial indexes,
+// by name: only documents matching one are in its index.
+var partialFilters = map[string]bson.D{"ix_task_absent": overdueFilter}
+
 func (s *Store) indexSpecs() []indexSpec {
 	k := func(names ...string) bson.D {
 		d := make(bson.D, len(names))
@@ -99,6 +103,7 @@ func (s *Store) indexSpecs() []indexSpec {
 		{s.tasks, "ix_task_row", k("scenario", "row_id"), false},
 		{s.tasks, "ix_task_deleted", k("deleted", "is_claimed"), false},
 		{s.tasks, "ix_task_created", k("scenario", "created_at", "task_id"), false},
+		{s.tasks, "ix_task_absent", k("next_fire"), false},
 
 		{s.runs, "ux_runs_key", k("task_id", "slot", "target"), true},
 		{s.runs, "ux_runs_trigger", k("trigger_id"), true},
@@ -141,21 +146,33 @@ func (s *Store) ensureIndexes(ctx context.Context, specs []indexSpec) error {
 		if err != nil {
 			return fmt.Errorf("list indexes of %s: %w", c.Name(), err)
 		}
-		var models []mongo.IndexModel
-		for _, ix := range byColl[c] {
-			if have[ix.name] {
-				continue
+		models := func(partial bool) []mongo.IndexModel {
+			var out []mongo.IndexModel
+			for _, ix := range byColl[c] {
+				if have[ix.name] {
+					continue
+				}
+				opts := options.Index().SetName(ix.name)
+				if ix.unique {
+					opts.SetUnique(true)
+				}
+				if f, ok := partialFilters[ix.name]; ok && partial {
+					opts.SetPartialFilterExpression(f)
+				}
+				out = append(out, mongo.IndexModel{Keys: ix.keys, Options: opts})
 			}
-			opts := options.Index().SetName(ix.name)
-			if ix.unique {
-				opts.SetUnique(true)
-			}
-			models = append(models, mongo.IndexModel{Keys: ix.keys, Options: opts})
+			return out
 		}
-		if len(models) == 0 {
+		if len(models(true)) == 0 {
 			continue
 		}
-		if _, err := c.Indexes().CreateMany(ctx, models); err != nil {
+		_, err = c.Indexes().CreateMany(ctx, models(true))
+		var ce mongo.CommandError
+		if errors.As(err, &ce) && ce.Code == codeNotImplemented {
+			// FerretDB v1 has no partial indexes: those are full there.
+			_, err = c.Indexes().CreateMany(ctx, models(false))
+		}
+		if err != nil {
 			return fmt.Errorf("create indexes of %s: %w", c.Name(), err)
 		}
 	}
@@ -164,6 +181,9 @@ func (s *Store) ensureIndexes(ctx context.Context, specs []indexSpec) error {
 
 // codeNamespaceNotFound is MongoDB's error code for a missing collection.
 const codeNamespaceNotFound = 26
+
+// codeNotImplemented is the error code of an option the server lacks.
+const codeNotImplemented = 238
 
 // indexNames returns the names of c's indexes (none when c does not exist).
 func indexNames(ctx context.Context, c *mongo.Collection) (map[string]bool, error) {

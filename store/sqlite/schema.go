@@ -167,6 +167,8 @@ CREATE INDEX IF NOT EXISTS ix_task_row ON time_task (scenario, row_id);
 CREATE INDEX IF NOT EXISTS ix_task_owner ON time_task (claimed_by) WHERE is_claimed = 1;
 CREATE INDEX IF NOT EXISTS ix_task_deleted ON time_task (is_claimed) WHERE deleted = 1;
 CREATE INDEX IF NOT EXISTS ix_task_created ON time_task (scenario, created_at, task_id);
+CREATE INDEX IF NOT EXISTS ix_task_absent ON time_task (next_fire)
+	WHERE json_extract(doc, '$.alert.absent') > 0 AND is_enable = 1 AND is_done = 0 AND deleted = 0;
 
 CREATE TABLE IF NOT EXISTS runs (
 	id           INTEGER PRIMARY KEY,

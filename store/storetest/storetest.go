@@ -181,7 +181,7 @@ func newTask(id, rowID string) *task.Task {
 		Misfire:     task.MisfireAll,
 		Overlap:     task.OverlapQueue,
 		Targets:     []string{"email", "outbox"},
-		Alert:       &task.Alert{Targets: []string{"pager"}, To: "ops@example.com", After: 2, Every: time.Hour},
+		Alert:       &task.Alert{Targets: []string{"pager"}, To: "ops@example.com", After: 2, Every: time.Hour, Absent: time.Minute},
 		State:       task.StateRunning,
 		Anchor:      at(0),
 		IsEnable:    1,

@@ -22,6 +22,7 @@ func taskCases() []testCase {
 		{name: "SetStatusMissing", fn: testSetTaskStatusMissing},
 		{name: "SetStatusesBatch", fn: testSetTaskStatuses},
 		{name: "PurgeDeleted", fn: testPurgeDeleted},
+		{name: "OverdueTasks", fn: testOverdueTasks},
 	}
 }
 
@@ -288,4 +289,50 @@ func testGetTasks(b *bundle) {
 	}
 	_, err = b.s.GetTasks(b.ctx, make([]string, store.MaxStatusBatch+1))
 	b.wantErr("GetTasks over the bound", err, task.ErrInvalid)
+}
+
+// testOverdueTasks: only enabled, undone tasks watching for absence whose
+// next fire is set and before the bound, soonest first, up to the limit.
+func testOverdueTasks(b *bundle) {
+	add := func(id string, next time.Duration, edit func(*task.Task)) {
+		tk := newTask(id, "r-"+id)
+		if edit != nil {
+			edit(tk)
+		}
+		b.addTask(tk)
+		if next != 0 {
+			b.noErr("SetTaskStatus", b.s.SetTaskStatus(b.ctx, store.TaskStatusParams{TaskID: id, NextFire: at(next), SetNextFire: true}))
+		}
+	}
+	add("late", time.Hour, nil)
+	add("later", 30*time.Minute, nil)
+	add("future", 3*time.Hour, nil)
+	add("unwatched", time.Hour, func(tk *task.Task) { tk.Alert.Absent = 0 })
+	add("noalert", time.Hour, func(tk *task.Task) { tk.Alert = nil })
+	add("off", time.Hour, func(tk *task.Task) { tk.IsEnable = 0 })
+	add("unarmed", 0, nil)
+	add("done", time.Hour, nil)
+	b.noErr("SetTaskStatus done", b.s.SetTaskStatus(b.ctx, store.TaskStatusParams{TaskID: "done", Done: true}))
+	ids := func(limit int) []string {
+		b.t.Helper()
+		got, err := b.s.OverdueTasks(b.ctx, at(2*time.Hour), limit)
+		b.noErr("OverdueTasks", err)
+		var out []string
+		for _, tk := range got {
+			out = append(out, tk.TaskID)
+			if tk.Alert == nil || tk.Alert.Absent != time.Minute {
+				b.t.Errorf("overdue task %s read back with alert %+v, want absent 1m", tk.TaskID, tk.Alert)
+			}
+		}
+		return out
+	}
+	if got := ids(10); !slices.Equal(got, []string{"later", "late"}) {
+		b.t.Errorf("OverdueTasks = %v, want [later late] (soonest next fire first)", got)
+	}
+	if got := ids(1); !slices.Equal(got, []string{"later"}) {
+		b.t.Errorf("OverdueTasks limit 1 = %v, want [later]", got)
+	}
+	if _, err := b.s.OverdueTasks(b.ctx, at(0), 0); err == nil {
+		b.t.Error("OverdueTasks with limit 0: no error")
+	}
 }
