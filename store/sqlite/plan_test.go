@@ -35,6 +35,7 @@ func planQueries() []planQuery {
 		{"RemoveNode", qRemoveNode},
 		{"ListNodes", qListNodes},
 		{"ListRuns", qListRuns},
+		{"OverdueTasks", qOverdue},
 		// Everything else.
 		{"InsertRow", qInsertRow},
 		{"GetRow", qGetRow},
