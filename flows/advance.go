@@ -18,6 +18,7 @@ import (
 // idempotent, and safe on several nodes at once: every change is a
 // compare-and-set of the execution, retried from a fresh read.
 func (e *Engine) Advance(ctx context.Context, id string) (*task.Execution, error) {
+	defer e.lock(id)()
 	for range maxTries {
 		x, err := e.st.GetExecution(ctx, id)
 		if err != nil {

@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
+	"sync"
 	"time"
 
 	"cronsheet/store"
@@ -56,6 +58,24 @@ type Engine struct {
 	trigger TriggerFunc
 	cfg     Config
 	wake    chan string
+	// locks serialise the changes of one execution within this process
+	// (Start's first advance, OnRun wake-ups, resumption and Stop would
+	// otherwise race each other). Across nodes the store's compare-and-set
+	// decides; on a store whose compare-and-set is not atomic (FerretDB v1)
+	// this lock is what keeps one node from planning a step run twice.
+	locks [lockStripes]sync.Mutex
+}
+
+// lockStripes is how many locks executions are spread over.
+const lockStripes = 64
+
+// lock locks the stripe of execution id and returns its unlock.
+func (e *Engine) lock(id string) func() {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	m := &e.locks[h.Sum32()%lockStripes]
+	m.Lock()
+	return m.Unlock
 }
 
 // New returns an engine; Run drives it.
@@ -154,6 +174,7 @@ func (e *Engine) Start(ctx context.Context, flowID string, params map[string]str
 // accepted runs are cancelled, so late feedback for them is refused. A
 // finished execution is task.ErrConflict.
 func (e *Engine) Stop(ctx context.Context, id string) (*task.Execution, error) {
+	defer e.lock(id)()
 	for range maxTries {
 		x, err := e.st.GetExecution(ctx, id)
 		if err != nil {

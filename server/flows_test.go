@@ -20,16 +20,16 @@ type flowHook struct {
 	srv   *httptest.Server
 	mu    sync.Mutex
 	calls map[string]int
-	ids   map[string]string // path → trigger id of its last call
+	ids   map[string][]string // path → trigger ids of its calls, in order
 }
 
 func startFlowHook(t *testing.T) *flowHook {
 	t.Helper()
-	h := &flowHook{calls: map[string]int{}, ids: map[string]string{}}
+	h := &flowHook{calls: map[string]int{}, ids: map[string][]string{}}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		h.calls[r.URL.Path]++
-		h.ids[r.URL.Path] = r.Header.Get("X-Cronsheet-Trigger-Id")
+		h.ids[r.URL.Path] = append(h.ids[r.URL.Path], r.Header.Get("X-Cronsheet-Trigger-Id"))
 		h.mu.Unlock()
 		if strings.HasPrefix(r.URL.Path, "/fail") {
 			w.WriteHeader(http.StatusBadRequest)
@@ -47,10 +47,23 @@ func (h *flowHook) count(path string) int {
 	return h.calls[path]
 }
 
+// triggerID returns the trigger id of path's last call.
 func (h *flowHook) triggerID(path string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.ids[path]
+	ids := h.ids[path]
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[len(ids)-1]
+}
+
+// triggerIDs returns the trigger ids of path's calls, in order (the same
+// id twice is a re-delivery; two ids are two fires).
+func (h *flowHook) triggerIDs(path string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.ids[path]...)
 }
 
 func (h *flowHook) snapshot() map[string]int {
@@ -201,8 +214,9 @@ func testFlowOutcomes(t *testing.T, store func(*Config)) {
 			t.Errorf("result = %q, want load's output", x.Result)
 		}
 		for i := range 2 {
-			if n := h.count(fmt.Sprintf("/ok/%s/%d", x.ID, i)); n != 1 {
-				t.Errorf("step run %d delivered %d times, want 1", i, n)
+			path := fmt.Sprintf("/ok/%s/%d", x.ID, i)
+			if n := h.count(path); n != 1 {
+				t.Errorf("step run %d delivered %d times (trigger ids %v), want 1", i, n, h.triggerIDs(path))
 			}
 		}
 		var list struct{ Executions []task.Execution }
