@@ -80,4 +80,20 @@ type RowPage struct {
 	// Config.RowCountCap; the SQLite driver's counts are always exact).
 	Capped bool
 	Rows   []*task.Row
+	// Tasks holds, by row id, the live (not deleted) task of each row of
+	// the page that has one, read with the page through the row-task
+	// index, so the table needs no request per row to show a row's state.
+	// A row not synced yet has none.
+	Tasks map[string]*RowTask
+}
+
+// RowTask is what the table shows of a row's task beside the row.
+type RowTask struct {
+	TaskID string     `json:"task_id"`
+	State  task.State `json:"state"`
+	// Enabled is the task's is_enable: a disabled task (its row switched
+	// off or in error) never fires, not even by hand.
+	Enabled bool `json:"enabled"`
+	// Done is the task's is_done: it has no slot left to fire.
+	Done bool `json:"done"`
 }

@@ -216,8 +216,25 @@ type tableAnswer struct {
 	RecordsFiltered int64 `json:"recordsFiltered"`
 	// CountsCapped says the store stopped counting at its cap: the two
 	// counts are lower bounds (store.RowPage.Capped).
-	CountsCapped bool        `json:"countsCapped,omitempty"`
-	Data         []*task.Row `json:"data"`
+	CountsCapped bool       `json:"countsCapped,omitempty"`
+	Data         []tableRow `json:"data"`
+}
+
+// tableRow is a row as the table shows it: the row and, beside it, the
+// state of its task (none before the row was first synced), so a page is
+// one request, not one more per row.
+type tableRow struct {
+	*task.Row
+	Task *store.RowTask `json:"task,omitempty"`
+}
+
+// tableRows pairs a page's rows with their tasks.
+func tableRows(page *store.RowPage) []tableRow {
+	out := make([]tableRow, len(page.Rows))
+	for i, r := range page.Rows {
+		out[i] = tableRow{Row: r, Task: page.Tasks[r.ID]}
+	}
+	return out
 }
 
 // tableError is the DataTables answer to a request that failed.
@@ -263,7 +280,7 @@ func (t *Table) serve(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, tableAnswer{Draw: req.draw, RecordsTotal: page.Total,
-		RecordsFiltered: page.Filtered, CountsCapped: page.Capped, Data: page.Rows})
+		RecordsFiltered: page.Filtered, CountsCapped: page.Capped, Data: tableRows(page)})
 }
 
 // parseTableRequest reads DataTables' parameters. The draw it returns is

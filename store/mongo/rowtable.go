@@ -231,7 +231,54 @@ func (s *Store) queryRows(ctx context.Context, q store.RowQuery) (*store.RowPage
 	for i := range docs {
 		page.Rows[i] = docs[i].row()
 	}
+	if page.Tasks, err = s.rowTasks(ctx, q.Scenario, page.Rows); err != nil {
+		return nil, fmt.Errorf("read the page's tasks: %w", err)
+	}
 	return page, nil
+}
+
+// rowTaskDoc is the part of a time_task document the table shows.
+type rowTaskDoc struct {
+	TaskID    string     `bson:"task_id"`
+	RowID     string     `bson:"row_id"`
+	State     task.State `bson:"state"`
+	IsEnable  int        `bson:"is_enable"`
+	IsDone    int        `bson:"is_done"`
+	UpdatedAt int64      `bson:"updated_at"`
+}
+
+// rowTasks reads the live tasks of rows (one scenario's) in one find over
+// ix_task_row (scenario, row_id). The page's rows and their tasks are two
+// reads, not a snapshot: a task may be a moment newer than its row. Should
+// a row have two live tasks (ApplySync retires the old one when the id
+// field changes, so it has not), the one updated last wins.
+func (s *Store) rowTasks(ctx context.Context, scenario string, rows []*task.Row) (map[string]*store.RowTask, error) {
+	tasks := map[string]*store.RowTask{}
+	if len(rows) == 0 {
+		return tasks, nil
+	}
+	ids := make(bson.A, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	filter := bson.D{{Key: "scenario", Value: scenario}, {Key: "row_id", Value: bson.D{{Key: "$in", Value: ids}}},
+		{Key: "deleted", Value: 0}}
+	proj := bson.D{{Key: "_id", Value: 0}, {Key: "task_id", Value: 1}, {Key: "row_id", Value: 1}, {Key: "state", Value: 1},
+		{Key: "is_enable", Value: 1}, {Key: "is_done", Value: 1}, {Key: "updated_at", Value: 1}}
+	cur, err := s.tasks.Find(ctx, filter, options.Find().SetProjection(proj))
+	docs, err := findAll[rowTaskDoc](ctx, cur, err)
+	if err != nil {
+		return nil, err
+	}
+	updated := map[string]int64{}
+	for _, d := range docs {
+		if at, ok := updated[d.RowID]; ok && at > d.UpdatedAt {
+			continue
+		}
+		updated[d.RowID] = d.UpdatedAt
+		tasks[d.RowID] = &store.RowTask{TaskID: d.TaskID, State: d.State, Enabled: d.IsEnable == 1, Done: d.IsDone == 1}
+	}
+	return tasks, nil
 }
 
 // rowPlan is how a RowQuery is asked of the server.

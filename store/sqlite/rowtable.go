@@ -185,7 +185,7 @@ func (s *Store) queryRows(ctx context.Context, q store.RowQuery, broad int64) (*
 				limit, off = limit+off, 0
 			}
 			if limit <= 0 {
-				page.Rows = []*task.Row{}
+				page.Rows, page.Tasks = []*task.Row{}, map[string]*store.RowTask{}
 				return page, nil
 			}
 			query, args, reverse = pageSQL(backward, false), []any{q.Scenario, limit, off}, true
@@ -215,10 +215,59 @@ func (s *Store) queryRows(ctx context.Context, q store.RowQuery, broad int64) (*
 		}
 		page.Rows = append(page.Rows, row)
 	}
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	rs.Close()
 	if reverse {
 		slices.Reverse(page.Rows)
 	}
-	return page, rs.Err()
+	if page.Tasks, err = rowTasks(ctx, tx, q.Scenario, page.Rows); err != nil {
+		return nil, fmt.Errorf("read the page's tasks: %w", err)
+	}
+	return page, nil
+}
+
+// rowTasksSQL reads the live tasks of n rows (args: scenario, the n row
+// ids) through ix_task_row (scenario, row_id).
+func rowTasksSQL(n int) string {
+	return `SELECT row_id, task_id, coalesce(json_extract(doc, '$.state'), ''), is_enable, is_done FROM time_task
+		WHERE scenario = ? AND row_id IN (?` + strings.Repeat(", ?", n-1) + `) AND deleted = 0
+		ORDER BY updated_at, id`
+}
+
+// rowTasks reads the live tasks of rows (one scenario's) through
+// ix_task_row, in the page's read transaction. Should a row have two live
+// tasks (ApplySync retires the old one when the id field changes, so it
+// has not), the one updated last wins.
+func rowTasks(ctx context.Context, tx *sql.Tx, scenario string, rows []*task.Row) (map[string]*store.RowTask, error) {
+	tasks := map[string]*store.RowTask{}
+	if len(rows) == 0 {
+		return tasks, nil
+	}
+	args := make([]any, 0, len(rows)+1)
+	args = append(args, scenario)
+	for _, r := range rows {
+		args = append(args, r.ID)
+	}
+	rs, err := tx.QueryContext(ctx, rowTasksSQL(len(rows)), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var (
+			rowID, state   string
+			enable, isDone int
+			t              store.RowTask
+		)
+		if err := rs.Scan(&rowID, &t.TaskID, &state, &enable, &isDone); err != nil {
+			return nil, err
+		}
+		t.State, t.Enabled, t.Done = task.State(state), enable == 1, isDone == 1
+		tasks[rowID] = &t
+	}
+	return tasks, rs.Err()
 }
 
 // searchFrom joins the search's matches to their rows. CROSS JOIN keeps

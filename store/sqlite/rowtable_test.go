@@ -77,7 +77,12 @@ func TestRowTablePlans(t *testing.T) {
 			t.Errorf("broad search, sort %+v:\n%s", so, plan)
 		}
 	}
-	plan := explain(t, s, searchCountSQL, `"title"`, "memos")
+	plan := explain(t, s, rowTasksSQL(3), "memos", "m0001", "m0002", "m0003")
+	t.Logf("the page's tasks:\n%s", plan)
+	if !strings.Contains(plan, "ix_task_row") {
+		t.Errorf("the page's tasks are not read through ix_task_row:\n%s", plan)
+	}
+	plan = explain(t, s, searchCountSQL, `"title"`, "memos")
 	t.Logf("search count:\n%s", plan)
 	if !strings.Contains(plan, "VIRTUAL TABLE INDEX") || strings.Contains(plan, "SCAN rows\n") {
 		t.Errorf("search count plan:\n%s", plan)
