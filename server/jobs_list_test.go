@@ -11,9 +11,6 @@ import (
 // filters and paging.
 func TestJobsListEveryState(t *testing.T) {
 	b, h := setupJobs(t)
-	skipOnFerretDB(t, b, "it fails there (one run: the blocked job listed as pending, not blocked); "+
-		"not yet known whether FerretDB v1's lost updates (a patrol's write of the task racing the block) "+
-		"or the mongo driver cause it (docs/FERRETDB.md)")
 	submit := func(method, path string) string {
 		t.Helper()
 		var v jobView

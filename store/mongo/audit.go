@@ -45,7 +45,7 @@ func (s *Store) prepareAudit(ctx context.Context) error {
 	if s.auditReady.Load() {
 		return nil
 	}
-	c := s.db.Collection(collAudit)
+	c := s.colls.get(collAudit)
 	have, err := indexNames(ctx, c)
 	if err != nil {
 		return fmt.Errorf("list indexes of %s: %w", collAudit, err)
@@ -77,7 +77,7 @@ func (s *Store) AddAudit(ctx context.Context, rec *store.AuditRecord) error {
 	if err := s.prepareAudit(ctx); err != nil {
 		return fmt.Errorf("add audit: %w", err)
 	}
-	c := s.db.Collection(collAudit)
+	c := s.colls.get(collAudit)
 	d := auditDoc{Scenario: rec.Scenario, RowID: rec.RowID, Action: rec.Action,
 		Who: cutUTF8(rec.Who, store.MaxAuditWho), At: at, Old: rec.Old, New: rec.New}
 	for range auditMaxTrys {
@@ -148,7 +148,7 @@ func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) ([]*store.Au
 func (s *Store) findAudit(ctx context.Context, filter bson.D, limit int) ([]*store.AuditRecord, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	cur, err := s.db.Collection(collAudit).Find(ctx, filter,
+	cur, err := s.colls.get(collAudit).Find(ctx, filter,
 		options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(limit)))
 	docs, err := findAll[auditDoc](ctx, cur, err)
 	if err != nil {

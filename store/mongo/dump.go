@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"cronsheet/store"
@@ -63,7 +62,7 @@ func (s *Store) DumpOutbox(ctx context.Context, fn func(*task.OutboxMessage) err
 }
 
 // each decodes every document of c, in sort order, and calls fn with it.
-func each[T any](ctx context.Context, c *mongo.Collection, sort bson.D, fn func(*T) error) error {
+func each[T any](ctx context.Context, c *collection, sort bson.D, fn func(*T) error) error {
 	ctx, cancel := context.WithTimeout(ctx, dumpTimeout)
 	defer cancel()
 	cur, err := c.Find(ctx, bson.D{}, options.Find().SetSort(sort))
@@ -124,7 +123,7 @@ func (s *Store) RestoreTask(ctx context.Context, td store.TaskDump) (bool, error
 }
 
 // insertUnlessStored inserts doc; a duplicate key is (false, nil).
-func (s *Store) insertUnlessStored(ctx context.Context, c *mongo.Collection, doc any) (bool, error) {
+func (s *Store) insertUnlessStored(ctx context.Context, c *collection, doc any) (bool, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	_, err := c.InsertOne(ctx, doc)

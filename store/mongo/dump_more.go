@@ -38,7 +38,7 @@ func (s *Store) RestoreOutbox(ctx context.Context, m *task.OutboxMessage) (bool,
 
 // DumpAudit calls fn with every audit record, in id order.
 func (s *Store) DumpAudit(ctx context.Context, fn func(*store.AuditRecord) error) error {
-	err := each(ctx, s.db.Collection(collAudit), bson.D{{Key: "_id", Value: 1}}, func(d *auditDoc) error {
+	err := each(ctx, s.colls.get(collAudit), bson.D{{Key: "_id", Value: 1}}, func(d *auditDoc) error {
 		return fn(&store.AuditRecord{ID: d.ID, Scenario: d.Scenario, RowID: d.RowID, Action: d.Action,
 			Who: d.Who, At: store.FromUnixMS(d.At), Old: plainFields(d.Old), New: plainFields(d.New)})
 	})
@@ -58,7 +58,7 @@ func (s *Store) RestoreAudit(ctx context.Context, rec *store.AuditRecord) (bool,
 	}
 	d := auditDoc{ID: rec.ID, Scenario: rec.Scenario, RowID: rec.RowID, Action: rec.Action, Who: rec.Who,
 		At: store.UnixMS(rec.At), Old: rec.Old, New: rec.New}
-	ok, err := s.insertUnlessStored(ctx, s.db.Collection(collAudit), d)
+	ok, err := s.insertUnlessStored(ctx, s.colls.get(collAudit), d)
 	if err != nil {
 		return false, fmt.Errorf("restore audit %d: %w", rec.ID, err)
 	}

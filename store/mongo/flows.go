@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"cronsheet/store"
@@ -44,8 +43,8 @@ type execDoc struct {
 	Version   int64  `bson:"version"`
 }
 
-func (s *Store) flows() *mongo.Collection      { return s.db.Collection(collFlows) }
-func (s *Store) executions() *mongo.Collection { return s.db.Collection(collExecutions) }
+func (s *Store) flows() *collection      { return s.colls.get(collFlows) }
+func (s *Store) executions() *collection { return s.colls.get(collExecutions) }
 
 func flowText(f *task.Flow) (string, error) {
 	d := *f

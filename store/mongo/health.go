@@ -21,7 +21,7 @@ const healthID = "healthz"
 
 // writeHealthDoc upserts the document Probe reads.
 func (s *Store) writeHealthDoc(ctx context.Context) error {
-	_, err := s.db.Collection(collMeta).UpdateOne(ctx, bson.D{{Key: "_id", Value: healthID}},
+	_, err := s.colls.get(collMeta).UpdateOne(ctx, bson.D{{Key: "_id", Value: healthID}},
 		bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "created_at", Value: s.nowMS()}}}},
 		options.UpdateOne().SetUpsert(true))
 	if err != nil {
@@ -41,7 +41,7 @@ func (s *Store) Probe(ctx context.Context) (store.Health, error) {
 		return h, fmt.Errorf("probe mongo: ping: %w", err)
 	}
 	var doc bson.M
-	err := s.db.Collection(collMeta).FindOne(ctx, bson.D{{Key: "_id", Value: healthID}}).Decode(&doc)
+	err := s.colls.get(collMeta).FindOne(ctx, bson.D{{Key: "_id", Value: healthID}}).Decode(&doc)
 	if err != nil {
 		return h, fmt.Errorf("probe mongo: read %s/%s: %w", collMeta, healthID, translate(err))
 	}

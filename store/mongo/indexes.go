@@ -74,7 +74,7 @@ import (
 // ListExecutions; ix_executions_state (state, started_at, _id):
 // RunningExecutions (resumption).
 type indexSpec struct {
-	coll   *mongo.Collection
+	coll   *collection
 	name   string
 	keys   bson.D
 	unique bool
@@ -133,8 +133,8 @@ func (s *Store) createIndexes(ctx context.Context) error {
 
 // ensureIndexes creates those of specs whose name does not exist yet.
 func (s *Store) ensureIndexes(ctx context.Context, specs []indexSpec) error {
-	byColl := map[*mongo.Collection][]indexSpec{}
-	var order []*mongo.Collection
+	byColl := map[*collection][]indexSpec{}
+	var order []*collection
 	for _, ix := range specs {
 		if _, seen := byColl[ix.coll]; !seen {
 			order = append(order, ix.coll)
@@ -186,7 +186,7 @@ const codeNamespaceNotFound = 26
 const codeNotImplemented = 238
 
 // indexNames returns the names of c's indexes (none when c does not exist).
-func indexNames(ctx context.Context, c *mongo.Collection) (map[string]bool, error) {
+func indexNames(ctx context.Context, c *collection) (map[string]bool, error) {
 	specs, err := c.Indexes().ListSpecifications(ctx)
 	var ce mongo.CommandError
 	if errors.As(err, &ce) && ce.Code == codeNamespaceNotFound {

@@ -133,7 +133,7 @@ func (s *Store) createJob(ctx context.Context, t *task.Task, now int64) error {
 // failed with err: at once when the id was taken (the job is not ours),
 // else only when the job is not there (a failed call may still have stored
 // it; then the claim stays, as after a crash).
-func (s *Store) undoClaim(ctx context.Context, c *mongo.Collection, filter bson.D, id string, err error) error {
+func (s *Store) undoClaim(ctx context.Context, c *collection, filter bson.D, id string, err error) error {
 	ctx, cancel := s.afterwards(ctx)
 	defer cancel()
 	if !errors.Is(err, task.ErrConflict) {

@@ -105,20 +105,22 @@ type Config struct {
 type Store struct {
 	client  *mongo.Client
 	db      *mongo.Database
-	rows    *mongo.Collection
-	tasks   *mongo.Collection
-	runs    *mongo.Collection
-	outbox  *mongo.Collection
-	targets *mongo.Collection
-	nodes   *mongo.Collection // _id the node id (nodes.go)
+	colls   *collections
+	rows    *collection
+	tasks   *collection
+	runs    *collection
+	outbox  *collection
+	targets *collection
+	nodes   *collection // _id the node id (nodes.go)
 	// The jobs API's collections (jobs.go).
-	jobKeys   *mongo.Collection
-	jobMoves  *mongo.Collection
-	jobEvents *mongo.Collection
+	jobKeys   *collection
+	jobMoves  *collection
+	jobEvents *collection
 	timeout   time.Duration
 	bulkMax   int // statements per bulk write
 	now       func() time.Time
-	// ferret is true on FerretDB (its planner takes no hints).
+	// ferret is true on FerretDB (its planner takes no hints, and its
+	// writes are serialised per collection: see collection).
 	ferret bool
 	// countCap bounds row counts (Config.RowCountCap).
 	countCap int64
@@ -179,6 +181,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if info.FerretDB {
 		s.bulkMax = ferretBulkMax
 		s.ferret = true
+		s.colls.serial.Store(true) // see collection
 	}
 	if err := s.writeHealthDoc(ctx); err != nil {
 		err = fmt.Errorf("open mongo store %s/%s: %w", redact(cfg.URI), cfg.Database, err)
@@ -193,19 +196,21 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 func newStore(client *mongo.Client, cfg Config) *Store {
 	db := client.Database(cfg.Database)
+	cs := newCollections(db)
 	return &Store{
 		client:  client,
 		db:      db,
-		rows:    db.Collection(collRows),
-		tasks:   db.Collection(collTasks),
-		runs:    db.Collection(collRuns),
-		outbox:  db.Collection(collOutbox),
-		targets: db.Collection(collTargets),
-		nodes:   db.Collection(collNodes),
+		colls:   cs,
+		rows:    cs.get(collRows),
+		tasks:   cs.get(collTasks),
+		runs:    cs.get(collRuns),
+		outbox:  cs.get(collOutbox),
+		targets: cs.get(collTargets),
+		nodes:   cs.get(collNodes),
 
-		jobKeys:   db.Collection(collJobKeys),
-		jobMoves:  db.Collection(collJobMoves),
-		jobEvents: db.Collection(collJobEvents),
+		jobKeys:   cs.get(collJobKeys),
+		jobMoves:  cs.get(collJobMoves),
+		jobEvents: cs.get(collJobEvents),
 
 		timeout:  cmp.Or(cfg.Timeout, DefaultTimeout),
 		bulkMax:  defaultBulkMax,

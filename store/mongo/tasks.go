@@ -375,7 +375,7 @@ func (s *Store) applyStatuses(ctx context.Context, ps []store.TaskStatusParams) 
 
 // bulkWrite runs models as unordered bulk writes of at most s.bulkMax
 // statements each and returns how many documents they matched.
-func (s *Store) bulkWrite(ctx context.Context, c *mongo.Collection, models []mongo.WriteModel) (int, error) {
+func (s *Store) bulkWrite(ctx context.Context, c *collection, models []mongo.WriteModel) (int, error) {
 	matched := 0
 	for len(models) > 0 {
 		n := min(len(models), s.bulkMax)

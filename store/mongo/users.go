@@ -82,7 +82,7 @@ func (s *Store) AddUser(ctx context.Context, u *store.User) error {
 	u.CreatedAt = store.FromUnixMS(store.UnixMS(u.CreatedAt))
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	_, err := s.db.Collection(collUsers).InsertOne(ctx, userDoc{Name: u.Name, Role: string(u.Role),
+	_, err := s.colls.get(collUsers).InsertOne(ctx, userDoc{Name: u.Name, Role: string(u.Role),
 		PasswordHash: u.PasswordHash, Disabled: u.Disabled, CreatedAt: store.UnixMS(u.CreatedAt)})
 	if err != nil {
 		return fmt.Errorf("add user %q: %w", u.Name, translate(err))
@@ -95,7 +95,7 @@ func (s *Store) GetUser(ctx context.Context, name string) (*store.User, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	var d userDoc
-	if err := s.db.Collection(collUsers).FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&d); err != nil {
+	if err := s.colls.get(collUsers).FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&d); err != nil {
 		return nil, fmt.Errorf("get user %q: %w", name, translate(err))
 	}
 	return d.user(), nil
@@ -105,7 +105,7 @@ func (s *Store) GetUser(ctx context.Context, name string) (*store.User, error) {
 func (s *Store) ListUsers(ctx context.Context) ([]*store.User, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	cur, err := s.db.Collection(collUsers).Find(ctx, bson.D{},
+	cur, err := s.colls.get(collUsers).Find(ctx, bson.D{},
 		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(store.MaxUsers))
 	docs, err := findAll[userDoc](ctx, cur, err)
 	if err != nil {
@@ -122,7 +122,7 @@ func (s *Store) ListUsers(ctx context.Context) ([]*store.User, error) {
 func (s *Store) CountUsers(ctx context.Context) (int, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	n, err := s.db.Collection(collUsers).CountDocuments(ctx, bson.D{})
+	n, err := s.colls.get(collUsers).CountDocuments(ctx, bson.D{})
 	if err != nil {
 		return 0, fmt.Errorf("count users: %w", err)
 	}
@@ -150,7 +150,7 @@ func (s *Store) UpdateUser(ctx context.Context, p store.UpdateUserParams) (*stor
 	}
 	cctx, cancel := s.call(ctx)
 	defer cancel()
-	res, err := s.db.Collection(collUsers).UpdateOne(cctx, bson.D{{Key: "_id", Value: p.Name}},
+	res, err := s.colls.get(collUsers).UpdateOne(cctx, bson.D{{Key: "_id", Value: p.Name}},
 		bson.D{{Key: "$set", Value: set}})
 	if err == nil && res.MatchedCount == 0 {
 		err = task.ErrNotFound
@@ -168,12 +168,12 @@ func (s *Store) UpdateUser(ctx context.Context, p store.UpdateUserParams) (*stor
 func (s *Store) DeleteUser(ctx context.Context, name string) error {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	res, err := s.db.Collection(collUsers).DeleteOne(ctx, bson.D{{Key: "_id", Value: name}})
+	res, err := s.colls.get(collUsers).DeleteOne(ctx, bson.D{{Key: "_id", Value: name}})
 	if err == nil && res.DeletedCount == 0 {
 		err = task.ErrNotFound
 	}
 	if err == nil {
-		_, err = s.db.Collection(collCredentials).DeleteMany(ctx, bson.D{{Key: "user", Value: name}})
+		_, err = s.colls.get(collCredentials).DeleteMany(ctx, bson.D{{Key: "user", Value: name}})
 	}
 	if err != nil {
 		return fmt.Errorf("delete user %q: %w", name, err)
@@ -195,7 +195,7 @@ func (s *Store) AddCredential(ctx context.Context, c *store.Credential) error {
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	_, err := s.db.Collection(collCredentials).InsertOne(ctx, credentialDoc{ID: c.ID, Kind: string(c.Kind),
+	_, err := s.colls.get(collCredentials).InsertOne(ctx, credentialDoc{ID: c.ID, Kind: string(c.Kind),
 		User: c.User, Name: c.Name, Role: string(c.Role), Hash: c.Hash, CreatedAt: store.UnixMS(c.CreatedAt),
 		LastUsed: msOrZero(c.LastUsed), ExpiresAt: msOrZero(c.ExpiresAt)})
 	if err != nil {
@@ -209,7 +209,7 @@ func (s *Store) GetCredential(ctx context.Context, id string) (*store.Credential
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	var d credentialDoc
-	if err := s.db.Collection(collCredentials).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&d); err != nil {
+	if err := s.colls.get(collCredentials).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&d); err != nil {
 		return nil, fmt.Errorf("get credential: %w", translate(err))
 	}
 	return d.credential(), nil
@@ -219,7 +219,7 @@ func (s *Store) GetCredential(ctx context.Context, id string) (*store.Credential
 func (s *Store) TouchCredential(ctx context.Context, id string, at time.Time) error {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	res, err := s.db.Collection(collCredentials).UpdateOne(ctx, bson.D{{Key: "_id", Value: id}},
+	res, err := s.colls.get(collCredentials).UpdateOne(ctx, bson.D{{Key: "_id", Value: id}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "last_used", Value: store.UnixMS(at)}}}})
 	if err == nil && res.MatchedCount == 0 {
 		err = task.ErrNotFound
@@ -234,7 +234,7 @@ func (s *Store) TouchCredential(ctx context.Context, id string, at time.Time) er
 func (s *Store) DeleteCredential(ctx context.Context, id string) error {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	res, err := s.db.Collection(collCredentials).DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+	res, err := s.colls.get(collCredentials).DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
 	if err == nil && res.DeletedCount == 0 {
 		err = task.ErrNotFound
 	}
@@ -255,7 +255,7 @@ func (s *Store) ListCredentials(ctx context.Context, p store.ListCredentialsPara
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	cur, err := s.db.Collection(collCredentials).Find(ctx, filter, options.Find().
+	cur, err := s.colls.get(collCredentials).Find(ctx, filter, options.Find().
 		SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(store.MaxCredentials))
 	docs, err := findAll[credentialDoc](ctx, cur, err)
 	if err != nil {
@@ -273,7 +273,7 @@ func (s *Store) ListCredentials(ctx context.Context, p store.ListCredentialsPara
 func (s *Store) DeleteExpiredCredentials(ctx context.Context, now time.Time) (int, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	res, err := s.db.Collection(collCredentials).DeleteMany(ctx, bson.D{{Key: "expires_at",
+	res, err := s.colls.get(collCredentials).DeleteMany(ctx, bson.D{{Key: "expires_at",
 		Value: bson.D{{Key: "$gt", Value: int64(0)}, {Key: "$lte", Value: store.UnixMS(now)}}}})
 	if err != nil {
 		return 0, fmt.Errorf("delete expired credentials: %w", err)
