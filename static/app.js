@@ -19,7 +19,12 @@
   const dict = {
     en: {
       "nav.table": "Table", "nav.outbox": "Outbox", "add.title": "New row", "add.button": "Add row",
-      "st.on": "active", "st.off": "off", "st.err": "error", "st.sync": "syncing",
+      "st.enabled": "Enabled", "st.paused": "Paused", "st.closed": "Closed", "st.error": "Error", "st.done": "Done",
+      "st.sync": "syncing: the edit is on its way to the scheduler",
+      "why.error": "The row is invalid.", "why.off": "Switched off: nothing fires.",
+      "why.stopped": "Task stopped: it fires only on Run now.", "why.closed": "Task closed: it never fires.",
+      "why.done": "Done: no slot is left to fire.", "why.notask": "Not synced yet: there is no task to run.",
+      "next.none": "—, not scheduled", "run.cannot": "Cannot run: {why}",
       "del": "Delete", "del.sure": "Delete this row?", "yes": "Yes", "no": "No",
       "search.short": "Type at least {n} characters to search.", "added": "Row {id} added.",
       "deleted": "Row {id} deleted.", "saved": "Saved.", "next": "next: ",
@@ -41,7 +46,12 @@
     },
     zh: {
       "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加",
-      "st.on": "启用", "st.off": "停用", "st.err": "错误", "st.sync": "同步中",
+      "st.enabled": "已启用", "st.paused": "已暂停", "st.closed": "已关闭", "st.error": "错误", "st.done": "已完成",
+      "st.sync": "同步中：修改正在交给调度器",
+      "why.error": "此行无效。", "why.off": "已停用：不会触发。",
+      "why.stopped": "任务已停止：只在“立即运行”时触发。", "why.closed": "任务已关闭：不会再触发。",
+      "why.done": "已完成：没有剩余的触发时间。", "why.notask": "尚未同步：还没有可运行的任务。",
+      "next.none": "—，未排程", "run.cannot": "无法运行：{why}",
       "del": "删除", "del.sure": "删除这一行？", "yes": "是", "no": "否",
       "search.short": "至少输入 {n} 个字符再搜索。", "added": "已添加 {id}。",
       "deleted": "已删除 {id}。", "saved": "已保存。", "next": "接下来：",
@@ -107,6 +117,32 @@
     if (v == null || v === "") return true; // the scenario's default: active
     return v === true || v === 1 || v === "1" || v === "true";
   }
+  // rowState is the one state a row is shown in, from the row and its task
+  // (row.task, sent with the page; none before the row's first sync):
+  //   state: enabled, paused, closed, error or done;
+  //   why: the reason, written under the state ("" when enabled);
+  //   armed: a next fire is scheduled; run: Run now can fire it.
+  // The order follows what stops a fire first: an invalid row, a finished
+  // or closed task, a row switched off, a stopped task (it still runs by
+  // hand).
+  function switchOf(row) {
+    const sw = cols && cols.find((c) => c.type === "switch");
+    return sw && row.fields ? isOn(row.fields[sw.field]) : row.is_active === 1;
+  }
+  function rowState(row) {
+    const tk = row.task;
+    if (row.is_active === -1) return { state: "error", why: row.error || t("why.error"), armed: false, run: false };
+    if (tk && tk.done) return { state: "done", why: t("why.done"), armed: false, run: false };
+    if (tk && tk.state === "closed") return { state: "closed", why: t("why.closed"), armed: false, run: false };
+    if (!tk) {
+      // Not synced yet: the switch says what it will be.
+      const on = row.is_fetched === 0 ? switchOf(row) : row.is_active === 1;
+      return { state: on ? "enabled" : "paused", why: on ? t("why.notask") : t("why.off"), armed: false, run: false };
+    }
+    if (row.is_active === 0 || !tk.enabled) return { state: "paused", why: t("why.off"), armed: false, run: false };
+    if (tk.state === "stopped") return { state: "paused", why: t("why.stopped"), armed: false, run: true };
+    return { state: "enabled", why: "", armed: true, run: true };
+  }
   function renderer(col) {
     return function (data, type, row) {
       if (type !== "display") return data == null ? "" : data;
@@ -114,14 +150,14 @@
         case "switch":
           return '<input type="checkbox" class="act-switch" aria-label="active"' + (isOn(data) ? " checked" : "") + ">";
         case "status": {
-          let s;
-          if (data === -1) s = '<span class="st-err" title="' + esc(row.error) + '">✖ ' + esc(t("st.err")) + "</span>";
-          else if (data === 1) s = '<span class="st-on">● ' + esc(t("st.on")) + "</span>";
-          else s = '<span class="st-off">○ ' + esc(t("st.off")) + "</span>";
-          if (row.is_fetched === 0) s += ' <span class="st-sync" title="' + esc(t("st.sync")) + '">⟳</span>';
+          const st = rowState(row);
+          let s = '<span class="st st-' + st.state + '">' + esc(t("st." + st.state)) + "</span>";
+          if (row.is_fetched === 0) s += ' <span class="st-sync" title="' + esc(t("st.sync")) + '" aria-label="' + esc(t("st.sync")) + '">⟳</span>';
+          if (st.why) s += '<span class="st-why">' + esc(st.why) + "</span>";
           return s;
         }
         case "time":
+          if (col.data === "next_fire" && !rowState(row).armed) return '<span class="not-scheduled">' + esc(t("next.none")) + "</span>";
           if (!data) return esc(t("never"));
           return '<time datetime="' + esc(data) + '" title="' + esc(exact(data)) + '">' + esc(relative(data)) + "</time>";
         default:
@@ -216,7 +252,6 @@
       const row = table.row((i, d) => d.id === data.id);
       if (JSON.stringify(row.data()) !== JSON.stringify(data)) row.data(data);
     }
-    loadStates(false);
   }
 
   // ---- editing -------------------------------------------------------------
@@ -224,6 +259,7 @@
   // taskIDOf is the task id of the row holding el: its id field, else its id.
   function taskIDOf(el) { return taskIDOfRow(rowOf(el.closest("td")).data()); }
   function taskIDOfRow(row) {
+    if (row.task && row.task.task_id) return row.task.task_id;
     const idField = cols.find((c) => c.type === "id");
     return String((idField && row.fields && row.fields[idField.field]) || row.id);
   }
@@ -334,7 +370,7 @@
     });
     if (!r.ok) { cellError(ed.td, r.body.error); ed.input.focus(); return; }
     closeEdit(ed);
-    rowOf(ed.td).data(r.body);
+    rowOf(ed.td).data(withTask(r.body, row));
     notice(t("saved"));
     if (move) openNext(ed, move);
   }
@@ -346,6 +382,13 @@
     if (next === undefined) return;
     const node = table.cell(ed.td.closest("tr"), next).node();
     if (node) openEdit(node);
+  }
+
+  // withTask is a row the rows API answered, with the task the page had
+  // for it (the rows API does not send it; the next poll refreshes it).
+  function withTask(fresh, old) {
+    if (old && old.task && !fresh.task) fresh.task = old.task;
+    return fresh;
   }
 
   async function toggleActive(input) {
@@ -362,7 +405,7 @@
     });
     busy.delete(row.id);
     if (!r.ok) { input.checked = !input.checked; cellError(td, r.body.error); return; }
-    rowOf(td).data(r.body);
+    rowOf(td).data(withTask(r.body, row));
   }
 
   // Deleting asks first: the row's action cell shows Yes/No (rendered from
@@ -582,38 +625,11 @@
   }
 
   // ---- task states -----------------------------------------------------------
-  // The state of each shown row's task (running, stopped, closed), fetched
-  // after each draw; a row whose task was not there (not synced yet) is
-  // asked again on a later poll once the row was synced or edited.
-  const taskStates = new Map(); // task id → state
-  const noTask = new Map(); // row id → the row's version and is_fetched when its task was missing
-  const asking = new Set(); // task ids with a request on its way
-  async function loadStates(all) {
-    const want = [];
-    table.rows({ page: "current" }).every(function () {
-      const row = this.data();
-      const id = taskIDOfRow(row);
-      if (asking.has(id)) return;
-      if (!all && (taskStates.has(id) || noTask.get(row.id) === row.version + ":" + row.is_fetched)) return;
-      want.push([row, id]);
-    });
-    await Promise.all(want.map(async ([row, id]) => {
-      asking.add(id);
-      try {
-        const r = await getJSON("/api/v1/tasks/" + encodeURIComponent(id));
-        if (r.ok) { taskStates.set(id, r.body.state); noTask.delete(row.id); }
-        else if (r.status === 404) { taskStates.delete(id); noTask.set(row.id, row.version + ":" + row.is_fetched); }
-        else return;
-      } finally {
-        asking.delete(id);
-      }
-      const cur = table.row("#" + CSS.escape(row.id));
-      if (cur.any() && !(editing && editing.id === row.id) && !busy.has(row.id)) cur.invalidate("data");
-    }));
-  }
+  // Each row comes with its task's state (row.task, from the same answer
+  // as the page): the table sends no request per row to show it.
   function stateCell(data, type, row) {
     if (type !== "display") return "";
-    const cur = taskStates.get(taskIDOfRow(row));
+    const cur = row.task && row.task.state;
     let html = '<select class="task-state" aria-label="' + esc(t("state")) + '"' + (cur ? "" : " disabled") + ">";
     if (!cur) html += '<option value="">' + esc(t("state.unknown")) + "</option>";
     for (const s of ["running", "stopped", "closed"]) {
@@ -625,7 +641,7 @@
     const td = sel.closest("td");
     const row = rowOf(td).data();
     const id = taskIDOfRow(row);
-    const was = taskStates.get(id);
+    const was = row.task && row.task.state;
     sel.disabled = true;
     busy.add(row.id);
     const r = await getJSON("/api/v1/tasks/" + encodeURIComponent(id) + "/state", {
@@ -634,7 +650,8 @@
     busy.delete(row.id);
     sel.disabled = false;
     if (!r.ok) { sel.value = was || ""; cellError(td, r.body.error); return; }
-    taskStates.set(id, r.body.state);
+    const cur = rowOf(td).data();
+    if (cur.task) cur.task = Object.assign({}, cur.task, { state: r.body.state });
     notice(t("state.ok", { id: id, state: t("state." + r.body.state) }));
     rowOf(td).invalidate("data");
   }
@@ -715,8 +732,12 @@
           return "<span>" + esc(t("del.sure")) + '</span> <button type="button" class="del-yes">' + esc(t("yes")) +
             '</button> <button type="button" class="del-no">' + esc(t("no")) + "</button>";
         }
-        return '<button type="button" class="run-now">' + esc(t("run.now")) + '</button> ' +
-          '<button type="button" class="run-params" title="' + esc(t("run.params.title")) + '">' + esc(t("run.params")) + '</button> ' +
+        // Run now is offered only when the row can fire; otherwise the
+        // button says why (its title) instead of a refusal after the click.
+        const st = rowState(row);
+        const no = st.run ? "" : ' disabled title="' + esc(t("run.cannot", { why: st.why })) + '"';
+        return '<button type="button" class="run-now"' + no + ">" + esc(t("run.now")) + "</button> " +
+          '<button type="button" class="run-params"' + (st.run ? ' title="' + esc(t("run.params.title")) + '"' : no) + ">" + esc(t("run.params")) + "</button> " +
           '<button type="button" class="runs">' + esc(t("runs")) + '</button> ' +
           '<button type="button" class="del">' + esc(t("del")) + "</button>";
       },
@@ -756,7 +777,6 @@
     // loads it asynchronously): listen on the document, not the checkbox.
     document.addEventListener("change", (e) => { if (e.target.id === "select-all") selectPage(e.target.checked); });
     table.on("draw", showBulk);
-    table.on("draw", () => loadStates(true));
     document.getElementById("params-form").addEventListener("submit", runWithParams);
     document.getElementById("params-add").addEventListener("click", () => paramLine("", "").focus());
     document.getElementById("params-cancel").addEventListener("click", () => { document.getElementById("params").hidden = true; });
@@ -781,7 +801,8 @@
     });
     setInterval(poll, pollMS);
     window.cronsheet = { table: table, polls: () => polls, editing: () => editing, exportURL: exportURL, importCSV: importCSV,
-      selected: () => Array.from(selected), taskState: (id) => taskStates.get(id) };
+      selected: () => Array.from(selected),
+      taskState: (id) => { const r = table.rows().data().toArray().find((x) => taskIDOfRow(x) === id); return r && r.task ? r.task.state : undefined; } };
     document.body.dataset.ready = "1";
   }
   start();
