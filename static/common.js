@@ -1,4 +1,4 @@
-// Shared by the targets, runs and status pages: the language (English or
+// Shared by the pages but the table and the sign-in page: the language (English or
 // Simplified Chinese, chosen like the table page does), fetch helpers, and
 // time display. Values from the server reach the page through esc() or
 // textContent only.
@@ -73,6 +73,21 @@
       "au.k.@target": "targets", "au.k.@task": "task states and triggers", "au.k.@job": "jobs", "au.k.@run": "runs",
       "au.k.@user": "users", "au.k.@token": "tokens",
       "st.updated": "Updated {time}; refreshed every {s} s.", "st.unreachable": "The server cannot be reached: {error}",
+      // outbox
+      "ob.about": "Messages of the email, SMS and outbox channels that were recorded rather than sent: the newest 100, refreshed every 3 s.",
+      "ob.time": "time", "ob.task": "task", "ob.trigger": "trigger", "ob.channel": "channel", "ob.to": "to",
+      "ob.subject": "subject", "ob.body": "body", "ob.none": "No messages yet.",
+      "ob.ch.outbox": "outbox", "ob.ch.email": "email", "ob.ch.sms": "SMS",
+      "us.id": "id", "us.r.viewer": "viewer", "us.r.editor": "editor", "us.r.admin": "admin",
+      // run states (the ledger's values), DataTables' own words
+      "rn.s.pending": "pending", "rn.s.running": "running", "rn.s.accepted": "accepted", "rn.s.done": "done",
+      "rn.s.failed": "failed", "rn.s.dead": "dead", "rn.s.rejected": "rejected", "rn.s.timeout": "timeout",
+      "rn.s.cancelled": "cancelled", "rn.s.skipped": "skipped",
+      "pagination": "pagination",
+      "fl.r.all": "all", "fl.r.any": "any", "fl.graph.label": "flow graph",
+      "tg.k.email": "email", "tg.k.sms": "sms",
+      "tg.a.cleanup_runs": "cleanup_runs", "tg.a.pause_task": "pause_task", "tg.a.resume_task": "resume_task",
+      "tg.a.trigger_task": "trigger_task", "tg.a.start_flow": "start_flow", "tg.a.stop_flow": "stop_flow",
     },
     zh: {
       "nav.table": "表格", "nav.targets": "目标", "nav.runs": "运行记录", "nav.outbox": "发件箱", "nav.status": "状态", "nav.audit": "审计", "nav.users": "用户",
@@ -130,6 +145,19 @@
       "au.k.@target": "目标", "au.k.@task": "任务状态与触发", "au.k.@job": "作业", "au.k.@run": "运行",
       "au.k.@user": "用户", "au.k.@token": "令牌",
       "st.updated": "更新于 {time}，每 {s} 秒刷新。", "st.unreachable": "无法连接服务器：{error}",
+      "ob.about": "邮件、短信和发件箱渠道记录下来而未实际发送的消息：最新 100 条，每 3 秒刷新。",
+      "ob.time": "时间", "ob.task": "任务", "ob.trigger": "触发 ID", "ob.channel": "渠道", "ob.to": "收件人",
+      "ob.subject": "主题", "ob.body": "正文", "ob.none": "还没有消息。",
+      "ob.ch.outbox": "发件箱", "ob.ch.email": "邮件", "ob.ch.sms": "短信",
+      "us.id": "ID", "us.r.viewer": "查看者", "us.r.editor": "编辑者", "us.r.admin": "管理员",
+      "rn.s.pending": "待执行", "rn.s.running": "运行中", "rn.s.accepted": "已接受", "rn.s.done": "已完成",
+      "rn.s.failed": "失败", "rn.s.dead": "死信", "rn.s.rejected": "已拒绝", "rn.s.timeout": "超时",
+      "rn.s.cancelled": "已取消", "rn.s.skipped": "已跳过",
+      "pagination": "分页",
+      "fl.r.all": "全部成功", "fl.r.any": "任一成功", "fl.graph.label": "任务流图",
+      "tg.k.email": "邮件", "tg.k.sms": "短信",
+      "tg.a.cleanup_runs": "清理运行记录", "tg.a.pause_task": "暂停任务", "tg.a.resume_task": "恢复任务",
+      "tg.a.trigger_task": "触发任务", "tg.a.start_flow": "启动任务流", "tg.a.stop_flow": "停止任务流",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||
@@ -182,6 +210,7 @@
   function setup() {
     document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
     for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+    for (const el of document.querySelectorAll("[data-i18n-aria]")) el.setAttribute("aria-label", t(el.dataset.i18nAria));
     const sel = document.getElementById("lang");
     sel.value = lang;
     sel.addEventListener("change", () => { localStorage.setItem("cronsheet.lang", sel.value); location.reload(); });
@@ -213,6 +242,20 @@
     return lang === "zh" ? { url: "/assets/vendor/zh.json" } : {};
   }
 
+  // dtDone translates what DataTables writes in English whatever its
+  // language file says (the paging's aria-label); call it from
+  // initComplete.
+  function dtDone() {
+    for (const nav of document.querySelectorAll('nav[aria-label="pagination"]')) nav.setAttribute("aria-label", t("pagination"));
+  }
+
+  // stateName is a run state in the page's language (an unknown one as is).
+  function stateName(s) {
+    const k = "rn.s." + s;
+    const v = t(k);
+    return v === k ? s : v;
+  }
+
   window.cronsheetUI = { lang: lang, t: t, esc: esc, getJSON: getJSON, notice: notice, timeHTML: timeHTML,
-    setup: setup, cursorPaging: cursorPaging, dtLanguage: dtLanguage };
+    setup: setup, cursorPaging: cursorPaging, dtLanguage: dtLanguage, dtDone: dtDone, stateName: stateName };
 })();

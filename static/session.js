@@ -1,6 +1,8 @@
 // Shared by every page but the sign-in page: asks the server who is signed
 // in and shows it in the header with a sign-out button, or, in auth mode
 // local_dev, a banner saying that every local request acts as an admin.
+// It also gives each page its title and the language switch its label in
+// the chosen language (the sign-in page does both itself).
 (function () {
   "use strict";
 
@@ -9,11 +11,17 @@
       "signed": "Signed in as {user} ({role})",
       "logout": "Sign out",
       "localdev": "auth: local_dev — this loopback server signs everyone in as a local admin. Use auth: required on a shared machine.",
+      "lang": "Language",
     },
     zh: {
       "signed": "已登录：{user}（{role}）",
       "logout": "退出登录",
       "localdev": "auth: local_dev —— 此仅限本机的服务把所有请求视为本地管理员。共享的机器上请使用 auth: required。",
+      "lang": "语言",
+      // Page titles by path (English ones are in the pages).
+      "title./": "cronsheet · 表格", "title./targets": "cronsheet · 目标", "title./flows": "cronsheet · 任务流",
+      "title./runs": "cronsheet · 运行记录", "title./outbox": "cronsheet · 发件箱", "title./status": "cronsheet · 状态",
+      "title./audit": "cronsheet · 审计", "title./users": "cronsheet · 用户与令牌",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||
@@ -24,7 +32,16 @@
     return s;
   }
 
+  // translateFrame titles the page and labels the language switch.
+  function translateFrame() {
+    const title = dict[lang] && dict[lang]["title." + location.pathname];
+    if (title) document.title = title;
+    const sel = document.getElementById("lang");
+    if (sel) sel.setAttribute("aria-label", t("lang"));
+  }
+
   async function show() {
+    translateFrame();
     const res = await fetch("/api/v1/me");
     if (res.status === 401) { location.assign("/login?next=" + encodeURIComponent(location.pathname)); return; }
     if (!res.ok) return;
