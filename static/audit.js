@@ -75,6 +75,6 @@
     form.addEventListener("submit", (e) => { e.preventDefault(); load(false); });
     document.getElementById("audit-clear").addEventListener("click", () => { form.reset(); load(false); });
     document.getElementById("audit-older").addEventListener("click", () => load(true));
-    load(false);
+    load(false).finally(() => { document.body.dataset.ready = "1"; });
   });
 })();

@@ -35,7 +35,8 @@
         sel.className = "s-result";
         for (const m of ["all", "any"]) {
           const o = document.createElement("option");
-          o.value = o.textContent = m;
+          o.value = m;
+          o.textContent = t("fl.r." + m);
           sel.appendChild(o);
         }
         sel.value = s.result || "all";

@@ -8,12 +8,12 @@
     en: {
       "login.title": "Sign in", "login.name": "Name", "login.password": "Password", "login.button": "Sign in",
       "login.wrong": "Wrong name or password.", "login.slow": "Too many failed sign-ins: try again in {s} s.",
-      "login.failed": "Sign-in failed: {error}",
+      "login.failed": "Sign-in failed: {error}", "login.doc": "cronsheet · sign in", "lang": "Language",
     },
     zh: {
       "login.title": "登录", "login.name": "用户名", "login.password": "密码", "login.button": "登录",
       "login.wrong": "用户名或密码错误。", "login.slow": "失败次数过多，请 {s} 秒后再试。",
-      "login.failed": "登录失败：{error}",
+      "login.failed": "登录失败：{error}", "login.doc": "cronsheet · 登录", "lang": "语言",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||
@@ -34,8 +34,10 @@
   document.addEventListener("DOMContentLoaded", () => {
     document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
     for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+    document.title = t("login.doc");
     const sel = document.getElementById("lang");
     sel.value = lang;
+    sel.setAttribute("aria-label", t("lang"));
     sel.addEventListener("change", () => { localStorage.setItem("cronsheet.lang", sel.value); location.reload(); });
 
     const form = document.getElementById("login");
@@ -55,5 +57,6 @@
       try { msg = (await res.json()).error || msg; } catch (err) { /* not JSON */ }
       out.textContent = t("login.failed", { error: msg });
     });
+    document.body.dataset.ready = "1";
   });
 })();

@@ -31,7 +31,7 @@
   function stateCell(data, type) {
     if (type !== "display") return data;
     const cls = /^(done|accepted)$/.test(data) ? "last-ok" : /^(dead|rejected|timeout|failed)$/.test(data) ? "last-bad" : "";
-    return '<span class="' + cls + '">' + esc(data) + "</span>";
+    return '<span class="' + cls + '" data-state="' + esc(data) + '">' + esc(ui.stateName(data)) + "</span>";
   }
   function errorCell(data, type) {
     if (type !== "display") return data || "";
@@ -96,7 +96,7 @@
   function start() {
     ui.setup();
     const sel = filters.elements.namedItem("state");
-    for (const s of states) { const o = document.createElement("option"); o.value = s; o.textContent = s; sel.appendChild(o); }
+    for (const s of states) { const o = document.createElement("option"); o.value = s; o.textContent = ui.stateName(s); sel.appendChild(o); }
     const params = new URLSearchParams(location.search);
     for (const name of ["task_id", "target", "state"]) filters.elements.namedItem(name).value = params.get(name) || "";
 
@@ -124,6 +124,9 @@
       ],
       createdRow: (tr) => tr.classList.add("clickable"),
       language: ui.dtLanguage(),
+      // Start-up ends with the first page shown (in Chinese, after the
+      // language file).
+      initComplete: () => { ui.dtDone(); document.body.dataset.ready = "1"; },
     });
     document.querySelector("#runs-table tbody").addEventListener("click", (e) => {
       const tr = e.target.closest("tr");
@@ -142,7 +145,6 @@
     });
     if (params.get("trigger_id")) showRun(params.get("trigger_id"));
     window.cronsheet = { table: table, showRun: showRun };
-    document.body.dataset.ready = "1";
   }
   start();
 })();

@@ -217,6 +217,9 @@
         { data: null, title: "", defaultContent: "", render: actionsCell },
       ],
       language: ui.dtLanguage(),
+      // Start-up ends with the first page shown (in Chinese, after the
+      // language file).
+      initComplete: () => { ui.dtDone(); document.body.dataset.ready = "1"; },
     });
     const tbody = document.querySelector("#targets tbody");
     tbody.addEventListener("click", (e) => {
@@ -232,7 +235,6 @@
     document.getElementById("target-cancel").addEventListener("click", () => fill(null));
     fill(null);
     window.cronsheet = { table: table, fill: fill };
-    document.body.dataset.ready = "1";
   }
   start();
 })();

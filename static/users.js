@@ -6,6 +6,7 @@
   const ui = window.cronsheetUI;
   const t = ui.t;
   const roles = ["viewer", "editor", "admin"];
+  const role = (r) => roles.includes(r) ? t("us.r." + r) : r;
 
   function cell(tr, text) {
     const td = document.createElement("td");
@@ -40,7 +41,7 @@
     for (const u of r.body.users) {
       const tr = document.createElement("tr");
       tr.dataset.name = u.name;
-      cell(tr, u.name); cell(tr, u.role); cell(tr, u.disabled ? t("us.disabled") : ""); cell(tr, u.created_at);
+      cell(tr, u.name); cell(tr, role(u.role)); cell(tr, u.disabled ? t("us.disabled") : ""); cell(tr, u.created_at);
       button(cell(tr, ""), "del", t("us.delete"), async () => {
         if (await send("DELETE", "/api/v1/users/" + encodeURIComponent(u.name))) { loadUsers(); loadTokens(); }
       });
@@ -56,7 +57,7 @@
     for (const k of r.body.tokens) {
       const tr = document.createElement("tr");
       tr.dataset.id = k.id;
-      cell(tr, k.id); cell(tr, k.user); cell(tr, k.name); cell(tr, k.role); cell(tr, k.created_at);
+      cell(tr, k.id); cell(tr, k.user); cell(tr, k.name); cell(tr, role(k.role)); cell(tr, k.created_at);
       cell(tr, k.expires_at && !k.expires_at.startsWith("0001") ? k.expires_at : t("never"));
       button(cell(tr, ""), "del revoke", t("us.revoke"), async () => {
         if (await send("DELETE", "/api/v1/tokens/" + encodeURIComponent(k.id))) loadTokens();
@@ -68,7 +69,7 @@
   document.addEventListener("DOMContentLoaded", () => {
     ui.setup();
     for (const sel of document.querySelectorAll("select.roles")) {
-      for (const r of roles) { const o = document.createElement("option"); o.value = r; o.textContent = r; sel.appendChild(o); }
+      for (const r of roles) { const o = document.createElement("option"); o.value = r; o.textContent = role(r); sel.appendChild(o); }
     }
     const uf = document.getElementById("user-form");
     uf.addEventListener("submit", async (e) => {
@@ -89,7 +90,6 @@
       tf.reset();
       loadTokens();
     });
-    loadUsers();
-    loadTokens();
+    Promise.all([loadUsers(), loadTokens()]).finally(() => { document.body.dataset.ready = "1"; });
   });
 })();
