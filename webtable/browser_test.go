@@ -491,7 +491,22 @@ func TestBrowserRowStates(t *testing.T) {
 	if err := st.InsertRow(t.Context(), bad); err != nil {
 		t.Fatal(err)
 	}
-	waitSynced(t, base, "s-fine", "s-off", "s-bad")
+	postRow(`{"memo_id":"s-stop","title":"stopped memo","content":"c","when":"every 1h","channel":"outbox"}`)
+	postRow(`{"memo_id":"s-closed","title":"closed memo","content":"c","when":"every 1h","channel":"outbox"}`)
+	postRow(`{"memo_id":"s-done","title":"done memo","content":"c","when":"in 1s","channel":"outbox"}`)
+	waitSynced(t, base, "s-fine", "s-off", "s-bad", "s-stop", "s-closed", "s-done")
+	for id, state := range map[string]string{"s-stop": "stopped", "s-closed": "closed"} {
+		req, _ := http.NewRequest(http.MethodPut, base+"/api/v1/tasks/"+id+"/state", strings.NewReader(`{"state":"`+state+`"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("PUT state of %s: %d", id, resp.StatusCode)
+		}
+	}
 
 	ctx := newBrowser(t, chromium)
 	console := listenConsole(t, ctx)
@@ -501,10 +516,12 @@ func TestBrowserRowStates(t *testing.T) {
 		return fmt.Sprintf(`((document.querySelector(%q) || {}).textContent || "")`, sel)
 	}
 	for _, lang := range []struct {
-		code, enabled, paused, errWord, off, notScheduled, cannot string
+		code, enabled, paused, closed, errWord, done, off, stopped, notScheduled, cannot string
 	}{
-		{"en", "Enabled", "Paused", "Error", "Switched off: nothing fires.", "—, not scheduled", "Cannot run: "},
-		{"zh", "已启用", "已暂停", "错误", "已停用：不会触发。", "—，未排程", "无法运行："},
+		{"en", "Enabled", "Paused", "Closed", "Error", "Done", "Switched off: nothing fires.",
+			"Task stopped: it fires only on Run now.", "—, not scheduled", "Cannot run: "},
+		{"zh", "已启用", "已暂停", "已关闭", "错误", "已完成", "已停用：不会触发。",
+			"任务已停止：只在“立即运行”时触发。", "—，未排程", "无法运行："},
 	} {
 		t.Run(lang.code, func(t *testing.T) {
 			tasksBefore := len(requests.matching("/api/v1/tasks/"))
@@ -517,6 +534,8 @@ func TestBrowserRowStates(t *testing.T) {
 				// The fine row is armed once publish has mirrored its next fire.
 				waitJS(fmt.Sprintf(`!!document.querySelector(%q)`, row("s-fine")+` td:nth-child(9) time`)),
 				waitJS(text(row("s-bad")+` td:nth-child(8) .st`)+fmt.Sprintf(` === %q`, lang.errWord)),
+				// The once row is done when its only run is over.
+				waitJS(text(row("s-done")+` td:nth-child(8) .st`)+fmt.Sprintf(` === %q`, lang.done)),
 			)
 			checks := []struct {
 				what, expr, want string
@@ -535,6 +554,18 @@ func TestBrowserRowStates(t *testing.T) {
 				{"bad next fire", text(row("s-bad") + ` td:nth-child(9)`), lang.notScheduled},
 				{"bad run now", fmt.Sprintf(`String(document.querySelector(%q).disabled)`, row("s-bad")+` button.run-now`), "true"},
 				{"bad params", fmt.Sprintf(`String(document.querySelector(%q).disabled)`, row("s-bad")+` button.run-params`), "true"},
+				// A stopped task is paused but still runs by hand.
+				{"stopped state", text(row("s-stop") + ` td:nth-child(8) .st`), lang.paused},
+				{"stopped reason", text(row("s-stop") + ` td:nth-child(8) .st-why`), lang.stopped},
+				{"stopped next fire", text(row("s-stop") + ` td:nth-child(9)`), lang.notScheduled},
+				{"stopped run now", fmt.Sprintf(`String(document.querySelector(%q).disabled)`, row("s-stop")+` button.run-now`), "false"},
+				{"closed state colour", fmt.Sprintf(`document.querySelector(%q).className`, row("s-closed")+` td:nth-child(8) .st`), "st st-closed"},
+				{"closed state", text(row("s-closed") + ` td:nth-child(8) .st`), lang.closed},
+				{"closed next fire", text(row("s-closed") + ` td:nth-child(9)`), lang.notScheduled},
+				{"closed run now", fmt.Sprintf(`String(document.querySelector(%q).disabled)`, row("s-closed")+` button.run-now`), "true"},
+				{"done state colour", fmt.Sprintf(`document.querySelector(%q).className`, row("s-done")+` td:nth-child(8) .st`), "st st-done"},
+				{"done next fire", text(row("s-done") + ` td:nth-child(9)`), lang.notScheduled},
+				{"done run now", fmt.Sprintf(`String(document.querySelector(%q).disabled)`, row("s-done")+` button.run-now`), "true"},
 			}
 			for _, c := range checks {
 				if got := get(t, ctx, c.what, chromedp.Evaluate[string](c.expr)); got != c.want {

@@ -10,8 +10,9 @@ import (
 
 // ExplainRows asks the server to explain (queryPlanner verbosity) the
 // commands QueryRows sends for q: "page" (the find), "total" (the count of
-// the scenario) and, with a search, "filtered" (the count of its matches;
-// counts are the aggregate CountDocuments sends).
+// the scenario), "tasks" (the find of the page's tasks, for two row ids)
+// and, with a search, "filtered" (the count of its matches; counts are the
+// aggregate CountDocuments sends).
 func ExplainRows(ctx context.Context, s *Store, q store.RowQuery) (map[string]bson.M, error) {
 	p, err := s.planRows(ctx, q)
 	if err != nil {
@@ -25,6 +26,8 @@ func ExplainRows(ctx context.Context, s *Store, q store.RowQuery) (map[string]bs
 	cmds := map[string]bson.D{
 		"page":  find,
 		"total": countCommand(p.scope, s.countCap),
+		"tasks": {{Key: "find", Value: collTasks}, {Key: "filter", Value: rowTasksFilter(q.Scenario, []string{"r00", "r01"})},
+			{Key: "projection", Value: rowTasksProjection()}},
 	}
 	if q.Search != "" {
 		cmds["filtered"] = countCommand(p.filter, s.countCap)

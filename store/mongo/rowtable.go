@@ -247,6 +247,19 @@ type rowTaskDoc struct {
 	UpdatedAt int64      `bson:"updated_at"`
 }
 
+// rowTasksFilter selects the live tasks of a scenario's rows ids; served
+// by ix_task_row (scenario, row_id).
+func rowTasksFilter(scenario string, ids []string) bson.D {
+	return bson.D{{Key: "scenario", Value: scenario}, {Key: "row_id", Value: bson.D{{Key: "$in", Value: ids}}},
+		{Key: "deleted", Value: 0}}
+}
+
+// rowTasksProjection is what rowTaskDoc reads of a task.
+func rowTasksProjection() bson.D {
+	return bson.D{{Key: "_id", Value: 0}, {Key: "task_id", Value: 1}, {Key: "row_id", Value: 1}, {Key: "state", Value: 1},
+		{Key: "is_enable", Value: 1}, {Key: "is_done", Value: 1}, {Key: "updated_at", Value: 1}}
+}
+
 // rowTasks reads the live tasks of rows (one scenario's) in one find over
 // ix_task_row (scenario, row_id). The page's rows and their tasks are two
 // reads, not a snapshot: a task may be a moment newer than its row. Should
@@ -257,15 +270,11 @@ func (s *Store) rowTasks(ctx context.Context, scenario string, rows []*task.Row)
 	if len(rows) == 0 {
 		return tasks, nil
 	}
-	ids := make(bson.A, len(rows))
+	ids := make([]string, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
 	}
-	filter := bson.D{{Key: "scenario", Value: scenario}, {Key: "row_id", Value: bson.D{{Key: "$in", Value: ids}}},
-		{Key: "deleted", Value: 0}}
-	proj := bson.D{{Key: "_id", Value: 0}, {Key: "task_id", Value: 1}, {Key: "row_id", Value: 1}, {Key: "state", Value: 1},
-		{Key: "is_enable", Value: 1}, {Key: "is_done", Value: 1}, {Key: "updated_at", Value: 1}}
-	cur, err := s.tasks.Find(ctx, filter, options.Find().SetProjection(proj))
+	cur, err := s.tasks.Find(ctx, rowTasksFilter(scenario, ids), options.Find().SetProjection(rowTasksProjection()))
 	docs, err := findAll[rowTaskDoc](ctx, cur, err)
 	if err != nil {
 		return nil, err
