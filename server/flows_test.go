@@ -299,6 +299,29 @@ func testFlowOutcomes(t *testing.T, store func(*Config)) {
 		if got := b.execution(t, x.ID); got.State != task.ExecInterrupted || stepsOf(got) != "a:interrupted" {
 			t.Errorf("execution after late feedback = %s %q", got.State, stepsOf(got))
 		}
+		// The stop is in the audit trail once, with who did it; the reads
+		// of the execution before and after it are not.
+		var audit struct {
+			Records []struct {
+				Action string `json:"action"`
+				Who    string `json:"who"`
+			} `json:"records"`
+		}
+		if code := b.call(t, "GET", "/api/v1/audit?kind=@flow&id=stoppable", nil, &audit); code != http.StatusOK {
+			t.Fatalf("audit: status %d", code)
+		}
+		stops := 0
+		for _, r := range audit.Records {
+			if r.Action == "stop" {
+				stops++
+				if r.Who == "" {
+					t.Errorf("stop audited without who")
+				}
+			}
+		}
+		if stops != 1 {
+			t.Errorf("audit of flow stoppable has %d stop records (%+v), want 1", stops, audit.Records)
+		}
 	})
 
 	t.Run("BuiltinStartAndStopFlow", func(t *testing.T) {

@@ -269,7 +269,6 @@ func (f *FlowsAPI) execution(c *gin.Context) {
 		f.api.writeError(c, describe(err, task.ErrNotFound, "execution %q not found", id))
 		return
 	}
-	f.api.recordChange(c, store.AuditKindFlow, id, store.AuditStop, map[string]any{"flow": x.FlowID, "state": string(x.State)})
 	c.JSON(http.StatusOK, x)
 }
 
@@ -284,6 +283,7 @@ func (f *FlowsAPI) stop(c *gin.Context) {
 		f.api.writeError(c, describe(err, task.ErrNotFound, "execution %q not found", id))
 		return
 	}
+	f.api.recordChange(c, store.AuditKindFlow, x.FlowID, store.AuditStop, map[string]any{"execution": id, "state": string(x.State)})
 	c.JSON(http.StatusOK, x)
 }
 

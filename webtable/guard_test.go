@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -230,11 +231,13 @@ func merge(a, b map[string]string) map[string]string {
 func TestGuardPageRedirectsToLogin(t *testing.T) {
 	t.Parallel()
 	b := setupGuard(t, nil)
-	rec := b.send(t, req{method: "GET", path: "/targets"})
-	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/login?next=%2Ftargets" {
-		t.Errorf("GET /targets: %d to %q", rec.Code, rec.Header().Get("Location"))
+	for _, page := range []string{"/", "/targets", "/flows", "/runs", "/outbox", "/status", "/audit", "/users"} {
+		rec := b.send(t, req{method: "GET", path: page})
+		if want := "/login?next=" + url.QueryEscape(page); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != want {
+			t.Errorf("GET %s: %d to %q, want 303 to %q", page, rec.Code, rec.Header().Get("Location"), want)
+		}
 	}
-	rec = b.send(t, req{method: "GET", path: "/api/v1/outbox"})
+	rec := b.send(t, req{method: "GET", path: "/api/v1/outbox"})
 	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Header().Get("WWW-Authenticate"), "Bearer") {
 		t.Errorf("GET /api/v1/outbox: %d, WWW-Authenticate %q", rec.Code, rec.Header().Get("WWW-Authenticate"))
 	}
