@@ -43,6 +43,7 @@
       "params.key": "key", "params.value": "value", "params.run": "Run now", "params.cancel": "Cancel",
       "params.nokey": "line {n}: a param needs a key", "params.remove": "remove",
       "run.rejected": "{n} of {total} runs rejected: {why}",
+      "switch.active": "active", "pagination": "pagination",
     },
     zh: {
       "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加",
@@ -70,6 +71,13 @@
       "params.key": "键", "params.value": "值", "params.run": "立即运行", "params.cancel": "取消",
       "params.nokey": "第 {n} 行：参数需要键", "params.remove": "删除",
       "run.rejected": "{total} 个运行中有 {n} 个被拒绝：{why}",
+      // Column titles by role (the server's titles are the field names).
+      "col.task_id": "编号", "col.title": "标题", "col.task_para": "内容", "col.cron_para": "时间",
+      "col.task_type": "方式", "col.to": "接收人", "col.active": "启用", "col.is_active": "状态",
+      "col.next_fire": "下次触发", "col.last_fire": "上次触发", "col.last_status": "上次结果",
+      "ch.email": "邮件", "ch.sms": "短信", "ch.outbox": "发件箱", "switch.active": "启用",
+      "dt.orderable": "：点击排序", "dt.orderableReverse": "：点击倒序排序", "dt.orderableRemove": "：点击取消排序",
+      "pagination": "分页",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||
@@ -148,7 +156,7 @@
       if (type !== "display") return data == null ? "" : data;
       switch (col.type) {
         case "switch":
-          return '<input type="checkbox" class="act-switch" aria-label="active"' + (isOn(data) ? " checked" : "") + ">";
+          return '<input type="checkbox" class="act-switch" aria-label="' + esc(t("switch.active")) + '"' + (isOn(data) ? " checked" : "") + ">";
         case "status": {
           const st = rowState(row);
           let s = '<span class="st st-' + st.state + '">' + esc(t("st." + st.state)) + "</span>";
@@ -666,7 +674,7 @@
         input = document.createElement("select");
         for (const o of c.options || []) {
           const opt = document.createElement("option");
-          opt.value = o; opt.textContent = o;
+          opt.value = o; opt.textContent = lang === "zh" && dict.zh["ch." + o] ? dict.zh["ch." + o] : o;
           input.appendChild(opt);
         }
         if ((c.options || []).includes("outbox")) input.value = "outbox";
@@ -713,6 +721,12 @@
     const r = await getJSON(api + "/columns");
     if (!r.ok) { notice(r.body.error, true); return; }
     cols = r.body.columns;
+    // In Chinese a column is titled by its role; a scenario's own field
+    // names stay as the server gives them when no word is known.
+    for (const c of cols) {
+      const k = "col." + c.role;
+      if (lang === "zh" && dict.zh[k]) c.title = dict.zh[k];
+    }
     searchMin = r.body.search_min || 3;
     buildAddForm();
     const columns = cols.map((c) => ({
@@ -754,7 +768,14 @@
       pageLength: 25, lengthMenu: [10, 25, 50, 100, 500], searchDelay: 300,
       // DataTables' own strings come from its i18n file (npm
       // datatables.net-plugins, copied by `make static`).
-      language: lang === "zh" ? { url: "/assets/vendor/zh.json" } : {},
+      // DataTables' sort labels are not in it: they are given here.
+      language: lang === "zh" ? { url: "/assets/vendor/zh.json", aria: {
+        orderable: t("dt.orderable"), orderableReverse: t("dt.orderableReverse"), orderableRemove: t("dt.orderableRemove"),
+      } } : {},
+      // DataTables 2 labels its paging in English whatever the language.
+      initComplete: () => {
+        for (const nav of document.querySelectorAll('nav[aria-label="pagination"]')) nav.setAttribute("aria-label", t("pagination"));
+      },
     });
     const tbody = document.querySelector("#rows tbody");
     tbody.addEventListener("click", (e) => {

@@ -59,7 +59,11 @@ type Column struct {
 	// bookkeeping key of task.Row (is_active, next_fire, …).
 	Data string `json:"data"`
 	// Field is the row field a user edits, "" for bookkeeping columns.
-	Field      string   `json:"field,omitempty"`
+	Field string `json:"field,omitempty"`
+	// Role is what the column is, the same in every scenario: the
+	// canonical task field it maps (title, cron_para, …) or the
+	// bookkeeping key. The page translates a column's title by its role.
+	Role       string   `json:"role"`
 	Title      string   `json:"title"`
 	Type       string   `json:"type"`
 	Editable   bool     `json:"editable"`
@@ -143,7 +147,7 @@ func Columns(sc *mapping.Scenario) []Column {
 		if f == "" {
 			return
 		}
-		c := Column{Data: "fields." + f, Field: f, Title: titleOf(f), Type: typ, Editable: typ != ColID,
+		c := Column{Data: "fields." + f, Field: f, Role: canon, Title: titleOf(f), Type: typ, Editable: typ != ColID,
 			Orderable: orderable, Searchable: true, Options: options, sort: store.RowSort{Field: f}}
 		if typ == ColID {
 			c.sort = store.RowSort{Column: store.SortID}
@@ -159,7 +163,7 @@ func Columns(sc *mapping.Scenario) []Column {
 	add(mapping.FieldTo, ColText, true)
 	add(mapping.FieldActive, ColSwitch, true)
 	status := func(data, title, typ string, sortCol string) {
-		c := Column{Data: data, Title: title, Type: typ}
+		c := Column{Data: data, Role: data, Title: title, Type: typ}
 		if sortCol != "" {
 			c.Orderable, c.sort = true, store.RowSort{Column: sortCol}
 		}
