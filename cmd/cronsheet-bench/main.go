@@ -41,6 +41,7 @@ func main() {
 	spread := flag.Int("spread", 60, "seconds the spread case spreads its tasks over (0: skip that case)")
 	edits := flag.Int("edits", 200, "rows created one by one for edit-to-armed")
 	park := flag.Int("park", 0, "tasks due in an hour, armed with the arming window on (parked) and off, for heap per armed task (0: skip)")
+	restart := flag.Int("restart", 0, "tasks due in an hour; stop the node and time a new node re-arming them all (0: skip)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -55,6 +56,13 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	gin.SetMode(gin.ReleaseMode)
+	if *restart > 0 {
+		if err := restartCase(*restart); err != nil {
+			fmt.Fprintln(os.Stderr, "cronsheet-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *park > 0 {
 		if err := parkCases(*park); err != nil {
 			fmt.Fprintln(os.Stderr, "cronsheet-bench:", err)
@@ -358,9 +366,63 @@ func parkCase(n int, window time.Duration) (heapPerTask, armRate float64, err er
 	defer os.RemoveAll(nd.dir)
 	defer nd.stop()
 	heapBefore := heap()
-	base := time.Now().Add(time.Hour).Truncate(time.Second)
 	created := time.Now()
-	if err := parallel(n, 8, func(i int) error {
+	if err := createFarRows(nd, n); err != nil {
+		return 0, 0, err
+	}
+	if err := waitFor(func() bool { return armed.Load() >= int64(n) }, 30*time.Minute); err != nil {
+		return 0, 0, fmt.Errorf("only %d of %d armed", armed.Load(), n)
+	}
+	armRate = float64(n) / time.Since(created).Seconds()
+	return float64(heap()-min(heap(), heapBefore)) / float64(n), armRate, nil
+}
+
+// restartCase creates n rows due an hour ahead, each at its own second,
+// waits until they are armed, stops the node (which releases its claims)
+// and times a new node on the same store re-arming all of them.
+func restartCase(n int) error {
+	var armed atomic.Int64
+	nd, err := startNode(nil, server.WithArmObserver(func(string) { armed.Add(1) }))
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(nd.dir)
+	if err := createFarRows(nd, n); err != nil {
+		nd.stop()
+		return err
+	}
+	if err := waitFor(func() bool { return armed.Load() >= int64(n) }, 30*time.Minute); err != nil {
+		nd.stop()
+		return fmt.Errorf("only %d of %d armed", armed.Load(), n)
+	}
+	stopped := time.Now()
+	if err := nd.stop(); err != nil {
+		return err
+	}
+	stopTime := time.Since(stopped)
+	var rearmed atomic.Int64
+	started := time.Now()
+	again, err := startNode(func(c *server.Config) { c.Store.Path = nd.dbPath },
+		server.WithArmObserver(func(string) { rearmed.Add(1) }))
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(again.dir)
+	defer again.stop()
+	if err := waitFor(func() bool { return rearmed.Load() >= int64(n) }, 30*time.Minute); err != nil {
+		return fmt.Errorf("only %d of %d re-armed", rearmed.Load(), n)
+	}
+	took := time.Since(started)
+	fmt.Printf("| tasks | graceful stop | start → all re-armed | re-armed/s |\n|---:|---:|---:|---:|\n")
+	fmt.Printf("| %d | %s | %s | %.0f |\n", n, stopTime.Round(time.Millisecond), took.Round(time.Millisecond), float64(n)/took.Seconds())
+	return nil
+}
+
+// createFarRows creates n one-off rows through the API, due an hour from
+// now, each at its own second.
+func createFarRows(nd *node, n int) error {
+	base := time.Now().Add(time.Hour).Truncate(time.Second)
+	return parallel(n, 8, func(i int) error {
 		at := base.Add(time.Duration(i) * time.Second).UTC()
 		resp, err := postJSON(nd.base+"/api/v1/scenarios/memos/rows", map[string]any{
 			"content": "bench", "channel": "outbox", "when": "at " + at.Format("2006-01-02 15:04:05"),
@@ -374,12 +436,5 @@ func parkCase(n int, window time.Duration) (heapPerTask, armRate float64, err er
 			return fmt.Errorf("create row: %d %s", resp.StatusCode, b)
 		}
 		return nil
-	}); err != nil {
-		return 0, 0, err
-	}
-	if err := waitFor(func() bool { return armed.Load() >= int64(n) }, 30*time.Minute); err != nil {
-		return 0, 0, fmt.Errorf("only %d of %d armed", armed.Load(), n)
-	}
-	armRate = float64(n) / time.Since(created).Seconds()
-	return float64(heap()-min(heap(), heapBefore)) / float64(n), armRate, nil
+	})
 }
