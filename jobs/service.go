@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"cronsheet/fire"
+	"cronsheet/mapping/schedule"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -469,28 +470,53 @@ func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
 // cancelSlot takes a pending delayed job's slot in the ledger with a
 // cancelled run, so its fire finds the slot taken and sends nothing. It
 // reports false when the slot was already fired. A cron job's current slot
-// (its next fire, which a fire moves on in the same write that records
-// it) is taken the same way, so a fire racing the cancel either delivers
-// that slot or finds it cancelled, never both; the cron job reports true
-// either way (closing it stops the slots after).
+// is taken the same way, so a fire racing the cancel either delivers that
+// slot or finds it cancelled, never both: the current slot is its next
+// fire when that is still free, else the first free slot of its schedule
+// after it (its next fire may be stale, already fired, or not set yet
+// when the job is not armed); the cron job reports true either way
+// (closing it stops the slots after).
 func (s *Service) cancelSlot(ctx context.Context, t *task.Task, why string) (bool, error) {
-	slot := t.Job.DueAt
-	if slot.IsZero() {
-		slot = t.NextFire
-	}
-	if slot.IsZero() {
-		return true, nil // a cron job not armed yet: closing it is enough
-	}
 	now := s.now()
-	ok, err := s.store.InsertRun(ctx, &task.Run{
-		TriggerID: fire.NewTriggerID(), TaskID: t.TaskID, Slot: slot, Target: task.JobTargetID,
-		TriggerType: task.TriggerSchedule, State: task.RunCancelled, FiredAt: now, FinishedAt: now, Error: why,
-	})
-	if t.Job.DueAt.IsZero() && err == nil {
-		return true, nil
+	take := func(slot time.Time) (bool, error) {
+		return s.store.InsertRun(ctx, &task.Run{
+			TriggerID: fire.NewTriggerID(), TaskID: t.TaskID, Slot: slot, Target: task.JobTargetID,
+			TriggerType: task.TriggerSchedule, State: task.RunCancelled, FiredAt: now, FinishedAt: now, Error: why,
+		})
 	}
-	return ok, err
+	if !t.Job.DueAt.IsZero() {
+		return take(t.Job.DueAt)
+	}
+	slot := t.NextFire
+	if !slot.IsZero() {
+		if ok, err := take(slot); ok || err != nil {
+			return true, err
+		}
+	}
+	sched, err := schedule.Parse(t.CronPara, t.TZ)
+	if err != nil {
+		return true, nil // no schedule to take a slot of: closing it is enough
+	}
+	slots := fire.NewSlots(t, sched)
+	after := now
+	if slot.After(after) {
+		after = slot
+	}
+	for range cancelSlotTries {
+		next := slots.Next(after)
+		if next.IsZero() {
+			return true, nil // the schedule has ended
+		}
+		if ok, err := take(next); ok || err != nil {
+			return true, err
+		}
+		after = next // fired meanwhile: the one after
+	}
+	return true, nil
 }
+
+// cancelSlotTries bounds the slots a cron job's cancel tries to take.
+const cancelSlotTries = 3
 
 // Block keeps a job from running until Unblock.
 func (s *Service) Block(ctx context.Context, id string) (*View, error) {
