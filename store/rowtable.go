@@ -61,6 +61,9 @@ type RowQuery struct {
 	Sort RowSort
 	// Offset skips that many rows; Limit (1..MaxRowPage) is the page size.
 	Offset, Limit int
+	// WithTasks asks for RowPage.Tasks (the table shows them; an export
+	// does not need them and saves the read).
+	WithTasks bool
 }
 
 // RowSort is one sort key: a row field prepared by PrepareRowTable, or one
@@ -83,7 +86,7 @@ type RowPage struct {
 	// Tasks holds, by row id, the live (not deleted) task of each row of
 	// the page that has one, read with the page through the row-task
 	// index, so the table needs no request per row to show a row's state.
-	// A row not synced yet has none.
+	// A row not synced yet has none. Nil unless RowQuery.WithTasks.
 	Tasks map[string]*RowTask
 }
 

@@ -273,7 +273,7 @@ func (t *Table) serve(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusBadRequest, tableError{Draw: req.draw, Error: err.Error()})
 		return
 	}
-	req.query.Scenario = name
+	req.query.Scenario, req.query.WithTasks = name, true
 	page, err := t.store.QueryRows(c.Request.Context(), req.query)
 	if err != nil {
 		status, body := classify(err)

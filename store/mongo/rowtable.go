@@ -231,8 +231,10 @@ func (s *Store) queryRows(ctx context.Context, q store.RowQuery) (*store.RowPage
 	for i := range docs {
 		page.Rows[i] = docs[i].row()
 	}
-	if page.Tasks, err = s.rowTasks(ctx, q.Scenario, page.Rows); err != nil {
-		return nil, fmt.Errorf("read the page's tasks: %w", err)
+	if q.WithTasks {
+		if page.Tasks, err = s.rowTasks(ctx, q.Scenario, page.Rows); err != nil {
+			return nil, fmt.Errorf("read the page's tasks: %w", err)
+		}
 	}
 	return page, nil
 }

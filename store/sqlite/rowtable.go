@@ -185,7 +185,7 @@ func (s *Store) queryRows(ctx context.Context, q store.RowQuery, broad int64) (*
 				limit, off = limit+off, 0
 			}
 			if limit <= 0 {
-				page.Rows, page.Tasks = []*task.Row{}, map[string]*store.RowTask{}
+				page.Rows = []*task.Row{}
 				return page, nil
 			}
 			query, args, reverse = pageSQL(backward, false), []any{q.Scenario, limit, off}, true
@@ -222,8 +222,10 @@ func (s *Store) queryRows(ctx context.Context, q store.RowQuery, broad int64) (*
 	if reverse {
 		slices.Reverse(page.Rows)
 	}
-	if page.Tasks, err = rowTasks(ctx, tx, q.Scenario, page.Rows); err != nil {
-		return nil, fmt.Errorf("read the page's tasks: %w", err)
+	if q.WithTasks {
+		if page.Tasks, err = rowTasks(ctx, tx, q.Scenario, page.Rows); err != nil {
+			return nil, fmt.Errorf("read the page's tasks: %w", err)
+		}
 	}
 	return page, nil
 }
