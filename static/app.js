@@ -87,6 +87,11 @@
     for (const k in vars || {}) s = s.replace("{" + k + "}", vars[k]);
     return s;
   }
+  // tOr is t(key) when a word is known for key, else fallback.
+  function tOr(key, fallback) {
+    const s = t(key);
+    return s === key ? fallback : s;
+  }
 
   function esc(v) {
     return String(v == null ? "" : v).replace(/[&<>"']/g, (c) =>
@@ -674,7 +679,7 @@
         input = document.createElement("select");
         for (const o of c.options || []) {
           const opt = document.createElement("option");
-          opt.value = o; opt.textContent = lang === "zh" && dict.zh["ch." + o] ? dict.zh["ch." + o] : o;
+          opt.value = o; opt.textContent = tOr("ch." + o, o);
           input.appendChild(opt);
         }
         if ((c.options || []).includes("outbox")) input.value = "outbox";
@@ -721,12 +726,9 @@
     const r = await getJSON(api + "/columns");
     if (!r.ok) { notice(r.body.error, true); return; }
     cols = r.body.columns;
-    // In Chinese a column is titled by its role; a scenario's own field
-    // names stay as the server gives them when no word is known.
-    for (const c of cols) {
-      const k = "col." + c.role;
-      if (lang === "zh" && dict.zh[k]) c.title = dict.zh[k];
-    }
+    // A column is titled by its role where the language has a word for it
+    // (Chinese); else as the server titles it (the scenario's field name).
+    for (const c of cols) c.title = tOr("col." + c.role, c.title);
     searchMin = r.body.search_min || 3;
     buildAddForm();
     const columns = cols.map((c) => ({
