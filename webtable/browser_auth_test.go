@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -23,38 +24,29 @@ import (
 
 // consoleLog collects the tab's console errors: console.error calls,
 // uncaught exceptions, and the browser's own error entries (failed loads,
-// Content-Security-Policy refusals).
+// Content-Security-Policy refusals); with network, also answers of 400 or
+// more and requests that failed.
 type consoleLog struct {
 	mu   sync.Mutex
 	errs []string
+	urls map[network.RequestID]string // what each request asked, for failed loads
 }
 
+// listenConsole collects the tab's console errors (consoleProblem).
 func listenConsole(t *testing.T, ctx context.Context) *consoleLog {
 	t.Helper()
-	l := &consoleLog{}
+	return listenTab(t, ctx, false)
+}
+
+func listenTab(t *testing.T, ctx context.Context, withNetwork bool) *consoleLog {
+	t.Helper()
+	l := &consoleLog{urls: map[network.RequestID]string{}}
 	err := chromedp.Listen(ctx, func(ev any) {
-		var msg string
-		switch ev := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type != runtime.ConsoleAPICalledTypeError {
-				return
-			}
-			var parts []string
-			for _, a := range ev.Args {
-				parts = append(parts, string(a.Value)+a.Description)
-			}
-			msg = "console.error: " + strings.Join(parts, " ")
-		case *runtime.EventExceptionThrown:
-			msg = "exception: " + ev.ExceptionDetails.Text
-			if ev.ExceptionDetails.Exception != nil {
-				msg += " " + ev.ExceptionDetails.Exception.Description
-			}
-		case *log.EventEntryAdded:
-			if ev.Entry.Level != log.EntryLevelError {
-				return
-			}
-			msg = "log: " + ev.Entry.Text + " " + ev.Entry.URL
-		default:
+		msg := consoleProblem(ev)
+		if msg == "" && withNetwork {
+			msg = l.networkProblem(ev)
+		}
+		if msg == "" {
 			return
 		}
 		l.mu.Lock()
@@ -62,9 +54,61 @@ func listenConsole(t *testing.T, ctx context.Context) *consoleLog {
 		l.mu.Unlock()
 	})
 	if err != nil {
-		t.Fatalf("listen to the console: %v", err)
+		t.Fatalf("listen to the tab: %v", err)
 	}
 	return l
+}
+
+// consoleProblem describes ev when it is a console.error call, an
+// uncaught exception or an error entry of the browser's log, else "".
+func consoleProblem(ev any) string {
+	switch ev := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type != runtime.ConsoleAPICalledTypeError {
+			return ""
+		}
+		parts := make([]string, len(ev.Args))
+		for i, a := range ev.Args {
+			parts[i] = string(a.Value) + a.Description
+		}
+		return "console.error: " + strings.Join(parts, " ")
+	case *runtime.EventExceptionThrown:
+		msg := "uncaught exception: " + ev.ExceptionDetails.Text
+		if ev.ExceptionDetails.Exception != nil {
+			msg += " " + ev.ExceptionDetails.Exception.Description
+		}
+		return msg
+	case *log.EventEntryAdded:
+		if ev.Entry.Level != log.EntryLevelError {
+			return ""
+		}
+		return "log: " + ev.Entry.Text + " " + ev.Entry.URL
+	}
+	return ""
+}
+
+// networkProblem describes ev when it is an answer of 400 or more or a
+// failed request (not one a navigation cancelled), else "".
+func (l *consoleLog) networkProblem(ev any) string {
+	switch ev := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		l.mu.Lock()
+		l.urls[ev.RequestID] = ev.Request.Method + " " + ev.Request.URL
+		l.mu.Unlock()
+	case *network.EventResponseReceived:
+		if ev.Response.Status >= 400 {
+			return fmt.Sprintf("network: %d %s", ev.Response.Status, ev.Response.URL)
+		}
+	case *network.EventLoadingFailed:
+		if ev.Canceled { // a navigation ended the page's requests
+			return ""
+		}
+		l.mu.Lock()
+		u := l.urls[ev.RequestID]
+		l.mu.Unlock()
+		return "network: " + ev.ErrorText + " " + u
+	}
+	return ""
 }
 
 // take returns the errors so far and forgets them.

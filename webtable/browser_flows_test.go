@@ -1,23 +1,16 @@
 package webtable_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"cronsheet/server"
 )
-
-// Chromium's runtime and log domains are enabled by chromedp for every
-// target; watchConsole only listens.
 
 // startFlowNode runs a node for the flows page, allowed to call back to
 // the test's loopback hook.
@@ -27,52 +20,6 @@ func startFlowNode(t *testing.T) string {
 		c.NodeID = "browser-flows"
 		c.HTTP.Allow = []string{"127.0.0.0/8"}
 	})
-}
-
-// consoleErrors collects the page's console errors and log entries of
-// level error (failed loads, CSP reports) for the rest of the test.
-type consoleErrors struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func watchConsole(t *testing.T, ctx context.Context) *consoleErrors {
-	t.Helper()
-	c := &consoleErrors{}
-	err := chromedp.Listen(ctx, func(ev any) {
-		var msg string
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError {
-				parts := make([]string, len(e.Args))
-				for i, a := range e.Args {
-					parts[i] = string(a.Value)
-				}
-				msg = "console.error " + strings.Join(parts, " ")
-			}
-		case *runtime.EventExceptionThrown:
-			msg = "exception " + e.ExceptionDetails.Text
-		case *cdplog.EventEntryAdded:
-			if e.Entry.Level == cdplog.EntryLevelError {
-				msg = "log " + e.Entry.Text + " " + e.Entry.URL
-			}
-		}
-		if msg != "" {
-			c.mu.Lock()
-			c.msgs = append(c.msgs, msg)
-			c.mu.Unlock()
-		}
-	})
-	if err != nil {
-		t.Fatalf("listen to the page: %v", err)
-	}
-	return c
-}
-
-func (c *consoleErrors) list() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.msgs...)
 }
 
 // TestBrowserFlows builds a two-step flow in the editor, triggers it and
@@ -93,7 +40,7 @@ func TestBrowserFlows(t *testing.T) {
 	resp.Body.Close()
 
 	ctx := newBrowser(t, chromium)
-	errs := watchConsole(t, ctx)
+	errs := listenConsole(t, ctx)
 
 	for _, lang := range []struct{ code, id, success string }{{"en", "two-en", "success"}, {"zh", "two-zh", "成功"}} {
 		run(t, ctx, "load the flows page ("+lang.code+")", 30*time.Second,
@@ -132,7 +79,7 @@ func TestBrowserFlows(t *testing.T) {
 	if got := get(t, ctx, "read script errors", chromedp.Evaluate[string](`JSON.stringify(window.cronsheetErrors)`)); got != "[]" {
 		t.Errorf("script errors: %s", got)
 	}
-	if msgs := errs.list(); len(msgs) > 0 {
+	if msgs := errs.take(); len(msgs) > 0 {
 		t.Errorf("console errors: %q", msgs)
 	}
 }

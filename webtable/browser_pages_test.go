@@ -1,21 +1,16 @@
 package webtable_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode"
 
-	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/gin-gonic/gin"
 
@@ -42,80 +37,6 @@ func pagePaths(t *testing.T) []string {
 		t.Fatalf("pages registered: %v, want at least the nine of issue 15", paths)
 	}
 	return paths
-}
-
-// pageProblems collects what a page must never do: console.error calls,
-// uncaught exceptions, the browser's error log entries (failed loads, CSP
-// refusals), and answers of 400 or more or failed loads on the network.
-type pageProblems struct {
-	mu   sync.Mutex
-	msgs []string
-	urls map[network.RequestID]string
-}
-
-func listenProblems(t *testing.T, ctx context.Context) *pageProblems {
-	t.Helper()
-	p := &pageProblems{urls: map[network.RequestID]string{}}
-	err := chromedp.Listen(ctx, func(ev any) {
-		var msg string
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type != runtime.ConsoleAPICalledTypeError {
-				return
-			}
-			parts := make([]string, len(e.Args))
-			for i, a := range e.Args {
-				parts[i] = string(a.Value) + a.Description
-			}
-			msg = "console.error: " + strings.Join(parts, " ")
-		case *runtime.EventExceptionThrown:
-			msg = "uncaught exception: " + e.ExceptionDetails.Text
-			if e.ExceptionDetails.Exception != nil {
-				msg += " " + e.ExceptionDetails.Exception.Description
-			}
-		case *cdplog.EventEntryAdded:
-			if e.Entry.Level != cdplog.EntryLevelError {
-				return
-			}
-			msg = "log: " + e.Entry.Text + " " + e.Entry.URL
-		case *network.EventRequestWillBeSent:
-			p.mu.Lock()
-			p.urls[e.RequestID] = e.Request.Method + " " + e.Request.URL
-			p.mu.Unlock()
-			return
-		case *network.EventResponseReceived:
-			if e.Response.Status < 400 {
-				return
-			}
-			msg = fmt.Sprintf("network: %d %s", e.Response.Status, e.Response.URL)
-		case *network.EventLoadingFailed:
-			if e.Canceled { // a navigation ended the page's requests
-				return
-			}
-			p.mu.Lock()
-			u := p.urls[e.RequestID]
-			p.mu.Unlock()
-			msg = "network: " + e.ErrorText + " " + u
-		default:
-			return
-		}
-		p.mu.Lock()
-		p.msgs = append(p.msgs, msg)
-		p.mu.Unlock()
-	})
-	if err != nil {
-		t.Fatalf("listen to the page: %v", err)
-	}
-	return p
-}
-
-// take returns the problems so far and forgets them.
-func (p *pageProblems) take() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := p.msgs
-	p.msgs = nil
-	return out
 }
 
 // postJSON posts body to base+path and fails unless the answer is want.
@@ -262,7 +183,7 @@ func TestBrowserPages(t *testing.T) {
 	base := startNode(t)
 	seedPages(t, base)
 	ctx := newBrowser(t, chromium)
-	problems := listenProblems(t, ctx)
+	problems := listenTab(t, ctx, true) // console errors and failed or 4xx/5xx loads
 
 	english := map[string][]pageLabel{} // path → its English labels
 	for _, lang := range []string{"en", "zh"} {
