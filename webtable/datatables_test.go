@@ -41,17 +41,23 @@ func setupTable(t *testing.T) *tableBundle {
 			t.Fatal(err)
 		}
 	}
+	return &tableBundle{router: memosTable(t, st), store: st}
+}
+
+// memosTable is the table endpoint of the memos scenario over st, prepared.
+func memosTable(t *testing.T, st store.RowTable) http.Handler {
+	t.Helper()
 	memos, err := mapping.New(mapping.MemosConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	tbl := webtable.NewTable(webtable.TableDeps{Store: st, Scenarios: map[string]*mapping.Scenario{"memos": memos}})
-	if err := tbl.Prepare(ctx); err != nil {
+	if err := tbl.Prepare(context.Background()); err != nil {
 		t.Fatalf("prepare: %v", err)
 	}
 	r := gin.New()
 	tbl.Register(r)
-	return &tableBundle{router: r, store: st}
+	return r
 }
 
 // columnsQuery is what DataTables sends for the memos columns.

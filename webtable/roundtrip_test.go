@@ -9,30 +9,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gin-gonic/gin"
-
-	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
-	"cronsheet/webtable"
 )
 
 // exportAll returns the memos table of st as the CSV export writes it,
 // every column.
 func exportAll(t *testing.T, st store.RowTable) string {
 	t.Helper()
-	memos, err := mapping.New(mapping.MemosConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl := webtable.NewTable(webtable.TableDeps{Store: st, Scenarios: map[string]*mapping.Scenario{"memos": memos}})
-	if err := tbl.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	r := gin.New()
-	tbl.Register(r)
 	rec := httptest.NewRecorder()
-	r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/scenarios/memos/table.csv?order[0][column]=0&order[0][dir]=asc", nil))
+	memosTable(t, st).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/scenarios/memos/table.csv?order[0][column]=0&order[0][dir]=asc", nil))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("export: %d %s", rec.Code, rec.Body)
 	}

@@ -8,12 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
-
 	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
-	"cronsheet/webtable"
 )
 
 // TestTableRowTasks: the table answer carries each row's task beside the
@@ -70,14 +67,8 @@ func TestTableRowTasks(t *testing.T) {
 		}
 	}
 
-	tbl := webtable.NewTable(webtable.TableDeps{Store: st, Scenarios: map[string]*mapping.Scenario{"memos": memos}})
-	if err := tbl.Prepare(ctx); err != nil {
-		t.Fatalf("prepare: %v", err)
-	}
-	r := gin.New()
-	tbl.Register(r)
 	rec := httptest.NewRecorder()
-	r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tablePath+"?draw=1&length=50", nil))
+	memosTable(t, st).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tablePath+"?draw=1&length=50", nil))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("table: %d %s", rec.Code, rec.Body)
 	}
