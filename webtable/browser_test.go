@@ -473,14 +473,7 @@ func TestBrowserRowStates(t *testing.T) {
 
 	postRow := func(body string) {
 		t.Helper()
-		resp, err := http.Post(base+"/api/v1/scenarios/memos/rows", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated {
-			t.Fatalf("POST row %s: %d", body, resp.StatusCode)
-		}
+		postJSON(t, base, "/api/v1/scenarios/memos/rows", body, http.StatusCreated)
 	}
 	postRow(`{"memo_id":"s-fine","title":"fine memo","content":"c","when":"every 1h","channel":"outbox"}`)
 	postRow(`{"memo_id":"s-off","title":"off memo","content":"c","when":"every 1h","channel":"outbox","active":0}`)
