@@ -43,7 +43,10 @@ http: {allow: [127.0.0.0/8]}
 	createHookTarget(t, node.base(), h)
 	var ids []string
 	for i := range 3 {
-		row := postRow(t, node.base(), fmt.Sprintf(`{"title":"t%d","content":"tick %d","when":"every 1s","targets":"hook","misfire":"once"}`, i, i))
+		// overlap allow: a slot that comes while the restarted node is still
+		// re-sending the run the kill cut is delivered too, not skipped (the
+		// default for a repeating schedule), so every run must reach the hook.
+		row := postRow(t, node.base(), fmt.Sprintf(`{"title":"t%d","content":"tick %d","when":"every 1s","targets":"hook","misfire":"once","overlap":"allow"}`, i, i))
 		ids = append(ids, row.ID)
 	}
 	time.Sleep(3500 * time.Millisecond)
