@@ -28,9 +28,8 @@ func (f *Firer) deliver(ctx context.Context, t *task.Task, tg *task.Target, run 
 	}
 }
 
-// step makes one attempt of run and records its outcome, holding one of the
-// Firer's delivery slots meanwhile (never while waiting to retry). It
-// returns how long to wait before the next attempt, or again=false when
+// step makes one attempt of run and records its outcome; a delivery slot
+// is held only for the call itself (see call). It returns how long to wait before the next attempt, or again=false when
 // the run is finished or ctx ended.
 func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run, stored bool) (wait time.Duration, again bool) {
 	if f.cfg.Gate != nil {
@@ -39,12 +38,6 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 			return 0, false // shutting down: the run stays unfinished, for resumption
 		}
 		defer release()
-	}
-	select {
-	case f.slots <- struct{}{}:
-		defer func() { <-f.slots }()
-	case <-ctx.Done():
-		return 0, false
 	}
 	log := f.logger.With("task_id", t.TaskID, "trigger_id", run.TriggerID)
 	if run.Attempt > 1+t.MaxRetries {
@@ -62,7 +55,7 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 			return 0, false
 		}
 	}
-	out, err := f.attempt(ctx, t, tg, run)
+	out, err := f.call(ctx, t, tg, run)
 	if err != nil && ctx.Err() != nil {
 		// Shutting down: leave the run unfinished for whoever arms the task
 		// next; this attempt is counted when it resumes. (An attempt that
@@ -99,6 +92,20 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 	f.notify(t, run)
 	log.InfoContext(ctx, "delivery failed, will retry", "attempt", run.Attempt, "retry_in", wait, "error", err)
 	return wait, true
+}
+
+// call makes one attempt holding one of the Firer's delivery slots, and
+// only for the call: the store writes around it (the attempt's record, the
+// outcome's group commit) never hold a slot, so deliveries do not queue
+// behind a busy store writer while calls could go on.
+func (f *Firer) call(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run) (string, error) {
+	select {
+	case f.slots <- struct{}{}:
+		defer func() { <-f.slots }()
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	return f.attempt(ctx, t, tg, run)
 }
 
 // sleep waits for d (not at all when d <= 0) and reports whether ctx was
