@@ -265,6 +265,12 @@ func (f *Firer) Resume(ctx context.Context, t *task.Task) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("list unfinished runs of %s: %w", t.TaskID, err)
 	}
+	return f.ResumeRuns(ctx, t, runs)
+}
+
+// ResumeRuns is Resume with t's unfinished runs already read (by the
+// armer, for a batch of tasks at once).
+func (f *Firer) ResumeRuns(ctx context.Context, t *task.Task, runs []*task.Run) (int, error) {
 	scheduled := 0
 	for _, r := range runs {
 		if r.TriggerType.Scheduled() {

@@ -20,6 +20,13 @@ type Armer interface {
 	Armed() []string
 }
 
+// BatchArmer is an Armer that arms many tasks with shared store work; the
+// publish patrol uses it when its Armer has it.
+type BatchArmer interface {
+	// ArmBatch arms each of ts as Arm does and returns one error per task.
+	ArmBatch(ctx context.Context, ts []*task.Task) []error
+}
+
 // ClaimStore is what the publish patrol needs from storage.
 type ClaimStore interface {
 	ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Task, error)
@@ -69,10 +76,10 @@ func (p *Publish) RunOnce(ctx context.Context) (PublishResult, error) {
 			return res, fmt.Errorf("claim tasks: %w", err)
 		}
 		res.Claimed += len(tasks)
-		for _, t := range tasks {
-			if err := p.armer.Arm(ctx, t); err != nil {
+		for i, err := range p.arm(ctx, tasks) {
+			if err != nil {
 				res.Failed++
-				p.logger.ErrorContext(ctx, "arm task", "task_id", t.TaskID, "error", err)
+				p.logger.ErrorContext(ctx, "arm task", "task_id", tasks[i].TaskID, "error", err)
 				continue
 			}
 			res.Armed++
@@ -82,4 +89,17 @@ func (p *Publish) RunOnce(ctx context.Context) (PublishResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// arm arms one claimed batch: in one ArmBatch when the Armer has it, else
+// task by task. It returns one error per task.
+func (p *Publish) arm(ctx context.Context, tasks []*task.Task) []error {
+	if ba, ok := p.armer.(BatchArmer); ok {
+		return ba.ArmBatch(ctx, tasks)
+	}
+	errs := make([]error, len(tasks))
+	for i, t := range tasks {
+		errs[i] = p.armer.Arm(ctx, t)
+	}
+	return errs
 }

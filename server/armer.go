@@ -22,8 +22,10 @@ import (
 // armStore is what arming needs from storage beyond the Firer's needs.
 type armStore interface {
 	GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error)
-	LastSlot(ctx context.Context, taskID string) (time.Time, error)
+	LastSlots(ctx context.Context, taskIDs []string) (map[string]time.Time, error)
+	UnfinishedRunsOf(ctx context.Context, taskIDs []string) (map[string][]*task.Run, error)
 	SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error
+	SetTaskStatuses(ctx context.Context, ps []store.TaskStatusParams) error
 }
 
 // armer keeps the tasks armed here in gocron: one one-time job per
@@ -117,6 +119,96 @@ func newArmer(ctx context.Context, logger *slog.Logger, sched gocron.Scheduler, 
 // not running (stopped, closed) is held without a schedule: it fires only
 // by hand (stopped) or not at all (closed), and shows no next fire.
 func (a *armer) Arm(ctx context.Context, t *task.Task) error {
+	return a.ArmBatch(ctx, []*task.Task{t})[0]
+}
+
+// ArmBatch arms each of ts as Arm does, with the store work of the batch
+// shared: one read of the ledger's last slots, one of the unfinished runs,
+// and one transaction of the tasks' statuses (falling back to one per task
+// when the batch is refused). It returns one error per task, nil for a
+// task armed.
+func (a *armer) ArmBatch(ctx context.Context, ts []*task.Task) []error {
+	errs := make([]error, len(ts))
+	if len(ts) == 0 {
+		return errs
+	}
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.TaskID
+	}
+	fail := func(err error) []error {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	lasts, err := a.store.LastSlots(ctx, ids)
+	if err != nil {
+		return fail(fmt.Errorf("last slots: %w", err))
+	}
+	unfinished, err := a.store.UnfinishedRunsOf(ctx, ids)
+	if err != nil {
+		return fail(fmt.Errorf("unfinished runs: %w", err))
+	}
+	steps := make([]armStep, len(ts))
+	var statuses []store.TaskStatusParams
+	var of []int // of[k]: the task of statuses[k]
+	for i, t := range ts {
+		steps[i], errs[i] = a.prepare(ctx, t, lasts[t.TaskID], unfinished[t.TaskID])
+		if errs[i] == nil {
+			statuses = append(statuses, steps[i].status)
+			of = append(of, i)
+		}
+	}
+	statusErrs := make([]error, len(statuses))
+	if err := a.store.SetTaskStatuses(ctx, statuses); err != nil {
+		// One task of the batch is refused (deleted meanwhile, say), or
+		// the store is out: each on its own, so the others still arm.
+		for k, p := range statuses {
+			statusErrs[k] = a.store.SetTaskStatus(ctx, p)
+		}
+	}
+	for k, i := range of {
+		st := steps[i]
+		if statusErrs[k] != nil {
+			// Not armed after all (an entry without a gocron job would
+			// look armed to reconcile and never fire): reconcile releases
+			// the claim and publish arms it again.
+			if st.entry != nil {
+				a.disarmGen(ts[i].TaskID, st.entry.gen)
+			}
+			errs[i] = statusErrs[k]
+			continue
+		}
+		if st.next.IsZero() {
+			continue
+		}
+		if err := a.schedule(st.entry, st.next); err != nil {
+			// Not armed after all: reconcile releases the claim, publish retries.
+			a.disarmGen(ts[i].TaskID, st.entry.gen)
+			errs[i] = err
+			continue
+		}
+		if a.armHook != nil {
+			a.armHook(ts[i].TaskID)
+		}
+	}
+	return errs
+}
+
+// armStep is what arming one task leaves to do once the batch's
+// statuses are stored: its status, and the slot to schedule (zero: none).
+type armStep struct {
+	status store.TaskStatusParams
+	entry  *armedTask
+	next   time.Time
+}
+
+// prepare arms t in memory, with last (its ledger's last scheduled slot)
+// and unfinished (its unfinished runs) read for the batch: it registers
+// t's entry, fires its missed slots and resumes its runs, and returns the
+// status to store and the next slot to schedule once it is stored.
+func (a *armer) prepare(ctx context.Context, t *task.Task, last time.Time, unfinished []*task.Run) (armStep, error) {
 	sched, err := mapping.Schedule(t)
 	if errors.Is(err, task.ErrInvalid) {
 		// It can never be armed (a row's mapping refuses such schedules;
@@ -130,20 +222,16 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 		a.removeJobLocked(t.TaskID)
 		a.jobs[t.TaskID] = newArmedTask(t, fire.Slots{}, a.gen)
 		a.mu.Unlock()
-		return a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, LastStatus: "unschedulable", SetNextFire: true})
+		return armStep{status: store.TaskStatusParams{TaskID: t.TaskID, LastStatus: "unschedulable", SetNextFire: true}}, nil
 	}
 	if err != nil {
-		return fmt.Errorf("parse schedule of %s: %w", t.TaskID, err)
+		return armStep{}, fmt.Errorf("parse schedule of %s: %w", t.TaskID, err)
 	}
 	slots := fire.NewSlots(t, sched)
-	last, err := a.store.LastSlot(ctx, t.TaskID)
-	if err != nil {
-		return fmt.Errorf("last slot of %s: %w", t.TaskID, err)
-	}
 	plan := fire.MakePlan(slots, t.Misfire, last, a.now())
-	unfinished, err := a.firer.Resume(ctx, t)
+	pending, err := a.firer.ResumeRuns(ctx, t, unfinished)
 	if err != nil {
-		return err
+		return armStep{}, err
 	}
 
 	a.mu.Lock()
@@ -157,7 +245,7 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 		// Stopped or closed: held here, its unfinished runs resumed, but
 		// no slot fires. A state change releases the claim, so it comes
 		// back through Arm under its new state at once.
-		return a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, SetNextFire: true})
+		return armStep{status: store.TaskStatusParams{TaskID: t.TaskID, SetNextFire: true}, entry: e}, nil
 	}
 	if plan.Skipped > 0 {
 		a.logger.InfoContext(ctx, "missed slots skipped", "task_id", t.TaskID, "skipped", plan.Skipped, "policy", t.Misfire)
@@ -187,25 +275,10 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 		// run is final: now, when no run is unfinished; else the Firer
 		// marks it done as that run finishes (usesUpSchedule), and the
 		// task stays armed here, without a job, until then.
-		done := len(plan.Missed) == 0 && unfinished == 0
-		return a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, Done: done, SetNextFire: true})
+		done := len(plan.Missed) == 0 && pending == 0
+		return armStep{status: store.TaskStatusParams{TaskID: t.TaskID, Done: done, SetNextFire: true}, entry: e}, nil
 	}
-	if err := a.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: t.TaskID, NextFire: plan.Next, SetNextFire: true}); err != nil {
-		// Not armed after all (an entry without a gocron job would look
-		// armed to reconcile and never fire): reconcile releases the
-		// claim and publish arms it again.
-		a.disarmGen(t.TaskID, e.gen)
-		return err
-	}
-	if err := a.schedule(e, plan.Next); err != nil {
-		// Not armed after all: reconcile releases the claim, publish retries.
-		a.disarmGen(t.TaskID, e.gen)
-		return err
-	}
-	if a.armHook != nil {
-		a.armHook(t.TaskID)
-	}
-	return nil
+	return armStep{status: store.TaskStatusParams{TaskID: t.TaskID, NextFire: plan.Next, SetNextFire: true}, entry: e, next: plan.Next}, nil
 }
 
 // schedule puts e in the bucket of slot, creating the bucket's gocron

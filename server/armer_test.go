@@ -33,6 +33,90 @@ func (f *flakyStatus) SetTaskStatus(ctx context.Context, p store.TaskStatusParam
 	return f.Store.SetTaskStatus(ctx, p)
 }
 
+func (f *flakyStatus) SetTaskStatuses(ctx context.Context, ps []store.TaskStatusParams) error {
+	if f.fail.Load() {
+		return errors.New("store unavailable")
+	}
+	return f.Store.SetTaskStatuses(ctx, ps)
+}
+
+// refusingStatus is the real store refusing the status writes of one
+// task, counting the batch writes.
+type refusingStatus struct {
+	*sqlite.Store
+	refuse  string
+	batches atomic.Int32
+}
+
+func (r *refusingStatus) SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error {
+	if p.TaskID == r.refuse {
+		return errors.New("refused")
+	}
+	return r.Store.SetTaskStatus(ctx, p)
+}
+
+func (r *refusingStatus) SetTaskStatuses(ctx context.Context, ps []store.TaskStatusParams) error {
+	r.batches.Add(1)
+	for _, p := range ps {
+		if p.TaskID == r.refuse {
+			return errors.New("refused")
+		}
+	}
+	return r.Store.SetTaskStatuses(ctx, ps)
+}
+
+// TestArmBatch: a claimed batch is armed with one status transaction; a
+// task whose status cannot be stored is left unarmed (and reported) while
+// the others of its batch still arm.
+func TestArmBatch(t *testing.T) {
+	b := newArmerTest(t, fire.Config{}, nil, false)
+	periodic := func(id string) *task.Task {
+		return &task.Task{TaskID: id, Scenario: "memos", TaskType: task.ChannelSMS, ExecuteType: task.Periodic,
+			CronPara: "every 1h", TZ: "UTC", TTL: time.Second, Misfire: task.MisfireOnce, State: task.StateRunning,
+			IsEnable: 1, Anchor: time.Now()}
+	}
+	var tasks []*task.Task
+	for i := range 5 {
+		tasks = append(tasks, periodic("t"+strconv.Itoa(i)))
+	}
+	claimed := b.claimedTasks(t, tasks...)
+	st := &refusingStatus{Store: b.st}
+	a := b.armer(t, st)
+
+	for i, err := range a.ArmBatch(t.Context(), claimed[:2]) {
+		if err != nil {
+			t.Errorf("ArmBatch task %d: %v", i, err)
+		}
+	}
+	if n := st.batches.Load(); n != 1 {
+		t.Errorf("statuses written in %d batches for 2 tasks, want 1", n)
+	}
+
+	st.refuse = claimed[3].TaskID
+	errs := a.ArmBatch(t.Context(), claimed[2:])
+	for i, err := range errs {
+		id := claimed[2+i].TaskID
+		if (err != nil) != (id == st.refuse) {
+			t.Errorf("ArmBatch %s: error %v, want one only for %s", id, err, st.refuse)
+		}
+	}
+	armed := a.Armed()
+	for _, tk := range claimed {
+		if got, want := slices.Contains(armed, tk.TaskID), tk.TaskID != st.refuse; got != want {
+			t.Errorf("%s armed = %v, want %v", tk.TaskID, got, want)
+		}
+	}
+	for _, tk := range claimed {
+		got, err := b.st.GetTask(t.Context(), tk.TaskID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hasNext := !got.NextFire.IsZero(); hasNext != (tk.TaskID != st.refuse) {
+			t.Errorf("%s next fire %v: want one only for the armed tasks", tk.TaskID, got.NextFire)
+		}
+	}
+}
+
 // armerTest is what the armer tests run on: a fresh SQLite store, a
 // Firer of node "n" over fs (the store itself when nil) with an SMS
 // executor that always succeeds, and a scheduler (started when start);
@@ -198,9 +282,11 @@ func TestOneJobPerInstant(t *testing.T) {
 			IsEnable: 1, Anchor: anchor}
 	}
 	claimed := b.claimedTasks(t, tasks...)
-	for _, tk := range claimed {
-		if err := a.Arm(t.Context(), tk); err != nil {
-			t.Fatal(err)
+	// One batch, as the publish patrol arms them: 40 Arm calls one by
+	// one could straddle the instant on a loaded machine.
+	for i, err := range a.ArmBatch(t.Context(), claimed) {
+		if err != nil {
+			t.Fatalf("arm %s: %v", claimed[i].TaskID, err)
 		}
 	}
 	if jobs := len(sched.Jobs()); jobs != 1 {

@@ -238,6 +238,13 @@ type Ledger interface {
 	// UnfinishedRuns returns a task's runs that are not in a final state
 	// (pending, running, failed), so a node that takes over can resume them.
 	UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error)
+	// LastSlots is LastSlot for many tasks at once (at most
+	// MaxStatusBatch): tasks without a slot are absent from the map.
+	LastSlots(ctx context.Context, taskIDs []string) (map[string]time.Time, error)
+	// UnfinishedRunsOf is UnfinishedRuns for many tasks at once (at most
+	// MaxStatusBatch): runs by task id, each task's oldest slot first;
+	// tasks without any are absent.
+	UnfinishedRunsOf(ctx context.Context, taskIDs []string) (map[string][]*task.Run, error)
 }
 
 // TakeOverParams are the arguments of Ledger.TakeOverRun.

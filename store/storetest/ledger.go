@@ -207,6 +207,20 @@ func testLastSlot(b *bundle) {
 	if !got.Equal(at(2 * time.Hour)) {
 		b.t.Errorf("LastSlot = %v, want the misfire slot %v", got, at(2*time.Hour))
 	}
+
+	// LastSlots answers the same for many tasks at once; a task without a
+	// scheduled slot is absent.
+	many, err := b.s.LastSlots(b.ctx, []string{"t1", "t9", "t0"})
+	b.noErr("LastSlots", err)
+	if len(many) != 2 || !many["t1"].Equal(at(2*time.Hour)) || !many["t9"].Equal(at(9*time.Hour)) {
+		b.t.Errorf("LastSlots(t1, t9, t0) = %v, want t1 %v and t9 %v only", many, at(2*time.Hour), at(9*time.Hour))
+	}
+	utc(b.t, "LastSlots t1", many["t1"])
+	none, err := b.s.LastSlots(b.ctx, nil)
+	b.noErr("LastSlots of none", err)
+	if len(none) != 0 {
+		b.t.Errorf("LastSlots() = %v, want empty", none)
+	}
 }
 
 func testUnfinishedRuns(b *bundle) {
@@ -238,6 +252,25 @@ func testUnfinishedRuns(b *bundle) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		b.t.Errorf("UnfinishedRuns = %v, want %v", got, want)
+	}
+
+	// UnfinishedRunsOf answers the same for many tasks at once, each
+	// task's runs oldest slot first; a task without any is absent.
+	many, err := b.s.UnfinishedRunsOf(b.ctx, []string{"t1", "t2", "t0"})
+	b.noErr("UnfinishedRunsOf", err)
+	if len(many) != 2 || len(many["t2"]) != 1 || many["t2"][0].TriggerID != "other" {
+		b.t.Errorf("UnfinishedRunsOf(t1, t2, t0) = %s, want t1's and t2's runs only", mustJSON(many))
+	}
+	var gotMany []string
+	for i, r := range many["t1"] {
+		if i > 0 && r.Slot.Before(many["t1"][i-1].Slot) {
+			b.t.Errorf("UnfinishedRunsOf t1: %s before %s, want oldest slot first", r.TriggerID, many["t1"][i-1].TriggerID)
+		}
+		gotMany = append(gotMany, r.TriggerID)
+	}
+	slices.Sort(gotMany)
+	if !slices.Equal(gotMany, want) {
+		b.t.Errorf("UnfinishedRunsOf t1 = %v, want %v", gotMany, want)
 	}
 }
 
