@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"cronsheet/store/mongo/mongotest"
 	"cronsheet/task"
@@ -285,10 +286,21 @@ func testFlowOutcomes(t *testing.T, store func(*Config)) {
 			sr := b.execution(t, x.ID).StepRuns[0]
 			return len(sr.Runs) == 1 && sr.Runs[0].State == task.RunAccepted
 		})
+		// While the execution is unfinished the flow is running, in its
+		// own answer and in the list; the others are idle.
+		if st := b.flowState(t, "stoppable"); st != task.FlowRunning {
+			t.Errorf("flow state during an execution = %q, want running", st)
+		}
+		if st := b.listedFlowStates(t); st["stoppable"] != task.FlowRunning || st["nightly"] != task.FlowIdle {
+			t.Errorf("listed flow states = %v, want stoppable running, nightly idle", st)
+		}
 		var stopped task.Execution
 		if code := b.call(t, "POST", "/api/v1/executions/"+x.ID+"/stop", nil, &stopped); code != http.StatusOK ||
 			stopped.State != task.ExecInterrupted {
 			t.Fatalf("stop: status %d, state %s", code, stopped.State)
+		}
+		if st := b.flowState(t, "stoppable"); st != task.FlowIdle {
+			t.Errorf("flow state after the stop = %q, want idle", st)
 		}
 		if code := b.call(t, "POST", "/api/v1/runs/"+h.triggerID(path)+"/feedback", map[string]any{"status": 0}, nil); code != http.StatusConflict {
 			t.Errorf("late feedback: status %d, want 409", code)
@@ -357,6 +369,9 @@ func testFlowOutcomes(t *testing.T, store func(*Config)) {
 			t.Errorf("inner execution after stop_flow = %s, want interrupted", got.State)
 		}
 	})
+
+	t.Run("RowTargetsFlow", func(t *testing.T) { testRowTargetsFlow(t, b, h) })
+	t.Run("Schedule", func(t *testing.T) { testFlowSchedule(t, b, h) })
 
 	t.Run("Cycles", func(t *testing.T) {
 		loop := map[string]any{"id": "loop", "start": "a", "steps": []any{
@@ -432,5 +447,154 @@ func testFlowRestart(t *testing.T, store func(*Config)) {
 	want := map[string]int{"/async/" + x.ID + "/0": 1, "/ok/" + x.ID + "/1": 1}
 	if calls := h.snapshot(); fmt.Sprint(calls) != fmt.Sprint(want) {
 		t.Errorf("deliveries = %v, want each step once: %v", calls, want)
+	}
+}
+
+func (b *testBundle) flowState(t *testing.T, id string) task.FlowState {
+	t.Helper()
+	var fl task.Flow
+	if code := b.call(t, "GET", "/api/v1/flows/"+id, nil, &fl); code != http.StatusOK {
+		t.Fatalf("get flow %s: status %d", id, code)
+	}
+	return fl.State
+}
+
+func (b *testBundle) listedFlowStates(t *testing.T) map[string]task.FlowState {
+	t.Helper()
+	var page struct{ Flows []task.Flow }
+	if code := b.call(t, "GET", "/api/v1/flows?limit=500", nil, &page); code != http.StatusOK {
+		t.Fatalf("list flows: status %d", code)
+	}
+	out := make(map[string]task.FlowState, len(page.Flows))
+	for _, fl := range page.Flows {
+		out[fl.ID] = fl.State
+	}
+	return out
+}
+
+// executionsOf returns a flow's executions, newest first.
+func (b *testBundle) executionsOf(t *testing.T, id string) []task.Execution {
+	t.Helper()
+	var list struct{ Executions []task.Execution }
+	if code := b.call(t, "GET", "/api/v1/flows/"+id+"/executions?limit=100", nil, &list); code != http.StatusOK {
+		t.Fatalf("executions of %s: status %d", id, code)
+	}
+	return list.Executions
+}
+
+// testRowTargetsFlow: a table row whose targets name flow:rowflow starts
+// an execution at its fire, with the row's params; its steps reach the
+// hook once each; a second delivery of the same run (what a node resuming
+// the run after a crash does) finds the same execution.
+func testRowTargetsFlow(t *testing.T, b *testBundle, h *flowHook) {
+	b.createFlow(t, map[string]any{"id": "rowflow", "start": "a", "steps": []any{
+		map[string]any{"id": "a", "targets": []string{"ok"}, "params": map[string]string{"from": "{{params.title}}"},
+			"on": map[string][]string{"success": {"b"}}},
+		step("b", []string{"ok"}, nil),
+	}})
+	var bad task.Row
+	if code := b.call(t, "POST", "/api/v1/scenarios/memos/rows", map[string]any{
+		"content": "bad", "when": "in 1s", "targets": "flow:-bad"}, &bad); code != http.StatusCreated {
+		t.Fatalf("create row: status %d", code)
+	}
+	if got := b.waitRow(t, bad.ID, 10*time.Second, func(r *task.Row) bool { return r.IsFetched == 1 }); got.IsActive != task.RowError ||
+		!strings.HasPrefix(got.Error, "targets") || !strings.Contains(got.Error, "flow:-bad") {
+		t.Errorf("row targeting flow:-bad: is_active %d, error %q; want an error naming targets and flow:-bad", got.IsActive, got.Error)
+	}
+	var row task.Row
+	if code := b.call(t, "POST", "/api/v1/scenarios/memos/rows", map[string]any{
+		"content": "start the flow", "title": "row", "when": "in 1s", "targets": "flow:rowflow"}, &row); code != http.StatusCreated {
+		t.Fatalf("create row: status %d", code)
+	}
+	var run *task.Run
+	eventually(t, "the row's run to finish", func() bool {
+		runs := b.runs(t, row.ID)
+		if len(runs) == 1 && runs[0].State.Final() {
+			run = runs[0]
+		}
+		return run != nil
+	})
+	if run.State != task.RunDone || run.Target != "flow:rowflow" {
+		t.Fatalf("row's run = %s to %s (%s), want done to flow:rowflow", run.State, run.Target, run.Error)
+	}
+	var list []task.Execution
+	eventually(t, "rowflow's execution to finish", func() bool {
+		list = b.executionsOf(t, "rowflow")
+		return len(list) == 1 && list[0].State.Final()
+	})
+	x := list[0]
+	if x.State != task.ExecSuccess || stepsOf(&x) != "a:success b:success" || x.TriggerID != run.TriggerID {
+		t.Fatalf("execution = %s %q from %q, want success through a and b from the row's run %s", x.State, stepsOf(&x), x.TriggerID, run.TriggerID)
+	}
+	if !strings.Contains(run.Output, x.ID) {
+		t.Errorf("row's run output %q does not name execution %s", run.Output, x.ID)
+	}
+	if got := x.StepRuns[0].Params["from"]; got != "row" {
+		t.Errorf("step a's param from = %q, want the row's param (row)", got)
+	}
+	// The same run delivered again starts nothing new.
+	id, err := b.srv.startFlow(t.Context(), "rowflow", run.TriggerID, row.ID, map[string]string{"title": "row"})
+	if err != nil || id != x.ID {
+		t.Errorf("re-delivery of run %s: execution %q, %v; want %s", run.TriggerID, id, err, x.ID)
+	}
+	if n := len(b.executionsOf(t, "rowflow")); n != 1 {
+		t.Errorf("rowflow has %d executions after a re-delivery, want 1", n)
+	}
+	for i := range 2 {
+		if path := fmt.Sprintf("/ok/%s/%d", x.ID, i); h.count(path) != 1 {
+			t.Errorf("step run %d delivered %d times, want 1", i, h.count(path))
+		}
+	}
+}
+
+// testFlowSchedule: a flow with a schedule is triggered on it; an edit
+// that drops the schedule stops the fires; a bad schedule or zone is
+// refused naming the field.
+func testFlowSchedule(t *testing.T, b *testBundle, h *flowHook) {
+	for field, fl := range map[string]map[string]any{
+		"schedule": {"id": "badsched", "start": "a", "schedule": "every banana", "steps": []any{step("a", []string{"ok"}, nil)}},
+		"tz":       {"id": "badtz", "start": "a", "schedule": "every 1s", "tz": "Mars/Olympus", "steps": []any{step("a", []string{"ok"}, nil)}},
+	} {
+		var e struct{ Error, Field string }
+		if code := b.call(t, "POST", "/api/v1/flows", fl, &e); code != http.StatusBadRequest || e.Field != field {
+			t.Errorf("flow with a bad %s: status %d, %+v; want 400 on %s", field, code, e, field)
+		}
+	}
+	b.createFlow(t, map[string]any{"id": "ticking", "start": "a", "schedule": "every 1s", "tz": "Asia/Shanghai",
+		"steps": []any{step("a", []string{"ok"}, nil)}})
+	var done []task.Execution
+	eventually(t, "two scheduled executions of ticking", func() bool {
+		done = done[:0]
+		for _, x := range b.executionsOf(t, "ticking") {
+			if x.State.Final() {
+				done = append(done, x)
+			}
+		}
+		return len(done) >= 2
+	})
+	for _, x := range done {
+		if x.State != task.ExecSuccess || x.TriggerID == "" {
+			t.Errorf("scheduled execution %s = %s from trigger %q, want success from a fire", x.ID, x.State, x.TriggerID)
+		}
+		if path := "/ok/" + x.ID + "/0"; h.count(path) != 1 {
+			t.Errorf("scheduled execution %s delivered step a %d times, want 1", x.ID, h.count(path))
+		}
+	}
+	var fl task.Flow
+	if code := b.call(t, "GET", "/api/v1/flows/ticking", nil, &fl); code != http.StatusOK || fl.Schedule != "every 1s" || fl.TZ != "Asia/Shanghai" {
+		t.Fatalf("get ticking: status %d, schedule %q tz %q", code, fl.Schedule, fl.TZ)
+	}
+	// The GET answer goes back as it is, less its schedule.
+	fl.Schedule, fl.TZ = "", ""
+	if code := b.call(t, "PUT", "/api/v1/flows/ticking", fl, nil); code != http.StatusOK {
+		t.Fatalf("put ticking without a schedule: status %d", code)
+	}
+	// A fire already under way when the edit landed may still finish;
+	// after that, none.
+	time.Sleep(1500 * time.Millisecond)
+	before := len(b.executionsOf(t, "ticking"))
+	time.Sleep(2500 * time.Millisecond)
+	if after := len(b.executionsOf(t, "ticking")); after != before {
+		t.Errorf("ticking went from %d to %d executions after its schedule was removed", before, after)
 	}
 }
