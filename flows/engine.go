@@ -52,9 +52,50 @@ type Config struct {
 	Interval time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Observer hears the ends of executions and step runs (nil: no one).
+	Observer Observer
 	// Wake wakes the patrols after a schedule task was created or closed,
 	// so it is armed or disarmed at once (default a no-op).
 	Wake func()
+}
+
+// Observer hears what executions do, for metrics and the event sink. Each
+// end is reported once, by the node whose compare-and-set stored it (a
+// crash between the store and the report loses the report). Its methods
+// must not block.
+type Observer interface {
+	// StepFinished: step run sr of x got its outcome (interrupted when x
+	// was stopped or cut while it was open).
+	StepFinished(ctx context.Context, x *task.Execution, sr *task.StepRun)
+	// ExecutionFinished: x ended in its final state.
+	ExecutionFinished(ctx context.Context, x *task.Execution)
+}
+
+// report tells the observer about the step runs of x among open that
+// ended, and about x when it ended.
+func (e *Engine) report(ctx context.Context, x *task.Execution, open []int) {
+	if e.cfg.Observer == nil {
+		return
+	}
+	for _, i := range open {
+		if sr := x.StepRuns[i]; !sr.Open() {
+			e.cfg.Observer.StepFinished(ctx, x, sr)
+		}
+	}
+	if x.State.Final() {
+		e.cfg.Observer.ExecutionFinished(ctx, x)
+	}
+}
+
+// openRuns returns the indices of x's open step runs.
+func openRuns(x *task.Execution) []int {
+	var out []int
+	for _, sr := range x.StepRuns {
+		if sr.Open() {
+			out = append(out, sr.Index)
+		}
+	}
+	return out
 }
 
 // Engine starts, advances, resumes and stops flow executions.
@@ -234,6 +275,7 @@ func (e *Engine) Stop(ctx context.Context, id string) (*task.Execution, error) {
 		if x.State.Final() {
 			return nil, fmt.Errorf("execution %s is %s already: %w", id, x.State, task.ErrConflict)
 		}
+		open := openRuns(x)
 		e.finish(x, task.ExecInterrupted, "stopped", e.cfg.Now())
 		switch err := e.st.UpdateExecution(ctx, x); {
 		case errors.Is(err, task.ErrConflict):
@@ -241,6 +283,7 @@ func (e *Engine) Stop(ctx context.Context, id string) (*task.Execution, error) {
 		case err != nil:
 			return nil, fmt.Errorf("stop execution %s: %w", id, err)
 		}
+		e.report(ctx, x, open)
 		e.cancelAccepted(ctx, x)
 		e.logger.InfoContext(ctx, "flow execution stopped", "execution_id", id)
 		return x, nil

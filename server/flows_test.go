@@ -1,10 +1,13 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -173,7 +176,11 @@ func TestFlowSurvivesRestartOnMongo(t *testing.T) {
 
 func testFlowOutcomes(t *testing.T, store func(*Config)) {
 	h := startFlowHook(t)
-	b := setup(t, flowConfig(store))
+	es := startBulkSink(t)
+	b := setup(t, flowConfig(func(c *Config) {
+		store(c)
+		c.Events = EventsConfig{Kind: "http", URL: es.srv.URL + "/_bulk"}
+	}))
 	flowTargets(t, b, h)
 
 	t.Run("SuccessEdge", func(t *testing.T) {
@@ -415,6 +422,9 @@ func testFlowOutcomes(t *testing.T, store func(*Config)) {
 			t.Errorf("DELETE: status %d, want 204", code)
 		}
 	})
+
+	// Last: it checks the ends of every execution above.
+	t.Run("Events", func(t *testing.T) { testFlowEvents(t, b, es) })
 }
 
 // testFlowRestart: a node stops while a step waits for its
@@ -596,5 +606,126 @@ func testFlowSchedule(t *testing.T, b *testBundle, h *flowHook) {
 	time.Sleep(2500 * time.Millisecond)
 	if after := len(b.executionsOf(t, "ticking")); after != before {
 		t.Errorf("ticking went from %d to %d executions after its schedule was removed", before, after)
+	}
+}
+
+// bulkSink is a real Elasticsearch bulk endpoint stand-in keeping every
+// document it was sent.
+type bulkSink struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	docs []map[string]any
+}
+
+func startBulkSink(t *testing.T) *bulkSink {
+	t.Helper()
+	s := &bulkSink{}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+		s.mu.Lock()
+		for i := 1; i < len(lines); i += 2 {
+			var d map[string]any
+			if json.Unmarshal([]byte(lines[i]), &d) == nil {
+				s.docs = append(s.docs, d)
+			}
+		}
+		s.mu.Unlock()
+		_, _ = w.Write([]byte(`{"errors":false,"items":[]}`))
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// flowCounts counts what a sink's flow documents say: "execution:<state>"
+// and "step:<outcome>", and how often each execution's end came.
+func (s *bulkSink) flowCounts() (map[string]int, map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	counts, ends := map[string]int{}, map[string]int{}
+	for _, d := range s.docs {
+		state, _ := d["state"].(string)
+		switch d["event"] {
+		case "flow.execution":
+			counts["execution:"+state]++
+			ends[fmt.Sprint(d["execution_id"])]++
+		case "flow.step":
+			counts["step:"+state]++
+		}
+	}
+	return counts, ends
+}
+
+// metricValues reads the flow counters of GET /metrics as
+// "execution:<state>" and "step:<outcome>".
+func (b *testBundle) metricValues(t *testing.T) map[string]int {
+	t.Helper()
+	resp, err := http.Get(b.base + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	text, _ := io.ReadAll(resp.Body)
+	out := map[string]int{}
+	for _, line := range strings.Split(string(text), "\n") {
+		var kind, label string
+		switch {
+		case strings.HasPrefix(line, `cronsheet_flow_executions_total{state="`):
+			kind, label = "execution", strings.TrimPrefix(line, `cronsheet_flow_executions_total{state="`)
+		case strings.HasPrefix(line, `cronsheet_flow_step_outcomes_total{outcome="`):
+			kind, label = "step", strings.TrimPrefix(line, `cronsheet_flow_step_outcomes_total{outcome="`)
+		default:
+			continue
+		}
+		name, value, _ := strings.Cut(label, `"} `)
+		n, err := strconv.Atoi(value)
+		if err != nil {
+			t.Fatalf("metric line %q: %v", line, err)
+		}
+		out[kind+":"+name] = n
+	}
+	return out
+}
+
+// testFlowEvents: once every execution of the run ended, /metrics counts
+// the executions by final state and the step runs by outcome exactly as
+// the executions' records do, and the event sink got one document for
+// each execution's end and each step run's.
+func testFlowEvents(t *testing.T, b *testBundle, es *bulkSink) {
+	want := map[string]int{}
+	eventually(t, "every execution to end", func() bool {
+		clear(want)
+		for id := range b.listedFlowStates(t) {
+			for _, x := range b.executionsOf(t, id) {
+				if !x.State.Final() {
+					return false
+				}
+				want["execution:"+string(x.State)]++
+				for _, sr := range x.StepRuns {
+					want["step:"+string(sr.Outcome)]++
+				}
+			}
+		}
+		return true
+	})
+	if want["execution:success"] == 0 || want["step:failure"] == 0 || want["execution:interrupted"] == 0 {
+		t.Fatalf("the run has too few kinds of ends to check: %v", want)
+	}
+	if got := b.metricValues(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("flow metrics = %v, want %v (from the executions' records)", got, want)
+	}
+	eventually(t, "the flow events at the sink", func() bool {
+		got, _ := es.flowCounts()
+		return fmt.Sprint(got) == fmt.Sprint(want)
+	})
+	if _, ends := es.flowCounts(); len(ends) != want["execution:success"]+want["execution:failure"]+
+		want["execution:timeout"]+want["execution:interrupted"] {
+		t.Errorf("sink has the ends of %d executions, want each once", len(ends))
+	} else {
+		for id, n := range ends {
+			if n != 1 {
+				t.Errorf("execution %s ended %d times at the sink", id, n)
+			}
+		}
 	}
 }

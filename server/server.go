@@ -280,7 +280,8 @@ func (s *Server) build() error {
 	}).Register(engine)
 	table.Register(engine)
 	if fs, ok := s.store.(flows.Store); ok {
-		s.flows = flows.New(s.logger, flows.Config{Wake: s.runner.Wake}, fs, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
+		observer := &flowEvents{metrics: s.metrics.NewFlowMetrics(), sink: s.events}
+		s.flows = flows.New(s.logger, flows.Config{Wake: s.runner.Wake, Observer: observer}, fs, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
 			return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: id, At: at, Type: task.TriggerFlow, Params: p})
 		})
 		audit, _ := s.store.(store.AuditLog)
