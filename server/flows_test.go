@@ -729,3 +729,65 @@ func testFlowEvents(t *testing.T, b *testBundle, es *bulkSink) {
 		}
 	}
 }
+
+// TestFlowDumpRoundTrip: flows and their executions go through export
+// and import into another store as they were; a second import stores
+// nothing. On SQLite.
+func TestFlowDumpRoundTrip(t *testing.T) {
+	testFlowDumpRoundTrip(t, func(*Config) {}, func(*Config) {})
+}
+
+// TestFlowDumpRoundTripOnMongo: the same on the mongo driver.
+func TestFlowDumpRoundTripOnMongo(t *testing.T) {
+	uri := mongotest.URI(t, "flows on the mongo driver")
+	testFlowDumpRoundTrip(t, useMongo(t, uri), useMongo(t, uri))
+}
+
+func testFlowDumpRoundTrip(t *testing.T, from, to func(*Config)) {
+	h := startFlowHook(t)
+	b := setup(t, flowConfig(from))
+	flowTargets(t, b, h)
+	b.createFlow(t, map[string]any{"id": "dumped", "start": "a", "schedule": "daily 02:00", "tz": "Europe/Paris",
+		"steps": []any{step("a", []string{"ok"}, map[string][]string{"success": {"b"}}), step("b", []string{"ok"}, nil)}})
+	var fl task.Flow
+	if code := b.call(t, "PUT", "/api/v1/flows/dumped", map[string]any{"description": "edited", "start": "a", "schedule": "daily 02:00",
+		"tz": "Europe/Paris", "steps": []any{step("a", []string{"ok"}, map[string][]string{"success": {"b"}}), step("b", []string{"ok"}, nil)}}, &fl); code != http.StatusOK {
+		t.Fatalf("put: status %d", code)
+	}
+	x := b.waitExecution(t, b.triggerFlow(t, "dumped", map[string]string{"day": "tue"}).ID)
+	var buf strings.Builder
+	n, err := ExportStore(t.Context(), b.srv.store, &buf)
+	if err != nil || n.Flows != 1 || n.Executions != 1 {
+		t.Fatalf("export: %+v, %v; want 1 flow and 1 execution", n, err)
+	}
+
+	b2 := setup(t, flowConfig(to))
+	got, err := ImportStore(t.Context(), b2.srv.store, strings.NewReader(buf.String()))
+	if err != nil || got.Stored.Flows != 1 || got.Stored.Executions != 1 {
+		t.Fatalf("import: %+v, %v", got, err)
+	}
+	var fl2 task.Flow
+	if code := b2.call(t, "GET", "/api/v1/flows/dumped", nil, &fl2); code != http.StatusOK {
+		t.Fatalf("get imported flow: status %d", code)
+	}
+	fl.State, fl2.State = "", ""
+	if a, b := mustJSON(t, fl), mustJSON(t, fl2); a != b {
+		t.Errorf("imported flow = %s\nwant %s", b, a)
+	}
+	if a, b := mustJSON(t, x), mustJSON(t, b2.execution(t, x.ID)); a != b {
+		t.Errorf("imported execution = %s\nwant %s", b, a)
+	}
+	again, err := ImportStore(t.Context(), b2.srv.store, strings.NewReader(buf.String()))
+	if err != nil || again.Stored.Flows != 0 || again.Stored.Executions != 0 || again.Read.Executions != 1 {
+		t.Errorf("second import: %+v, %v; want nothing stored", again, err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
