@@ -31,7 +31,10 @@ type TriggerFunc func(ctx context.Context, taskID string, params map[string]stri
 // FlowFuncs start and stop task flows (flows.Engine's Start and
 // StopFlow) for start_flow and stop_flow.
 type FlowFuncs struct {
-	Start func(ctx context.Context, flowID string, params map[string]string) (executionID string, err error)
+	// Start starts flowID for run triggerID of task taskID; a repeated
+	// call for the same run returns the execution the first one started
+	// (flows.Engine.StartFired).
+	Start func(ctx context.Context, flowID, triggerID, taskID string, params map[string]string) (executionID string, err error)
 	Stop  func(ctx context.Context, flowID string) (stopped int, err error)
 }
 
@@ -178,8 +181,10 @@ func (e *Executor) triggerAll(ctx context.Context, d task.Delivery, ids []string
 	return "triggered: " + strings.Join(done, ", "), classify(errs)
 }
 
-// startFlows triggers each flow with the fire's params; the chain depth
-// guard of trigger_task applies (a flow whose step starts flows).
+// startFlows triggers each flow with the fire's params, once per run: a
+// re-delivery of the same run (same trigger id) finds the executions the
+// first delivery started. The chain depth guard of trigger_task applies
+// (a flow whose step starts flows).
 func (e *Executor) startFlows(ctx context.Context, d task.Delivery, ids []string) (string, error) {
 	if e.flows == nil {
 		return "", task.Permanent(errors.New("flows are not available on this server"))
@@ -196,7 +201,7 @@ func (e *Executor) startFlows(ctx context.Context, d task.Delivery, ids []string
 	var done []string
 	var errs []error
 	for _, id := range ids {
-		x, err := e.flows.Start(ctx, id, params)
+		x, err := e.flows.Start(ctx, id, d.TriggerID, d.TaskID, params)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("start flow %s: %w", id, err))
 			continue

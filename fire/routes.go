@@ -112,6 +112,9 @@ func (f *Firer) resumeTarget(ctx context.Context, t *task.Task, r *task.Run) (*t
 }
 
 func (f *Firer) getTarget(ctx context.Context, id string) (*task.Target, error) {
+	if tg := task.FlowTarget(id); tg != nil {
+		return tg, nil // "flow:<id>": a start_flow made on the spot, never stored
+	}
 	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
 	defer cancel()
 	return f.store.GetTarget(sctx, id)

@@ -27,6 +27,7 @@ func (e *Engine) Advance(ctx context.Context, id string) (*task.Execution, error
 		if x.State.Final() {
 			return x, nil
 		}
+		open := openRuns(x)
 		changed, err := e.step(ctx, x)
 		if err != nil {
 			return nil, fmt.Errorf("advance execution %s: %w", id, err)
@@ -40,6 +41,7 @@ func (e *Engine) Advance(ctx context.Context, id string) (*task.Execution, error
 		case err != nil:
 			return nil, fmt.Errorf("advance execution %s: %w", id, err)
 		}
+		e.report(ctx, x, open)
 		if x.State.Final() {
 			e.logger.InfoContext(ctx, "flow execution finished", "execution_id", id, "state", x.State, "reason", x.Reason)
 			return x, nil

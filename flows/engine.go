@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -33,6 +34,8 @@ type Store interface {
 	store.Flows
 	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
 	GetRun(ctx context.Context, triggerID string) (*task.Run, error)
+	// SetTaskState closes the schedule task of a flow's older version.
+	SetTaskState(ctx context.Context, p store.TaskStateParams) (*task.Task, error)
 	FinishRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) error
 }
 
@@ -49,6 +52,50 @@ type Config struct {
 	Interval time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Observer hears the ends of executions and step runs (nil: no one).
+	Observer Observer
+	// Wake wakes the patrols after a schedule task was created or closed,
+	// so it is armed or disarmed at once (default a no-op).
+	Wake func()
+}
+
+// Observer hears what executions do, for metrics and the event sink. Each
+// end is reported once, by the node whose compare-and-set stored it (a
+// crash between the store and the report loses the report). Its methods
+// must not block.
+type Observer interface {
+	// StepFinished: step run sr of x got its outcome (interrupted when x
+	// was stopped or cut while it was open).
+	StepFinished(ctx context.Context, x *task.Execution, sr *task.StepRun)
+	// ExecutionFinished: x ended in its final state.
+	ExecutionFinished(ctx context.Context, x *task.Execution)
+}
+
+// report tells the observer about the step runs of x among open that
+// ended, and about x when it ended.
+func (e *Engine) report(ctx context.Context, x *task.Execution, open []int) {
+	if e.cfg.Observer == nil {
+		return
+	}
+	for _, i := range open {
+		if sr := x.StepRuns[i]; !sr.Open() {
+			e.cfg.Observer.StepFinished(ctx, x, sr)
+		}
+	}
+	if x.State.Final() {
+		e.cfg.Observer.ExecutionFinished(ctx, x)
+	}
+}
+
+// openRuns returns the indices of x's open step runs.
+func openRuns(x *task.Execution) []int {
+	var out []int
+	for _, sr := range x.StepRuns {
+		if sr.Open() {
+			out = append(out, sr.Index)
+		}
+	}
+	return out
 }
 
 // Engine starts, advances, resumes and stops flow executions.
@@ -84,6 +131,9 @@ func New(logger *slog.Logger, cfg Config, st Store, trigger TriggerFunc) *Engine
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Wake == nil {
+		cfg.Wake = func() {}
+	}
 	return &Engine{logger: logger.With("component", "flows"), st: st, trigger: trigger, cfg: cfg,
 		wake: make(chan string, 1024)}
 }
@@ -93,6 +143,7 @@ func New(logger *slog.Logger, cfg Config, st Store, trigger TriggerFunc) *Engine
 func (e *Engine) Run(ctx context.Context) {
 	ticker := time.NewTicker(e.cfg.Interval)
 	defer ticker.Stop()
+	e.SyncSchedules(ctx)
 	e.ResumeAll(ctx)
 	for {
 		select {
@@ -149,8 +200,45 @@ func (e *Engine) advanceLogged(ctx context.Context, id string) {
 // is planned, then fired. A flow without a start step is task.ErrConflict;
 // a missing flow task.ErrNotFound.
 func (e *Engine) Start(ctx context.Context, flowID string, params map[string]string) (*task.Execution, error) {
+	return e.start(ctx, flowID, newID(), "", params)
+}
+
+// StartFired starts flow flowID for a fire: run triggerID of task taskID
+// (a task targeting "flow:<id>", a start_flow target, or the flow's
+// schedule task). The execution's id is derived from the trigger id and
+// the flow, so a re-delivery of the same run (after a crash, a retry)
+// returns the execution the first delivery started instead of starting a
+// second one. A fire of a schedule task the flow no longer has (an older
+// version's) closes that task and is refused as permanent.
+func (e *Engine) StartFired(ctx context.Context, flowID, triggerID, taskID string, params map[string]string) (*task.Execution, error) {
+	if triggerID == "" {
+		return nil, fmt.Errorf("start flow %s: %w", flowID, task.Invalid("trigger_id", "required"))
+	}
+	if err := e.checkScheduleTask(ctx, flowID, taskID); err != nil {
+		return nil, err
+	}
+	return e.start(ctx, flowID, FiredExecutionID(flowID, triggerID), triggerID, params)
+}
+
+// FiredExecutionID is the id of the execution run triggerID starts of
+// flow flowID.
+func FiredExecutionID(flowID, triggerID string) string {
+	sum := sha256.Sum256([]byte(flowID + "\x00" + triggerID))
+	return hex.EncodeToString(sum[:12])
+}
+
+func (e *Engine) start(ctx context.Context, flowID, id, triggerID string, params map[string]string) (*task.Execution, error) {
 	if err := task.ValidParams("params", params); err != nil {
 		return nil, err
+	}
+	if triggerID != "" {
+		// A repeated fire: the execution exists already.
+		switch x, err := e.st.GetExecution(ctx, id); {
+		case err == nil:
+			return e.Advance(ctx, x.ID)
+		case !errors.Is(err, task.ErrNotFound):
+			return nil, fmt.Errorf("start flow %s: %w", flowID, err)
+		}
 	}
 	f, err := e.st.GetFlow(ctx, flowID)
 	if err != nil {
@@ -160,12 +248,16 @@ func (e *Engine) Start(ctx context.Context, flowID string, params map[string]str
 		return nil, fmt.Errorf("flow %s has no start step and cannot be triggered: %w", flowID, task.ErrConflict)
 	}
 	now := e.cfg.Now().Truncate(time.Millisecond)
-	x := &task.Execution{ID: newID(), FlowID: f.ID, Flow: f, State: task.ExecRunning, Params: params, StartedAt: now}
+	x := &task.Execution{ID: id, FlowID: f.ID, TriggerID: triggerID, Flow: f, State: task.ExecRunning, Params: params, StartedAt: now}
 	e.plan(x, f.Step(f.Start), -1, "", "", now)
-	if err := e.st.CreateExecution(ctx, x); err != nil {
+	switch err := e.st.CreateExecution(ctx, x); {
+	case triggerID != "" && errors.Is(err, task.ErrConflict):
+		// Another delivery of the same run started it meanwhile.
+		return e.Advance(ctx, x.ID)
+	case err != nil:
 		return nil, fmt.Errorf("start flow %s: %w", flowID, err)
 	}
-	e.logger.InfoContext(ctx, "flow execution started", "flow_id", flowID, "execution_id", x.ID)
+	e.logger.InfoContext(ctx, "flow execution started", "flow_id", flowID, "execution_id", x.ID, "trigger_id", triggerID)
 	return e.Advance(ctx, x.ID)
 }
 
@@ -183,6 +275,7 @@ func (e *Engine) Stop(ctx context.Context, id string) (*task.Execution, error) {
 		if x.State.Final() {
 			return nil, fmt.Errorf("execution %s is %s already: %w", id, x.State, task.ErrConflict)
 		}
+		open := openRuns(x)
 		e.finish(x, task.ExecInterrupted, "stopped", e.cfg.Now())
 		switch err := e.st.UpdateExecution(ctx, x); {
 		case errors.Is(err, task.ErrConflict):
@@ -190,6 +283,7 @@ func (e *Engine) Stop(ctx context.Context, id string) (*task.Execution, error) {
 		case err != nil:
 			return nil, fmt.Errorf("stop execution %s: %w", id, err)
 		}
+		e.report(ctx, x, open)
 		e.cancelAccepted(ctx, x)
 		e.logger.InfoContext(ctx, "flow execution stopped", "execution_id", id)
 		return x, nil

@@ -362,7 +362,8 @@ func truncate(s string) string {
 }
 
 // readTargets reads target ids: a text of ids separated by commas or
-// spaces, or a list of texts. Each must be a valid target id; repeats are
+// spaces, or a list of texts. Each must be a valid target id, or
+// "flow:<flow id>" (task.ValidTaskTarget); repeats are
 // dropped; at most task.MaxTargetsPerTask.
 func readTargets(v any) ([]string, error) {
 	var parts []string
@@ -388,7 +389,7 @@ func readTargets(v any) ([]string, error) {
 		if p == "" || slices.Contains(ids, p) {
 			continue
 		}
-		if err := task.ValidTargetID(p); err != nil {
+		if err := task.ValidTaskTarget(p); err != nil {
 			var ve *task.ValidationError
 			if errors.As(err, &ve) {
 				return nil, fmt.Errorf("target %q: %s", truncate(p), ve.Msg)

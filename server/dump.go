@@ -12,12 +12,13 @@ import (
 )
 
 // DumpRecord is one line of `cronsheet export`: exactly one of Target,
-// Row, Audit, Task, JobEvent, Run and Message is set, as Kind says. Dumps
+// Row, Audit, Task, JobEvent, Run, Message, Flow and Execution is set, as
+// Kind says. Dumps
 // written before targets, audit records or job events were carried lack
 // those records and import as they did. Nodes (heartbeats of running
 // processes) are never dumped.
 type DumpRecord struct {
-	Kind     string              `json:"kind"` // target, row, audit, task, job_event, run or outbox
+	Kind     string              `json:"kind"` // target, row, audit, task, job_event, run, outbox, flow or execution
 	Target   *task.Target        `json:"target,omitempty"`
 	Row      *task.Row           `json:"row,omitempty"`
 	Audit    *store.AuditRecord  `json:"audit,omitempty"`
@@ -25,6 +26,10 @@ type DumpRecord struct {
 	JobEvent *store.JobEvent     `json:"job_event,omitempty"`
 	Run      *task.Run           `json:"run,omitempty"`
 	Message  *task.OutboxMessage `json:"message,omitempty"`
+	// Flow and Execution: a task flow and one of its executions (stores
+	// that keep flows, store.FlowDumper).
+	Flow      *task.Flow      `json:"flow,omitempty"`
+	Execution *task.Execution `json:"execution,omitempty"`
 }
 
 // Dump record kinds, in the order Export writes them: targets first, as
@@ -37,17 +42,22 @@ const (
 	KindJobEvent = "job_event"
 	KindRun      = "run"
 	KindOutbox   = "outbox"
+	// Flows come after targets (their steps name them), executions after
+	// runs (their step runs name them).
+	KindFlow      = "flow"
+	KindExecution = "execution"
 )
 
 // DumpCounts counts records per kind.
 type DumpCounts struct {
 	Rows, Tasks, Runs, Outbox, Targets, Audit, JobEvents int
+	Flows, Executions                                    int
 }
 
 // String lists every count, for the export and import commands.
 func (n DumpCounts) String() string {
-	return fmt.Sprintf("%d targets, %d rows, %d audit records, %d tasks, %d job events, %d runs, %d outbox messages",
-		n.Targets, n.Rows, n.Audit, n.Tasks, n.JobEvents, n.Runs, n.Outbox)
+	return fmt.Sprintf("%d targets, %d rows, %d audit records, %d tasks, %d job events, %d runs, %d outbox messages, %d flows, %d flow executions",
+		n.Targets, n.Rows, n.Audit, n.Tasks, n.JobEvents, n.Runs, n.Outbox, n.Flows, n.Executions)
 }
 
 // ImportCounts says what Import read and what it stored; the rest was
@@ -106,6 +116,15 @@ func ExportStore(ctx context.Context, st store.Store, w io.Writer) (DumpCounts, 
 	}); err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
+	fd, hasFlows := st.(store.FlowDumper)
+	if hasFlows {
+		if err := fd.DumpFlows(ctx, func(f *task.Flow) error {
+			n.Flows++
+			return enc.Encode(DumpRecord{Kind: KindFlow, Flow: f})
+		}); err != nil {
+			return n, fmt.Errorf("export: %w", err)
+		}
+	}
 	if err := d.DumpRows(ctx, func(r *task.Row) error {
 		n.Rows++
 		return enc.Encode(DumpRecord{Kind: KindRow, Row: r})
@@ -135,6 +154,14 @@ func ExportStore(ctx context.Context, st store.Store, w io.Writer) (DumpCounts, 
 		return enc.Encode(DumpRecord{Kind: KindRun, Run: r})
 	}); err != nil {
 		return n, fmt.Errorf("export: %w", err)
+	}
+	if hasFlows {
+		if err := fd.DumpExecutions(ctx, func(x *task.Execution) error {
+			n.Executions++
+			return enc.Encode(DumpRecord{Kind: KindExecution, Execution: x})
+		}); err != nil {
+			return n, fmt.Errorf("export: %w", err)
+		}
 	}
 	if err := d.DumpOutbox(ctx, func(m *task.OutboxMessage) error {
 		n.Outbox++
@@ -235,8 +262,40 @@ func importRecord(ctx context.Context, st store.Store, d store.Dumper, rec *Dump
 		if ok, err = d.RestoreOutbox(ctx, rec.Message); ok {
 			n.Stored.Outbox++
 		}
+	case rec.Kind == KindFlow && rec.Flow != nil:
+		n.Read.Flows++
+		if ok, err = flowDumper(st).RestoreFlow(ctx, rec.Flow); ok {
+			n.Stored.Flows++
+		}
+	case rec.Kind == KindExecution && rec.Execution != nil:
+		n.Read.Executions++
+		if ok, err = flowDumper(st).RestoreExecution(ctx, rec.Execution); ok {
+			n.Stored.Executions++
+		}
 	default:
 		return fmt.Errorf("kind %q without its record", rec.Kind)
 	}
 	return err
+}
+
+// flowDumper returns st's store.FlowDumper, or one that refuses flows.
+func flowDumper(st store.Store) store.FlowDumper {
+	if fd, ok := st.(store.FlowDumper); ok {
+		return fd
+	}
+	return noFlows{}
+}
+
+// noFlows refuses flow records, for a store that keeps no flows.
+type noFlows struct{}
+
+var errNoFlows = errors.New("this store keeps no flows")
+
+func (noFlows) DumpFlows(context.Context, func(*task.Flow) error) error { return errNoFlows }
+func (noFlows) DumpExecutions(context.Context, func(*task.Execution) error) error {
+	return errNoFlows
+}
+func (noFlows) RestoreFlow(context.Context, *task.Flow) (bool, error) { return false, errNoFlows }
+func (noFlows) RestoreExecution(context.Context, *task.Execution) (bool, error) {
+	return false, errNoFlows
 }

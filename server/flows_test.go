@@ -1,13 +1,17 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"cronsheet/store/mongo/mongotest"
 	"cronsheet/task"
@@ -172,7 +176,11 @@ func TestFlowSurvivesRestartOnMongo(t *testing.T) {
 
 func testFlowOutcomes(t *testing.T, store func(*Config)) {
 	h := startFlowHook(t)
-	b := setup(t, flowConfig(store))
+	es := startBulkSink(t)
+	b := setup(t, flowConfig(func(c *Config) {
+		store(c)
+		c.Events = EventsConfig{Kind: "http", URL: es.srv.URL + "/_bulk"}
+	}))
 	flowTargets(t, b, h)
 
 	t.Run("SuccessEdge", func(t *testing.T) {
@@ -285,10 +293,21 @@ func testFlowOutcomes(t *testing.T, store func(*Config)) {
 			sr := b.execution(t, x.ID).StepRuns[0]
 			return len(sr.Runs) == 1 && sr.Runs[0].State == task.RunAccepted
 		})
+		// While the execution is unfinished the flow is running, in its
+		// own answer and in the list; the others are idle.
+		if st := b.flowState(t, "stoppable"); st != task.FlowRunning {
+			t.Errorf("flow state during an execution = %q, want running", st)
+		}
+		if st := b.listedFlowStates(t); st["stoppable"] != task.FlowRunning || st["nightly"] != task.FlowIdle {
+			t.Errorf("listed flow states = %v, want stoppable running, nightly idle", st)
+		}
 		var stopped task.Execution
 		if code := b.call(t, "POST", "/api/v1/executions/"+x.ID+"/stop", nil, &stopped); code != http.StatusOK ||
 			stopped.State != task.ExecInterrupted {
 			t.Fatalf("stop: status %d, state %s", code, stopped.State)
+		}
+		if st := b.flowState(t, "stoppable"); st != task.FlowIdle {
+			t.Errorf("flow state after the stop = %q, want idle", st)
 		}
 		if code := b.call(t, "POST", "/api/v1/runs/"+h.triggerID(path)+"/feedback", map[string]any{"status": 0}, nil); code != http.StatusConflict {
 			t.Errorf("late feedback: status %d, want 409", code)
@@ -358,6 +377,9 @@ func testFlowOutcomes(t *testing.T, store func(*Config)) {
 		}
 	})
 
+	t.Run("RowTargetsFlow", func(t *testing.T) { testRowTargetsFlow(t, b, h) })
+	t.Run("Schedule", func(t *testing.T) { testFlowSchedule(t, b, h) })
+
 	t.Run("Cycles", func(t *testing.T) {
 		loop := map[string]any{"id": "loop", "start": "a", "steps": []any{
 			step("a", []string{"ok"}, map[string][]string{"success": {"a"}})}}
@@ -400,6 +422,9 @@ func testFlowOutcomes(t *testing.T, store func(*Config)) {
 			t.Errorf("DELETE: status %d, want 204", code)
 		}
 	})
+
+	// Last: it checks the ends of every execution above.
+	t.Run("Events", func(t *testing.T) { testFlowEvents(t, b, es) })
 }
 
 // testFlowRestart: a node stops while a step waits for its
@@ -433,4 +458,336 @@ func testFlowRestart(t *testing.T, store func(*Config)) {
 	if calls := h.snapshot(); fmt.Sprint(calls) != fmt.Sprint(want) {
 		t.Errorf("deliveries = %v, want each step once: %v", calls, want)
 	}
+}
+
+func (b *testBundle) flowState(t *testing.T, id string) task.FlowState {
+	t.Helper()
+	var fl task.Flow
+	if code := b.call(t, "GET", "/api/v1/flows/"+id, nil, &fl); code != http.StatusOK {
+		t.Fatalf("get flow %s: status %d", id, code)
+	}
+	return fl.State
+}
+
+func (b *testBundle) listedFlowStates(t *testing.T) map[string]task.FlowState {
+	t.Helper()
+	var page struct{ Flows []task.Flow }
+	if code := b.call(t, "GET", "/api/v1/flows?limit=500", nil, &page); code != http.StatusOK {
+		t.Fatalf("list flows: status %d", code)
+	}
+	out := make(map[string]task.FlowState, len(page.Flows))
+	for _, fl := range page.Flows {
+		out[fl.ID] = fl.State
+	}
+	return out
+}
+
+// executionsOf returns a flow's executions, newest first.
+func (b *testBundle) executionsOf(t *testing.T, id string) []task.Execution {
+	t.Helper()
+	var list struct{ Executions []task.Execution }
+	if code := b.call(t, "GET", "/api/v1/flows/"+id+"/executions?limit=100", nil, &list); code != http.StatusOK {
+		t.Fatalf("executions of %s: status %d", id, code)
+	}
+	return list.Executions
+}
+
+// testRowTargetsFlow: a table row whose targets name flow:rowflow starts
+// an execution at its fire, with the row's params; its steps reach the
+// hook once each; a second delivery of the same run (what a node resuming
+// the run after a crash does) finds the same execution.
+func testRowTargetsFlow(t *testing.T, b *testBundle, h *flowHook) {
+	b.createFlow(t, map[string]any{"id": "rowflow", "start": "a", "steps": []any{
+		map[string]any{"id": "a", "targets": []string{"ok"}, "params": map[string]string{"from": "{{params.title}}"},
+			"on": map[string][]string{"success": {"b"}}},
+		step("b", []string{"ok"}, nil),
+	}})
+	var bad task.Row
+	if code := b.call(t, "POST", "/api/v1/scenarios/memos/rows", map[string]any{
+		"content": "bad", "when": "in 1s", "targets": "flow:-bad"}, &bad); code != http.StatusCreated {
+		t.Fatalf("create row: status %d", code)
+	}
+	if got := b.waitRow(t, bad.ID, 10*time.Second, func(r *task.Row) bool { return r.IsFetched == 1 }); got.IsActive != task.RowError ||
+		!strings.HasPrefix(got.Error, "targets") || !strings.Contains(got.Error, "flow:-bad") {
+		t.Errorf("row targeting flow:-bad: is_active %d, error %q; want an error naming targets and flow:-bad", got.IsActive, got.Error)
+	}
+	var row task.Row
+	if code := b.call(t, "POST", "/api/v1/scenarios/memos/rows", map[string]any{
+		"content": "start the flow", "title": "row", "when": "in 1s", "targets": "flow:rowflow"}, &row); code != http.StatusCreated {
+		t.Fatalf("create row: status %d", code)
+	}
+	var run *task.Run
+	eventually(t, "the row's run to finish", func() bool {
+		runs := b.runs(t, row.ID)
+		if len(runs) == 1 && runs[0].State.Final() {
+			run = runs[0]
+		}
+		return run != nil
+	})
+	if run.State != task.RunDone || run.Target != "flow:rowflow" {
+		t.Fatalf("row's run = %s to %s (%s), want done to flow:rowflow", run.State, run.Target, run.Error)
+	}
+	var list []task.Execution
+	eventually(t, "rowflow's execution to finish", func() bool {
+		list = b.executionsOf(t, "rowflow")
+		return len(list) == 1 && list[0].State.Final()
+	})
+	x := list[0]
+	if x.State != task.ExecSuccess || stepsOf(&x) != "a:success b:success" || x.TriggerID != run.TriggerID {
+		t.Fatalf("execution = %s %q from %q, want success through a and b from the row's run %s", x.State, stepsOf(&x), x.TriggerID, run.TriggerID)
+	}
+	if !strings.Contains(run.Output, x.ID) {
+		t.Errorf("row's run output %q does not name execution %s", run.Output, x.ID)
+	}
+	if got := x.StepRuns[0].Params["from"]; got != "row" {
+		t.Errorf("step a's param from = %q, want the row's param (row)", got)
+	}
+	// The same run delivered again starts nothing new.
+	id, err := b.srv.startFlow(t.Context(), "rowflow", run.TriggerID, row.ID, map[string]string{"title": "row"})
+	if err != nil || id != x.ID {
+		t.Errorf("re-delivery of run %s: execution %q, %v; want %s", run.TriggerID, id, err, x.ID)
+	}
+	if n := len(b.executionsOf(t, "rowflow")); n != 1 {
+		t.Errorf("rowflow has %d executions after a re-delivery, want 1", n)
+	}
+	for i := range 2 {
+		if path := fmt.Sprintf("/ok/%s/%d", x.ID, i); h.count(path) != 1 {
+			t.Errorf("step run %d delivered %d times, want 1", i, h.count(path))
+		}
+	}
+}
+
+// testFlowSchedule: a flow with a schedule is triggered on it; an edit
+// that drops the schedule stops the fires; a bad schedule or zone is
+// refused naming the field.
+func testFlowSchedule(t *testing.T, b *testBundle, h *flowHook) {
+	for field, fl := range map[string]map[string]any{
+		"schedule": {"id": "badsched", "start": "a", "schedule": "every banana", "steps": []any{step("a", []string{"ok"}, nil)}},
+		"tz":       {"id": "badtz", "start": "a", "schedule": "every 1s", "tz": "Mars/Olympus", "steps": []any{step("a", []string{"ok"}, nil)}},
+	} {
+		var e struct{ Error, Field string }
+		if code := b.call(t, "POST", "/api/v1/flows", fl, &e); code != http.StatusBadRequest || e.Field != field {
+			t.Errorf("flow with a bad %s: status %d, %+v; want 400 on %s", field, code, e, field)
+		}
+	}
+	b.createFlow(t, map[string]any{"id": "ticking", "start": "a", "schedule": "every 1s", "tz": "Asia/Shanghai",
+		"steps": []any{step("a", []string{"ok"}, nil)}})
+	var done []task.Execution
+	eventually(t, "two scheduled executions of ticking", func() bool {
+		done = done[:0]
+		for _, x := range b.executionsOf(t, "ticking") {
+			if x.State.Final() {
+				done = append(done, x)
+			}
+		}
+		return len(done) >= 2
+	})
+	for _, x := range done {
+		if x.State != task.ExecSuccess || x.TriggerID == "" {
+			t.Errorf("scheduled execution %s = %s from trigger %q, want success from a fire", x.ID, x.State, x.TriggerID)
+		}
+		if path := "/ok/" + x.ID + "/0"; h.count(path) != 1 {
+			t.Errorf("scheduled execution %s delivered step a %d times, want 1", x.ID, h.count(path))
+		}
+	}
+	var fl task.Flow
+	if code := b.call(t, "GET", "/api/v1/flows/ticking", nil, &fl); code != http.StatusOK || fl.Schedule != "every 1s" || fl.TZ != "Asia/Shanghai" {
+		t.Fatalf("get ticking: status %d, schedule %q tz %q", code, fl.Schedule, fl.TZ)
+	}
+	// The GET answer goes back as it is, less its schedule.
+	fl.Schedule, fl.TZ = "", ""
+	if code := b.call(t, "PUT", "/api/v1/flows/ticking", fl, nil); code != http.StatusOK {
+		t.Fatalf("put ticking without a schedule: status %d", code)
+	}
+	// A fire already under way when the edit landed may still finish;
+	// after that, none.
+	time.Sleep(1500 * time.Millisecond)
+	before := len(b.executionsOf(t, "ticking"))
+	time.Sleep(2500 * time.Millisecond)
+	if after := len(b.executionsOf(t, "ticking")); after != before {
+		t.Errorf("ticking went from %d to %d executions after its schedule was removed", before, after)
+	}
+}
+
+// bulkSink is a real Elasticsearch bulk endpoint stand-in keeping every
+// document it was sent.
+type bulkSink struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	docs []map[string]any
+}
+
+func startBulkSink(t *testing.T) *bulkSink {
+	t.Helper()
+	s := &bulkSink{}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+		s.mu.Lock()
+		for i := 1; i < len(lines); i += 2 {
+			var d map[string]any
+			if json.Unmarshal([]byte(lines[i]), &d) == nil {
+				s.docs = append(s.docs, d)
+			}
+		}
+		s.mu.Unlock()
+		_, _ = w.Write([]byte(`{"errors":false,"items":[]}`))
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// flowCounts counts what a sink's flow documents say: "execution:<state>"
+// and "step:<outcome>", and how often each execution's end came.
+func (s *bulkSink) flowCounts() (map[string]int, map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	counts, ends := map[string]int{}, map[string]int{}
+	for _, d := range s.docs {
+		state, _ := d["state"].(string)
+		switch d["event"] {
+		case "flow.execution":
+			counts["execution:"+state]++
+			ends[fmt.Sprint(d["execution_id"])]++
+		case "flow.step":
+			counts["step:"+state]++
+		}
+	}
+	return counts, ends
+}
+
+// metricValues reads the flow counters of GET /metrics as
+// "execution:<state>" and "step:<outcome>".
+func (b *testBundle) metricValues(t *testing.T) map[string]int {
+	t.Helper()
+	resp, err := http.Get(b.base + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	text, _ := io.ReadAll(resp.Body)
+	out := map[string]int{}
+	for _, line := range strings.Split(string(text), "\n") {
+		var kind, label string
+		switch {
+		case strings.HasPrefix(line, `cronsheet_flow_executions_total{state="`):
+			kind, label = "execution", strings.TrimPrefix(line, `cronsheet_flow_executions_total{state="`)
+		case strings.HasPrefix(line, `cronsheet_flow_step_outcomes_total{outcome="`):
+			kind, label = "step", strings.TrimPrefix(line, `cronsheet_flow_step_outcomes_total{outcome="`)
+		default:
+			continue
+		}
+		name, value, _ := strings.Cut(label, `"} `)
+		n, err := strconv.Atoi(value)
+		if err != nil {
+			t.Fatalf("metric line %q: %v", line, err)
+		}
+		out[kind+":"+name] = n
+	}
+	return out
+}
+
+// testFlowEvents: once every execution of the run ended, /metrics counts
+// the executions by final state and the step runs by outcome exactly as
+// the executions' records do, and the event sink got one document for
+// each execution's end and each step run's.
+func testFlowEvents(t *testing.T, b *testBundle, es *bulkSink) {
+	want := map[string]int{}
+	eventually(t, "every execution to end", func() bool {
+		clear(want)
+		for id := range b.listedFlowStates(t) {
+			for _, x := range b.executionsOf(t, id) {
+				if !x.State.Final() {
+					return false
+				}
+				want["execution:"+string(x.State)]++
+				for _, sr := range x.StepRuns {
+					want["step:"+string(sr.Outcome)]++
+				}
+			}
+		}
+		return true
+	})
+	if want["execution:success"] == 0 || want["step:failure"] == 0 || want["execution:interrupted"] == 0 {
+		t.Fatalf("the run has too few kinds of ends to check: %v", want)
+	}
+	if got := b.metricValues(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("flow metrics = %v, want %v (from the executions' records)", got, want)
+	}
+	eventually(t, "the flow events at the sink", func() bool {
+		got, _ := es.flowCounts()
+		return fmt.Sprint(got) == fmt.Sprint(want)
+	})
+	if _, ends := es.flowCounts(); len(ends) != want["execution:success"]+want["execution:failure"]+
+		want["execution:timeout"]+want["execution:interrupted"] {
+		t.Errorf("sink has the ends of %d executions, want each once", len(ends))
+	} else {
+		for id, n := range ends {
+			if n != 1 {
+				t.Errorf("execution %s ended %d times at the sink", id, n)
+			}
+		}
+	}
+}
+
+// TestFlowDumpRoundTrip: flows and their executions go through export
+// and import into another store as they were; a second import stores
+// nothing. On SQLite.
+func TestFlowDumpRoundTrip(t *testing.T) {
+	testFlowDumpRoundTrip(t, func(*Config) {}, func(*Config) {})
+}
+
+// TestFlowDumpRoundTripOnMongo: the same on the mongo driver.
+func TestFlowDumpRoundTripOnMongo(t *testing.T) {
+	uri := mongotest.URI(t, "flows on the mongo driver")
+	testFlowDumpRoundTrip(t, useMongo(t, uri), useMongo(t, uri))
+}
+
+func testFlowDumpRoundTrip(t *testing.T, from, to func(*Config)) {
+	h := startFlowHook(t)
+	b := setup(t, flowConfig(from))
+	flowTargets(t, b, h)
+	b.createFlow(t, map[string]any{"id": "dumped", "start": "a", "schedule": "daily 02:00", "tz": "Europe/Paris",
+		"steps": []any{step("a", []string{"ok"}, map[string][]string{"success": {"b"}}), step("b", []string{"ok"}, nil)}})
+	var fl task.Flow
+	if code := b.call(t, "PUT", "/api/v1/flows/dumped", map[string]any{"description": "edited", "start": "a", "schedule": "daily 02:00",
+		"tz": "Europe/Paris", "steps": []any{step("a", []string{"ok"}, map[string][]string{"success": {"b"}}), step("b", []string{"ok"}, nil)}}, &fl); code != http.StatusOK {
+		t.Fatalf("put: status %d", code)
+	}
+	x := b.waitExecution(t, b.triggerFlow(t, "dumped", map[string]string{"day": "tue"}).ID)
+	var buf strings.Builder
+	n, err := ExportStore(t.Context(), b.srv.store, &buf)
+	if err != nil || n.Flows != 1 || n.Executions != 1 {
+		t.Fatalf("export: %+v, %v; want 1 flow and 1 execution", n, err)
+	}
+
+	b2 := setup(t, flowConfig(to))
+	got, err := ImportStore(t.Context(), b2.srv.store, strings.NewReader(buf.String()))
+	if err != nil || got.Stored.Flows != 1 || got.Stored.Executions != 1 {
+		t.Fatalf("import: %+v, %v", got, err)
+	}
+	var fl2 task.Flow
+	if code := b2.call(t, "GET", "/api/v1/flows/dumped", nil, &fl2); code != http.StatusOK {
+		t.Fatalf("get imported flow: status %d", code)
+	}
+	fl.State, fl2.State = "", ""
+	if a, b := mustJSON(t, fl), mustJSON(t, fl2); a != b {
+		t.Errorf("imported flow = %s\nwant %s", b, a)
+	}
+	if a, b := mustJSON(t, x), mustJSON(t, b2.execution(t, x.ID)); a != b {
+		t.Errorf("imported execution = %s\nwant %s", b, a)
+	}
+	again, err := ImportStore(t.Context(), b2.srv.store, strings.NewReader(buf.String()))
+	if err != nil || again.Stored.Flows != 0 || again.Stored.Executions != 0 || again.Read.Executions != 1 {
+		t.Errorf("second import: %+v, %v; want nothing stored", again, err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

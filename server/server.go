@@ -280,7 +280,8 @@ func (s *Server) build() error {
 	}).Register(engine)
 	table.Register(engine)
 	if fs, ok := s.store.(flows.Store); ok {
-		s.flows = flows.New(s.logger, flows.Config{}, fs, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
+		observer := &flowEvents{metrics: s.metrics.NewFlowMetrics(), sink: s.events}
+		s.flows = flows.New(s.logger, flows.Config{Wake: s.runner.Wake, Observer: observer}, fs, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
 			return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: id, At: at, Type: task.TriggerFlow, Params: p})
 		})
 		audit, _ := s.store.(store.AuditLog)
@@ -525,11 +526,11 @@ func (s *Server) onRun(t *task.Task, r task.Run) {
 }
 
 // startFlow and stopFlow serve the builtin start_flow and stop_flow.
-func (s *Server) startFlow(ctx context.Context, flowID string, params map[string]string) (string, error) {
+func (s *Server) startFlow(ctx context.Context, flowID, triggerID, taskID string, params map[string]string) (string, error) {
 	if s.flows == nil {
 		return "", task.Permanent(errors.New("this store keeps no flows"))
 	}
-	x, err := s.flows.Start(ctx, flowID, params)
+	x, err := s.flows.StartFired(ctx, flowID, triggerID, taskID, params)
 	if err != nil {
 		return "", err
 	}

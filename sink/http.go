@@ -118,7 +118,7 @@ func (h *httpTransport) bulkBody(batch []item) ([]byte, []item, int, error) {
 	for _, it := range batch {
 		doc, err := it.document()
 		if err != nil {
-			firstErr = cmp.Or(firstErr, fmt.Errorf("encode event of job %s: %w", it.ev.JobID, err))
+			firstErr = cmp.Or(firstErr, fmt.Errorf("encode event of %s: %w", it.key(), err))
 			continue
 		}
 		action, _ := json.Marshal(map[string]map[string]string{"index": {"_index": h.index, "_id": it.docID()}})

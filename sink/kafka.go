@@ -86,10 +86,10 @@ func (k *kafkaTransport) send(ctx context.Context, batch []item) ([]item, int, e
 		doc, err := it.document()
 		if err != nil {
 			refused++
-			firstErr = cmp.Or(firstErr, fmt.Errorf("encode event of job %s: %w", it.ev.JobID, err))
+			firstErr = cmp.Or(firstErr, fmt.Errorf("encode event of %s: %w", it.key(), err))
 			continue
 		}
-		r := &kgo.Record{Topic: k.topic, Key: []byte(it.ev.JobID), Value: doc}
+		r := &kgo.Record{Topic: k.topic, Key: []byte(it.key()), Value: doc}
 		index[r] = i
 		recs = append(recs, r)
 	}

@@ -4,8 +4,9 @@ import "cronsheet/store"
 
 // item is one queued event with its sequence number.
 type item struct {
-	ev  store.JobEvent
-	seq uint64
+	ev   store.JobEvent
+	flow *FlowEvent // set for a flow event (PublishFlow); ev is then zero
+	seq  uint64
 }
 
 // ring is a bounded FIFO of items that overwrites its oldest on overflow.

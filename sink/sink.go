@@ -1,5 +1,6 @@
 // Package sink sends job lifecycle events out of cronsheet: one JSON
-// document per transition (store.JobEvent), to an HTTP endpoint as
+// document per transition (store.JobEvent), and per end of a flow
+// execution or of one of its step runs (FlowEvent), to an HTTP endpoint as
 // Elasticsearch bulk requests (NewHTTP) or to a Kafka topic (NewKafka).
 //
 // The sink is best-effort. The store keeps every transition (GET
@@ -126,6 +127,32 @@ func (s *Sink) Publish(evs []store.JobEvent) {
 	for _, ev := range evs {
 		s.seq++
 		lost += s.queue.push(item{ev: ev, seq: s.seq})
+	}
+	s.mu.Unlock()
+	if lost > 0 {
+		s.dropped.Add(int64(lost))
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// PublishFlow queues flow events like Publish does job events.
+func (s *Sink) PublishFlow(evs ...FlowEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.dropped.Add(int64(len(evs)))
+		return
+	}
+	lost := 0
+	for i := range evs {
+		s.seq++
+		lost += s.queue.push(item{flow: &evs[i], seq: s.seq})
 	}
 	s.mu.Unlock()
 	if lost > 0 {

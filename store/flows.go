@@ -49,3 +49,66 @@ type Flows interface {
 	// as it is. A flow step fires through such a task.
 	EnsureTask(ctx context.Context, t *task.Task) error
 }
+
+// FlowDumper moves flows and executions between stores (cronsheet export
+// / import), beside Dumper; both drivers implement it.
+type FlowDumper interface {
+	// DumpFlows calls fn with every flow, in id order, as stored (version
+	// and times included).
+	DumpFlows(ctx context.Context, fn func(*task.Flow) error) error
+	// DumpExecutions calls fn with every execution, in id order, as
+	// stored (version included).
+	DumpExecutions(ctx context.Context, fn func(*task.Execution) error) error
+	// RestoreFlow stores a flow exactly as dumped (version below 1 stored
+	// as 1) unless its id is stored; it reports whether it inserted.
+	RestoreFlow(ctx context.Context, f *task.Flow) (bool, error)
+	// RestoreExecution stores an execution exactly as dumped unless its id
+	// is stored; it reports whether it inserted.
+	RestoreExecution(ctx context.Context, e *task.Execution) (bool, error)
+}
+
+// dumpBatch is how many flows or executions one page of a dump reads.
+const dumpBatch = 500
+
+// DumpFlowPages calls fn with every flow of fs, paging ListFlows; both
+// drivers' DumpFlows use it.
+func DumpFlowPages(ctx context.Context, fs Flows, fn func(*task.Flow) error) error {
+	after := ""
+	for {
+		list, err := fs.ListFlows(ctx, after, dumpBatch)
+		if err != nil {
+			return err
+		}
+		for _, f := range list {
+			if err := fn(f); err != nil {
+				return err
+			}
+		}
+		if len(list) < dumpBatch {
+			return nil
+		}
+		after = list[len(list)-1].ID
+	}
+}
+
+// DumpExecutionPages calls fn with every execution page gives (the
+// executions after an id, in id order, at most limit); both drivers'
+// DumpExecutions use it.
+func DumpExecutionPages(ctx context.Context, page func(ctx context.Context, afterID string, limit int) ([]*task.Execution, error), fn func(*task.Execution) error) error {
+	after := ""
+	for {
+		list, err := page(ctx, after, dumpBatch)
+		if err != nil {
+			return err
+		}
+		for _, x := range list {
+			if err := fn(x); err != nil {
+				return err
+			}
+		}
+		if len(list) < dumpBatch {
+			return nil
+		}
+		after = list[len(list)-1].ID
+	}
+}

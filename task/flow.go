@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"cronsheet/mapping/schedule"
 )
 
 // Outcome is how a flow step ended; it picks the step's edges.
@@ -76,7 +78,17 @@ type Flow struct {
 	Steps []*Step `json:"steps"`
 	// MaxDepth bounds the step runs of one execution; 0 means
 	// DefaultMaxDepth. A flow whose start reaches a cycle must declare it.
-	MaxDepth  int       `json:"max_depth,omitempty"`
+	MaxDepth int `json:"max_depth,omitempty"`
+	// Schedule, when set, triggers the flow on it: the schedule language
+	// of rows ("every 1h", "daily 02:00", "cron 0 0 9 * * 1-5", … with an
+	// optional "tz ZONE" suffix), read in zone TZ (default UTC). It is
+	// kept as written; a hidden task fires it (flows.ScheduleTaskID).
+	Schedule string `json:"schedule,omitempty"`
+	TZ       string `json:"tz,omitempty"`
+	// State is idle, or running while an execution of the flow is
+	// unfinished. The API fills it in when it reads the flow; it is never
+	// stored.
+	State     FlowState `json:"state,omitempty"`
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"created_at,omitzero"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
@@ -167,6 +179,9 @@ func (f *Flow) Validate() error {
 			return err
 		}
 	}
+	if err := f.validSchedule(); err != nil {
+		return err
+	}
 	if f.Start != "" && !seen[f.Start] {
 		return Invalid("start", "no step %q", f.Start)
 	}
@@ -174,6 +189,51 @@ func (f *Flow) Validate() error {
 		if cyc := f.cycleFrom(f.Start); cyc != nil {
 			return Invalid("max_depth", "required: steps %s form a cycle reachable from the start", strings.Join(cyc, " → "))
 		}
+	}
+	return nil
+}
+
+// MaxFlowSchedule bounds a flow's schedule text.
+const MaxFlowSchedule = 200
+
+// ParseSchedule parses the flow's schedule in its zone (UTC when TZ is
+// empty; a "tz" suffix in the text wins). A flow without a schedule gives
+// nil, nil. Errors are *ValidationError naming schedule or tz.
+func (f *Flow) ParseSchedule() (*schedule.Schedule, error) {
+	text := strings.TrimSpace(f.Schedule)
+	if text == "" {
+		if f.TZ != "" {
+			return nil, Invalid("tz", "belongs to a schedule; the flow has none")
+		}
+		return nil, nil
+	}
+	if len(f.Schedule) > MaxFlowSchedule {
+		return nil, Invalid("schedule", "at most %d bytes", MaxFlowSchedule)
+	}
+	tz := f.TZ
+	if tz == "" {
+		tz = "UTC"
+	}
+	if _, err := time.LoadLocation(tz); err != nil || len(tz) > 64 || tz == "Local" {
+		return nil, Invalid("tz", "unknown time zone %q", Truncate(tz, 64))
+	}
+	sched, err := schedule.Parse(text, tz)
+	if err != nil {
+		return nil, Invalid("schedule", "%q: %s", Truncate(text, 80), err)
+	}
+	return sched, nil
+}
+
+// validSchedule checks the schedule; a one-off one ("at …") must lie
+// ahead.
+func (f *Flow) validSchedule() error {
+	sched, err := f.ParseSchedule()
+	if err != nil || sched == nil {
+		return err
+	}
+	now := time.Now()
+	if sched.IsOnce() && sched.Next(now, now).IsZero() {
+		return Invalid("schedule", "%q is in the past", Truncate(f.Schedule, 80))
 	}
 	return nil
 }
@@ -253,6 +313,11 @@ func (f *Flow) cycleFrom(start string) []string {
 type Execution struct {
 	ID     string `json:"id"`
 	FlowID string `json:"flow_id"`
+	// TriggerID is the run that started the execution when a fire did
+	// (a task targeting "flow:<id>", a start_flow target, the flow's
+	// schedule); the execution's id is derived from it, so a re-delivery
+	// of that run finds this execution instead of starting another.
+	TriggerID string `json:"trigger_id,omitempty"`
 	// Flow is the flow as it was when triggered: later edits do not change
 	// a running execution.
 	Flow   *Flow             `json:"flow"`

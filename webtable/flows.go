@@ -18,6 +18,9 @@ import (
 
 // The flows API (design 001, task flows):
 //
+// A flow read through it carries its state: running while an execution of
+// it is unfinished, else idle.
+//
 //	GET    /api/v1/flows?after=&limit=        → 200 {flows, next_after}
 //	POST   /api/v1/flows                      → 201 the flow (400 naming the field; 409 id taken)
 //	GET    /api/v1/flows/:id                  → 200 the flow, ETag its version (404)
@@ -32,6 +35,10 @@ import (
 type FlowEngine interface {
 	Start(ctx context.Context, flowID string, params map[string]string) (*task.Execution, error)
 	Stop(ctx context.Context, id string) (*task.Execution, error)
+	// SyncSchedule makes the flow's schedule task follow a save: oldVersion
+	// is the version before (0: created), cur the flow after (nil:
+	// deleted).
+	SyncSchedule(ctx context.Context, flowID string, oldVersion int64, cur *task.Flow) error
 }
 
 // FlowsAPI serves the flows API.
@@ -73,7 +80,7 @@ func (f *FlowsAPI) Register(r gin.IRouter) {
 	v1.POST("/executions/:id/stop", f.stop)
 }
 
-// flowBody is a flow's fields as POST and PUT take them; version,
+// flowBody is a flow's fields as POST and PUT take them; state, version,
 // created_at and updated_at are the server's (version is the If-Match of
 // a PUT), so a GET answer can be sent back as it is.
 type flowBody struct {
@@ -82,13 +89,17 @@ type flowBody struct {
 	Start       string          `json:"start"`
 	Steps       []*task.Step    `json:"steps"`
 	MaxDepth    int             `json:"max_depth"`
+	Schedule    string          `json:"schedule"`
+	TZ          string          `json:"tz"`
+	State       json.RawMessage `json:"state"`
 	Version     json.RawMessage `json:"version"`
 	CreatedAt   json.RawMessage `json:"created_at"`
 	UpdatedAt   json.RawMessage `json:"updated_at"`
 }
 
 func (b *flowBody) flow() *task.Flow {
-	return &task.Flow{ID: b.ID, Description: b.Description, Start: b.Start, Steps: b.Steps, MaxDepth: b.MaxDepth}
+	return &task.Flow{ID: b.ID, Description: b.Description, Start: b.Start, Steps: b.Steps, MaxDepth: b.MaxDepth,
+		Schedule: b.Schedule, TZ: b.TZ}
 }
 
 type flowsPage struct {
@@ -119,6 +130,10 @@ func (f *FlowsAPI) list(c *gin.Context) {
 	if page.Flows == nil {
 		page.Flows = []*task.Flow{}
 	}
+	if err := f.setStates(c.Request.Context(), page.Flows...); err != nil {
+		f.api.writeError(c, err)
+		return
+	}
 	c.JSON(http.StatusOK, page)
 }
 
@@ -138,6 +153,11 @@ func (f *FlowsAPI) create(c *gin.Context) {
 		return
 	}
 	f.api.recordChange(c, store.AuditKindFlow, fl.ID, store.AuditCreate, flowSummary(fl))
+	if err := f.engine.SyncSchedule(c.Request.Context(), fl.ID, 0, fl); err != nil {
+		// Saved: the engine's next start (SyncSchedules) retries it.
+		f.api.logger.ErrorContext(c.Request.Context(), "flow schedule", "flow_id", fl.ID, "error", err)
+	}
+	fl.State = task.FlowIdle
 	c.Header("Location", strings.TrimSuffix(c.Request.URL.Path, "/")+"/"+url.PathEscape(fl.ID))
 	writeFlow(c, http.StatusCreated, fl)
 }
@@ -151,6 +171,10 @@ func (f *FlowsAPI) get(c *gin.Context) {
 	fl, err := f.store.GetFlow(c.Request.Context(), id)
 	if err != nil {
 		f.api.writeError(c, describe(err, task.ErrNotFound, "flow %q not found", id))
+		return
+	}
+	if err := f.setStates(c.Request.Context(), fl); err != nil {
+		f.api.writeError(c, err)
 		return
 	}
 	writeFlow(c, http.StatusOK, fl)
@@ -190,6 +214,13 @@ func (f *FlowsAPI) put(c *gin.Context) {
 		return
 	}
 	f.api.recordChange(c, store.AuditKindFlow, saved.ID, store.AuditUpdate, flowSummary(saved))
+	if err := f.engine.SyncSchedule(c.Request.Context(), saved.ID, saved.Version-1, saved); err != nil {
+		f.api.logger.ErrorContext(c.Request.Context(), "flow schedule", "flow_id", saved.ID, "error", err)
+	}
+	if err := f.setStates(c.Request.Context(), saved); err != nil {
+		f.api.writeError(c, err)
+		return
+	}
 	writeFlow(c, http.StatusOK, saved)
 }
 
@@ -199,11 +230,19 @@ func (f *FlowsAPI) delete(c *gin.Context) {
 		f.api.writeError(c, err)
 		return
 	}
-	if err := f.store.DeleteFlow(c.Request.Context(), id); err != nil {
+	old, err := f.store.GetFlow(c.Request.Context(), id)
+	if err == nil {
+		err = f.store.DeleteFlow(c.Request.Context(), id)
+	}
+	if err != nil {
 		f.api.writeError(c, describe(err, task.ErrNotFound, "flow %q not found", id))
 		return
 	}
 	f.api.recordChange(c, store.AuditKindFlow, id, store.AuditDelete, nil)
+	if err := f.engine.SyncSchedule(c.Request.Context(), id, old.Version, nil); err != nil {
+		// A fire of the schedule task left open is refused and closes it.
+		f.api.logger.ErrorContext(c.Request.Context(), "flow schedule", "flow_id", id, "error", err)
+	}
 	c.Status(http.StatusNoContent)
 }
 
@@ -285,6 +324,31 @@ func (f *FlowsAPI) stop(c *gin.Context) {
 	}
 	f.api.recordChange(c, store.AuditKindFlow, x.FlowID, store.AuditStop, map[string]any{"execution": id, "state": string(x.State)})
 	c.JSON(http.StatusOK, x)
+}
+
+// maxRunningScan bounds the running executions setStates reads: with
+// more running at once (across all flows), a flow whose executions are
+// all beyond it shows idle.
+const maxRunningScan = 1000
+
+// setStates sets each flow's State: running when one of its executions
+// is unfinished.
+func (f *FlowsAPI) setStates(ctx context.Context, fls ...*task.Flow) error {
+	running, err := f.store.RunningExecutions(ctx, maxRunningScan)
+	if err != nil {
+		return err
+	}
+	busy := make(map[string]bool, len(running))
+	for _, x := range running {
+		busy[x.FlowID] = true
+	}
+	for _, fl := range fls {
+		fl.State = task.FlowIdle
+		if busy[fl.ID] {
+			fl.State = task.FlowRunning
+		}
+	}
+	return nil
 }
 
 // writeFlow answers with fl and its version as ETag, for If-Match.
