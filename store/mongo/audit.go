@@ -149,7 +149,7 @@ func (s *Store) findAudit(ctx context.Context, filter bson.D, limit int) ([]*sto
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	cur, err := s.colls.get(collAudit).Find(ctx, filter,
-		options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(limit)))
+		findOpts().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(limit)))
 	docs, err := findAll[auditDoc](ctx, cur, err)
 	if err != nil {
 		return nil, err

@@ -261,7 +261,7 @@ func (s *Store) ExpireAccepted(ctx context.Context, now time.Time, limit int) ([
 
 func (s *Store) expireAccepted(ctx context.Context, now int64, limit int) ([]*task.Run, error) {
 	filter := bson.D{{Key: "state", Value: task.RunAccepted}, {Key: "deadline", Value: bson.D{{Key: "$lt", Value: now}}}}
-	cur, err := s.runs.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "deadline", Value: 1}}).SetLimit(int64(limit)).
+	cur, err := s.runs.Find(ctx, filter, findOpts().SetSort(bson.D{{Key: "deadline", Value: 1}}).SetLimit(int64(limit)).
 		SetProjection(bson.D{{Key: "trigger_id", Value: 1}, {Key: "deadline", Value: 1}}))
 	due, err := findAll[runDoc](ctx, cur, err)
 	if err != nil {
@@ -353,7 +353,7 @@ func (s *Store) QueryRuns(ctx context.Context, q store.RunQuery) ([]*task.Run, e
 			bson.D{{Key: "fired_at", Value: at}, {Key: "trigger_id", Value: bson.D{{Key: "$lt", Value: q.Before.TriggerID}}}},
 		}})
 	}
-	opts := options.Find().SetSort(bson.D{{Key: "fired_at", Value: -1}, {Key: "trigger_id", Value: -1}}).
+	opts := findOpts().SetSort(bson.D{{Key: "fired_at", Value: -1}, {Key: "trigger_id", Value: -1}}).
 		SetLimit(int64(q.Limit))
 	runs, err := s.findRuns(ctx, filter, opts)
 	if err != nil {
@@ -415,7 +415,7 @@ func (s *Store) cleanupPerTask(ctx context.Context, keep, limit int) (int, error
 		{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$task_id"}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}},
 		{{Key: "$match", Value: bson.D{{Key: "n", Value: bson.D{{Key: "$gt", Value: keep}}}}}},
 		{{Key: "$sort", Value: bson.D{{Key: "_id", Value: 1}}}},
-	})
+	}, options.Aggregate().SetBatchSize(findBatch))
 	type count struct {
 		TaskID string `bson:"_id"`
 		N      int    `bson:"n"`
@@ -443,7 +443,7 @@ func (s *Store) cleanupPerTask(ctx context.Context, keep, limit int) (int, error
 // first skip, at most limit, and returns how many went. filter must hold
 // the state condition: it is applied again by the delete.
 func (s *Store) deleteRuns(ctx context.Context, filter, sort bson.D, skip, limit int) (int, error) {
-	cur, err := s.runs.Find(ctx, filter, options.Find().SetSort(sort).SetSkip(int64(skip)).SetLimit(int64(limit)).
+	cur, err := s.runs.Find(ctx, filter, findOpts().SetSort(sort).SetSkip(int64(skip)).SetLimit(int64(limit)).
 		SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	type id struct {
 		ID any `bson:"_id"`

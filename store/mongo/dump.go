@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"cronsheet/store"
 	"cronsheet/task"
@@ -65,7 +64,7 @@ func (s *Store) DumpOutbox(ctx context.Context, fn func(*task.OutboxMessage) err
 func each[T any](ctx context.Context, c *collection, sort bson.D, fn func(*T) error) error {
 	ctx, cancel := context.WithTimeout(ctx, dumpTimeout)
 	defer cancel()
-	cur, err := c.Find(ctx, bson.D{}, options.Find().SetSort(sort))
+	cur, err := c.Find(ctx, bson.D{}, findOpts().SetSort(sort))
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"cronsheet/store"
 	"cronsheet/task"
@@ -149,7 +148,7 @@ func (s *Store) ListFlows(ctx context.Context, afterID string, limit int) ([]*ta
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	cur, err := s.flows().Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: afterID}}}},
-		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)))
+		findOpts().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)))
 	if err != nil {
 		return nil, fmt.Errorf("list flows: %w", translate(err))
 	}
@@ -252,7 +251,7 @@ func (s *Store) RunningExecutions(ctx context.Context, limit int) ([]*task.Execu
 func (s *Store) findExecs(ctx context.Context, what string, filter, sort bson.D, limit int) ([]*task.Execution, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	cur, err := s.executions().Find(ctx, filter, options.Find().SetSort(sort).SetLimit(int64(limit)))
+	cur, err := s.executions().Find(ctx, filter, findOpts().SetSort(sort).SetLimit(int64(limit)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, translate(err))
 	}

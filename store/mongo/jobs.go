@@ -8,7 +8,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"cronsheet/store"
 	"cronsheet/task"
@@ -535,7 +534,7 @@ func (s *Store) JobEvents(ctx context.Context, jobID string, limit int) ([]store
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	cur, err := s.jobEvents.Find(ctx, bson.D{{Key: "job_id", Value: jobID}},
-		options.Find().SetSort(bson.D{{Key: "at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(int64(limit)))
+		findOpts().SetSort(bson.D{{Key: "at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(int64(limit)))
 	docs, err := findAll[jobEventDoc](ctx, cur, err)
 	if err != nil {
 		return nil, fmt.Errorf("job events of %s: %w", jobID, err)
@@ -564,7 +563,7 @@ func (s *Store) ListJobs(ctx context.Context, p store.ListJobsParams) ([]*task.T
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	cur, err := s.tasks.Find(ctx, filter, options.Find().
+	cur, err := s.tasks.Find(ctx, filter, findOpts().
 		SetSort(bson.D{{Key: "scenario", Value: -1}, {Key: "created_at", Value: -1}, {Key: "task_id", Value: -1}}).
 		SetLimit(int64(p.Limit)))
 	docs, err := findAll[taskDoc](ctx, cur, err)

@@ -326,7 +326,7 @@ func (s *Store) StrandedRuns(ctx context.Context, p store.StrandedParams) ([]*ta
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	runs, err := s.findRuns(ctx, filter, options.Find().SetLimit(int64(p.Limit)))
+	runs, err := s.findRuns(ctx, filter, findOpts().SetLimit(int64(p.Limit)))
 	if err != nil {
 		return nil, fmt.Errorf("stranded runs: %w", err)
 	}
@@ -382,7 +382,7 @@ func (s *Store) ListRuns(ctx context.Context, taskID string, beforeSlot time.Tim
 		before = store.UnixMS(beforeSlot)
 	}
 	filter := bson.D{{Key: "task_id", Value: taskID}, {Key: "slot", Value: bson.D{{Key: "$lt", Value: before}}}}
-	opts := options.Find().SetSort(bson.D{{Key: "slot", Value: -1}, {Key: "target", Value: -1}}).SetLimit(int64(limit))
+	opts := findOpts().SetSort(bson.D{{Key: "slot", Value: -1}, {Key: "target", Value: -1}}).SetLimit(int64(limit))
 	runs, err := s.findRuns(ctx, filter, opts)
 	if err != nil {
 		return nil, fmt.Errorf("list runs of %s: %w", taskID, err)
@@ -423,7 +423,7 @@ func (s *Store) LastSlot(ctx context.Context, taskID string) (time.Time, error) 
 // failed, oldest slot first (accepted runs wait for their target).
 func (s *Store) UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error) {
 	filter := bson.D{{Key: "task_id", Value: taskID}, {Key: "state", Value: bson.D{{Key: "$in", Value: unfinishedStates()}}}}
-	runs, err := s.findRuns(ctx, filter, options.Find().SetSort(bson.D{{Key: "slot", Value: 1}}))
+	runs, err := s.findRuns(ctx, filter, findOpts().SetSort(bson.D{{Key: "slot", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("unfinished runs of %s: %w", taskID, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"cronsheet/store"
 	"cronsheet/task"
@@ -68,7 +67,7 @@ func (s *Store) UnfinishedRunsOf(ctx context.Context, taskIDs []string) (map[str
 		{Key: "task_id", Value: bson.D{{Key: "$in", Value: taskIDs}}},
 		{Key: "state", Value: bson.D{{Key: "$in", Value: unfinishedStates()}}},
 	}
-	runs, err := s.findRuns(ctx, filter, options.Find().SetSort(bson.D{{Key: "task_id", Value: 1}, {Key: "slot", Value: 1}}))
+	runs, err := s.findRuns(ctx, filter, findOpts().SetSort(bson.D{{Key: "task_id", Value: 1}, {Key: "slot", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("unfinished runs of %d tasks: %w", len(taskIDs), err)
 	}

@@ -312,13 +312,30 @@ func isDuplicate(err error) bool {
 // nowMS is the store clock in unix milliseconds.
 func (s *Store) nowMS() int64 { return s.now().UnixMilli() }
 
-// findAll decodes every document of cur into a slice of T.
+// findBatch is the batch size of every find: large enough that a find
+// answers in its first reply. A cursor left open between batches costs
+// little on MongoDB, but FerretDB v1 pins one of its PostgreSQL
+// connections to it until it is exhausted or killed; when the client's
+// deadline passed between batches, the driver could not kill it, and
+// enough such cursors exhausted FerretDB's pool and stopped it answering
+// anyone (seen with three nodes on one FerretDB; docs/FERRETDB.md).
+const findBatch = 10000
+
+// findOpts returns find options with the batch size of findBatch.
+func findOpts() *options.FindOptionsBuilder { return options.Find().SetBatchSize(findBatch) }
+
+// findAll decodes every document of cur into a slice of T. On an error
+// the cursor is killed on the server with a fresh deadline (the caller's
+// may be what ran out).
 func findAll[T any](ctx context.Context, cur *mongo.Cursor, err error) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
 	var out []T
 	if err := cur.All(ctx, &out); err != nil {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = cur.Close(kctx)
 		return nil, err
 	}
 	return out, nil

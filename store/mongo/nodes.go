@@ -89,7 +89,7 @@ func (s *Store) RemoveNode(ctx context.Context, id, incarnation string) error {
 func (s *Store) ListNodes(ctx context.Context) ([]store.Node, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	cur, err := s.nodes.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	cur, err := s.nodes.Find(ctx, bson.D{}, findOpts().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", translate(err))
 	}

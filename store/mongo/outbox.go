@@ -118,7 +118,7 @@ func (s *Store) ListOutbox(ctx context.Context, beforeID int64, limit int) ([]*t
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	cur, err := s.outbox.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$lt", Value: beforeID}}}},
-		options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(limit)))
+		findOpts().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(limit)))
 	docs, err := findAll[outboxDoc](ctx, cur, err)
 	if err != nil {
 		return nil, fmt.Errorf("list outbox: %w", err)

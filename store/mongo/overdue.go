@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"cronsheet/store"
 	"cronsheet/task"
@@ -29,7 +28,7 @@ func (s *Store) OverdueTasks(ctx context.Context, before time.Time, limit int) (
 	filter = append(filter,
 		bson.E{Key: "next_fire", Value: bson.D{{Key: "$gt", Value: 0}, {Key: "$lt", Value: store.UnixMS(before)}}},
 		bson.E{Key: "is_enable", Value: 1}, bson.E{Key: "is_done", Value: 0}, bson.E{Key: "deleted", Value: 0})
-	cur, err := s.tasks.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "next_fire", Value: 1}}).SetLimit(int64(limit)))
+	cur, err := s.tasks.Find(ctx, filter, findOpts().SetSort(bson.D{{Key: "next_fire", Value: 1}}).SetLimit(int64(limit)))
 	if err != nil {
 		return nil, fmt.Errorf("overdue tasks: %w", translate(err))
 	}

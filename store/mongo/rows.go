@@ -159,7 +159,7 @@ func (s *Store) ListRows(ctx context.Context, scenario, afterID string, limit in
 		return nil, fmt.Errorf("list rows of %s: %w", scenario, err)
 	}
 	filter := bson.D{{Key: "scenario", Value: scenario}, {Key: "id", Value: bson.D{{Key: "$gt", Value: afterID}}}}
-	opts := options.Find().SetSort(bson.D{{Key: "id", Value: 1}}).SetLimit(int64(limit))
+	opts := findOpts().SetSort(bson.D{{Key: "id", Value: 1}}).SetLimit(int64(limit))
 	rows, err := s.findRows(ctx, filter, opts)
 	if err != nil {
 		return nil, fmt.Errorf("list rows of %s: %w", scenario, err)
@@ -173,7 +173,7 @@ func (s *Store) ListUnfetchedRows(ctx context.Context, limit int) ([]*task.Row, 
 	if err := store.CheckLimit(limit); err != nil {
 		return nil, fmt.Errorf("list unfetched rows: %w", err)
 	}
-	opts := options.Find().SetSort(bson.D{{Key: "updated_at", Value: 1}}).SetLimit(int64(limit))
+	opts := findOpts().SetSort(bson.D{{Key: "updated_at", Value: 1}}).SetLimit(int64(limit))
 	rows, err := s.findRows(ctx, bson.D{{Key: "is_fetched", Value: 0}}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("list unfetched rows: %w", err)

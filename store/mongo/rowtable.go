@@ -159,11 +159,11 @@ func (s *Store) PrepareRowTable(ctx context.Context, scenario string, sortFields
 // bulk write per s.bulkMax rows.
 func (s *Store) backfillSearchKeys(ctx context.Context, scenario string) error {
 	filter := bson.D{{Key: "scenario", Value: scenario}, {Key: "st", Value: bson.D{{Key: "$exists", Value: false}}}}
-	cur, err := s.rows.Find(ctx, filter)
+	cur, err := s.rows.Find(ctx, filter, findOpts())
 	if err != nil {
 		return err
 	}
-	defer cur.Close(ctx)
+	defer cur.Close(context.WithoutCancel(ctx))
 	var models []mongo.WriteModel
 	flush := func() error {
 		if len(models) == 0 {
@@ -276,7 +276,7 @@ func (s *Store) rowTasks(ctx context.Context, scenario string, rows []*task.Row)
 	for i, r := range rows {
 		ids[i] = r.ID
 	}
-	cur, err := s.tasks.Find(ctx, rowTasksFilter(scenario, ids), options.Find().SetProjection(rowTasksProjection()))
+	cur, err := s.tasks.Find(ctx, rowTasksFilter(scenario, ids), findOpts().SetProjection(rowTasksProjection()))
 	docs, err := findAll[rowTaskDoc](ctx, cur, err)
 	if err != nil {
 		return nil, err
@@ -318,7 +318,7 @@ func (s *Store) planRows(ctx context.Context, q store.RowQuery) (*rowPlan, error
 	}
 	p := &rowPlan{scope: bson.D{{Key: "scenario", Value: q.Scenario}}, sort: sort, hint: hint}
 	p.filter = p.scope
-	p.find = options.Find().SetSort(sort).SetSkip(int64(q.Offset)).SetLimit(int64(q.Limit)).
+	p.find = findOpts().SetSort(sort).SetSkip(int64(q.Offset)).SetLimit(int64(q.Limit)).
 		SetProjection(rowProjection())
 	if q.Search != "" {
 		p.filter = searchFilter(q.Scenario, q.Search)

@@ -220,7 +220,7 @@ func (s *Store) ListTargets(ctx context.Context, afterID string, limit int) ([]*
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	cur, err := s.targets.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: afterID}}}},
-		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)))
+		findOpts().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)))
 	docs, err := findAll[targetDoc](ctx, cur, err)
 	if err != nil {
 		return nil, fmt.Errorf("list targets: %w", err)

@@ -38,7 +38,7 @@ func (s *Store) GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, e
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	cur, err := s.tasks.Find(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: taskIDs}}}})
+	cur, err := s.tasks.Find(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: taskIDs}}}}, findOpts())
 	if err != nil {
 		return nil, fmt.Errorf("get tasks: %w", translate(err))
 	}
@@ -108,7 +108,7 @@ func (s *Store) ListClaimed(ctx context.Context, owner string) ([]store.ClaimedT
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	proj := bson.D{{Key: "task_id", Value: 1}, {Key: "is_enable", Value: 1}, {Key: "is_done", Value: 1}, {Key: "version", Value: 1}}
-	cur, err := s.tasks.Find(ctx, ownedBy(owner), options.Find().SetProjection(proj))
+	cur, err := s.tasks.Find(ctx, ownedBy(owner), findOpts().SetProjection(proj))
 	docs, err := findAll[taskDoc](ctx, cur, err)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks claimed by %s: %w", owner, err)
@@ -311,7 +311,7 @@ func foldStatuses(ps []store.TaskStatusParams) ([]string, []bson.D) {
 // missingTasks returns those of ids that have no task.
 func (s *Store) missingTasks(ctx context.Context, ids []string) ([]string, error) {
 	cur, err := s.tasks.Find(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: ids}}}},
-		options.Find().SetProjection(bson.D{{Key: "task_id", Value: 1}}))
+		findOpts().SetProjection(bson.D{{Key: "task_id", Value: 1}}))
 	docs, err := findAll[feedback](ctx, cur, err)
 	if err != nil {
 		return nil, err
@@ -354,7 +354,7 @@ func (s *Store) applyStatuses(ctx context.Context, ps []store.TaskStatusParams) 
 		}
 	}
 	cur, err := s.tasks.Find(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: ids}}}},
-		options.Find().SetProjection(feedbackProjection()))
+		findOpts().SetProjection(feedbackProjection()))
 	fbs, err := findAll[feedback](ctx, cur, err)
 	if err != nil {
 		return err

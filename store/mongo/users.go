@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"cronsheet/store"
 	"cronsheet/task"
@@ -106,7 +105,7 @@ func (s *Store) ListUsers(ctx context.Context) ([]*store.User, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	cur, err := s.colls.get(collUsers).Find(ctx, bson.D{},
-		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(store.MaxUsers))
+		findOpts().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(store.MaxUsers))
 	docs, err := findAll[userDoc](ctx, cur, err)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
@@ -255,7 +254,7 @@ func (s *Store) ListCredentials(ctx context.Context, p store.ListCredentialsPara
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	cur, err := s.colls.get(collCredentials).Find(ctx, filter, options.Find().
+	cur, err := s.colls.get(collCredentials).Find(ctx, filter, findOpts().
 		SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(store.MaxCredentials))
 	docs, err := findAll[credentialDoc](ctx, cur, err)
 	if err != nil {
