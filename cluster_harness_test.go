@@ -39,6 +39,15 @@ type cluster struct {
 	hook        *hook
 }
 
+// clusterStore says which store the nodes share and how fast they patrol
+// it; the zero value is a fresh SQLite file with interval 250 ms and
+// clusterLease.
+type clusterStore struct {
+	YAML     string        // config's store value, a flow mapping; "": the SQLite file
+	Interval time.Duration // patrol.interval; 0: 250 ms
+	Lease    time.Duration // patrol.lease; 0: clusterLease
+}
+
 // clusterNode is one node: its process and stable node id.
 type clusterNode struct {
 	*process
@@ -57,18 +66,25 @@ func (n *clusterNode) incarnation() string {
 // answers take up to maxDelay; every node may call back to loopback.
 func startCluster(t *testing.T, size int, maxDelay time.Duration) *cluster {
 	t.Helper()
-	return startClusterOn(t, size, maxDelay, "")
+	return startClusterOn(t, size, maxDelay, clusterStore{})
 }
 
-// startClusterOn is startCluster on the store storeYAML describes (a
-// flow mapping for config's store key); "" is the SQLite file.
-func startClusterOn(t *testing.T, size int, maxDelay time.Duration, storeYAML string) *cluster {
+// startClusterOn is startCluster on the store cs describes.
+func startClusterOn(t *testing.T, size int, maxDelay time.Duration, cs clusterStore) *cluster {
 	t.Helper()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	c := &cluster{dir: dir, dbPath: filepath.Join(dir, "data", "cronsheet.db")}
+	storeYAML := cs.YAML
 	if storeYAML == "" {
 		storeYAML = fmt.Sprintf("{driver: sqlite, path: %s}", c.dbPath)
+	}
+	interval, lease := cs.Interval, cs.Lease
+	if interval == 0 {
+		interval = 250 * time.Millisecond
+	}
+	if lease == 0 {
+		lease = clusterLease
 	}
 	c.hook = startHook(t, maxDelay)
 	for i := range size {
@@ -79,11 +95,11 @@ auth: local_dev
 node_id: %s
 log_level: warn
 store: %s
-patrol: {interval: 250ms, lease: %s}
+patrol: {interval: %s, lease: %s}
 fire: {backoff_base: 200ms, backoff_max: 2s}
 shutdown_timeout: 5s
 http: {allow: [127.0.0.0/8]}
-`, addr, id, storeYAML, clusterLease)
+`, addr, id, storeYAML, interval, lease)
 		n := &clusterNode{process: newProcess(t, bin, dir, id, addr, cfg), id: id}
 		c.nodes = append(c.nodes, n)
 	}

@@ -86,11 +86,51 @@ func TestCluster(t *testing.T) {
 		}
 	}()
 
-	t.Run("a_ownership_moves", func(t *testing.T) { clusterOwnershipMoves(t, sizes, report, "") })
+	t.Run("a_ownership_moves", func(t *testing.T) { clusterOwnershipMoves(t, sizes, report, clusterStore{}) })
 	t.Run("b_kill9_periodic", func(t *testing.T) { clusterKillPeriodic(t, sizes, report) })
 	t.Run("c_kill9_jobs", func(t *testing.T) { clusterKillJobs(t, sizes, report) })
 	t.Run("d_store_outage", func(t *testing.T) { clusterStoreOutage(t, sizes, report) })
 	t.Run("e_kill9_no_restart", func(t *testing.T) { clusterKillNoRestart(t, sizes, report) })
+}
+
+// TestClusterOnMongo is scenario (a) on the mongo driver: three cronsheet
+// processes on one database of CRONSHEET_TEST_MONGO_URI, ownership moving
+// all the time; no trigger id may reach the hook twice. It runs when
+// CRONSHEET_TEST_DRIVER=mongo, at a small size (CLUSTER_* override it),
+// with the shipped patrol interval and a 10 s lease. It is not part of
+// .ci/run: on FerretDB v1 (the only MongoDB-wire server here) some runs
+// end with FerretDB no longer answering anyone (docs/FERRETDB.md).
+func TestClusterOnMongo(t *testing.T) {
+	uri := os.Getenv("CRONSHEET_TEST_MONGO_URI")
+	if os.Getenv("CRONSHEET_TEST_DRIVER") != "mongo" || uri == "" {
+		t.Skip("needs CRONSHEET_TEST_DRIVER=mongo and CRONSHEET_TEST_MONGO_URI")
+	}
+	if testing.Short() {
+		t.Skip("runs three cronsheet processes for a minute")
+	}
+	sizes := clusterSizes{Tasks: 16, Jobs: 100, Duration: 50 * time.Second}
+	if os.Getenv("CLUSTER_TASKS") != "" || os.Getenv("CLUSTER_JOBS") != "" || os.Getenv("CLUSTER_DURATION") != "" {
+		sizes = clusterSizesFromEnv(t)
+	}
+	db := fmt.Sprintf("cluster_%d", time.Now().UnixNano())
+	// At most 10 connections per node: FerretDB v1 stopped answering
+	// anyone when three nodes' default pools (100 each) had more
+	// operations in flight than its own PostgreSQL pool (docs/FERRETDB.md).
+	uri = withQuery(uri, "maxPoolSize=10")
+	cs := clusterStore{
+		YAML:     fmt.Sprintf("{driver: mongo, uri: %q, database: %s}", uri, db),
+		Interval: time.Second,
+		Lease:    10 * time.Second,
+	}
+	report := func(t *testing.T, scenario string, figures ...fmt.Stringer) {
+		parts := make([]string, len(figures))
+		for i, f := range figures {
+			parts[i] = f.String()
+		}
+		t.Logf("CLUSTER mongo %s: %s (tasks=%d jobs=%d churn=%s)", scenario, strings.Join(parts, " "),
+			sizes.Tasks, sizes.Jobs, sizes.Duration/2)
+	}
+	clusterOwnershipMoves(t, sizes, report, cs)
 }
 
 // clusterKillNoRestart is the failover case: one node is killed with
@@ -156,8 +196,8 @@ func (s text) String() string { return string(s) }
 // clusterOwnershipMoves is scenario (a): every-1s tasks and delayed jobs
 // while tasks change owner all the time — state toggles and schedule edits
 // through a random node. No trigger id may reach the hook twice.
-func clusterOwnershipMoves(t *testing.T, sizes clusterSizes, report reporter, storeYAML string) {
-	c := startClusterOn(t, 3, 1500*time.Millisecond, storeYAML)
+func clusterOwnershipMoves(t *testing.T, sizes clusterSizes, report reporter, cs clusterStore) {
+	c := startClusterOn(t, 3, 1500*time.Millisecond, cs)
 	createHookTarget(t, c.nodes[0].base(), c.hook)
 	tasks := createEverySecondTasks(t, c.nodes[1].base(), sizes.Tasks)
 	churn := sizes.Duration / 2
@@ -544,4 +584,15 @@ func outageLag(ds []delivery, from, to time.Time) text {
 		}
 	}
 	return text(fmt.Sprintf("outage_slots_delivered=%d outage_lag_max=%s", n, worst.Round(10*time.Millisecond)))
+}
+
+// withQuery returns uri with the query parameter kv added.
+func withQuery(uri, kv string) string {
+	if strings.Contains(uri, "?") {
+		return uri + "&" + kv
+	}
+	if !strings.HasSuffix(uri, "/") {
+		uri += "/"
+	}
+	return uri + "?" + kv
 }

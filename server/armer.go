@@ -125,7 +125,7 @@ func (a *armer) Arm(ctx context.Context, t *task.Task) error {
 // ArmBatch arms each of ts as Arm does, with the store work of the batch
 // shared: one read of the ledger's last slots, one of the unfinished runs,
 // and one transaction of the tasks' statuses (falling back to one per task
-// when the batch is refused). It returns one error per task, nil for a
+// when a task of the batch is gone). It returns one error per task, nil for a
 // task armed.
 func (a *armer) ArmBatch(ctx context.Context, ts []*task.Task) []error {
 	errs := make([]error, len(ts))
@@ -161,11 +161,19 @@ func (a *armer) ArmBatch(ctx context.Context, ts []*task.Task) []error {
 		}
 	}
 	statusErrs := make([]error, len(statuses))
-	if err := a.store.SetTaskStatuses(ctx, statuses); err != nil {
-		// One task of the batch is refused (deleted meanwhile, say), or
-		// the store is out: each on its own, so the others still arm.
+	switch err := a.store.SetTaskStatuses(ctx, statuses); {
+	case errors.Is(err, task.ErrNotFound):
+		// A task of the batch was deleted meanwhile: each on its own, so
+		// the others still arm.
 		for k, p := range statuses {
 			statusErrs[k] = a.store.SetTaskStatus(ctx, p)
+		}
+	case err != nil:
+		// The store is out or slow: one write per task would only add to
+		// its load. None is armed; reconcile releases them, publish
+		// retries.
+		for k := range statuses {
+			statusErrs[k] = err
 		}
 	}
 	for k, i := range of {

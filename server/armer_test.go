@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -59,7 +60,7 @@ func (r *refusingStatus) SetTaskStatuses(ctx context.Context, ps []store.TaskSta
 	r.batches.Add(1)
 	for _, p := range ps {
 		if p.TaskID == r.refuse {
-			return errors.New("refused")
+			return fmt.Errorf("task %s: %w", p.TaskID, task.ErrNotFound)
 		}
 	}
 	return r.Store.SetTaskStatuses(ctx, ps)
