@@ -264,7 +264,7 @@ func (s *Server) build() error {
 	guard.Register(engine)
 	webtable.New(webtable.Deps{
 		Logger:    s.logger,
-		Store:     s.store,
+		Store:     feedbackStore{Product: s.store, s: s},
 		Scenarios: scenarios,
 		Wake:      s.runner.Wake,
 		Health:    s.health,
@@ -467,7 +467,8 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		if m := s.cfg.Metrics; m.StatsdAddr != "" {
 			wg.Go(func() {
-				if err := s.metrics.PushStatsd(runCtx, m.StatsdAddr, m.StatsdPrefix, m.StatsdEvery); err != nil {
+				if err := s.metrics.PushStatsd(runCtx, metrics.StatsdConfig{Addr: m.StatsdAddr, Prefix: m.StatsdPrefix,
+					Every: m.StatsdEvery, Node: s.cfg.NodeID}); err != nil {
 					s.logger.Error("statsd push", "error", err)
 				}
 			})
@@ -501,24 +502,12 @@ func (s *Server) Run(ctx context.Context) error {
 
 // onRun hears each stored change of a run from the firer: the jobs'
 // transitions, the metrics and the status page's last errors.
-func (s *Server) onRun(t *task.Task, r task.Run) {
+func (s *Server) onRun(t *task.Task, tg *task.Target, r task.Run) {
 	s.jobs.OnRun(t, r)
 	if s.flows != nil {
 		s.flows.OnRun(t, r)
 	}
-	kind := string(t.TaskType)
-	if t.Job != nil {
-		kind = string(t.Job.Method.Kind())
-	}
-	switch {
-	case r.State == task.RunRejected:
-		s.metrics.Fired(kind, string(r.TriggerType))
-		s.metrics.Outcome(kind, string(r.State))
-	case r.State == task.RunRunning && r.Attempt == 1:
-		s.metrics.Fired(kind, string(r.TriggerType))
-	case r.State.Final() || r.State == task.RunAccepted:
-		s.metrics.Outcome(kind, string(r.State))
-	}
+	s.countRun(context.Background(), t, tg, r)
 	if r.Error != "" && (r.State == task.RunFailed || r.State == task.RunDead) {
 		s.lastErrors.add(r)
 	}
@@ -574,6 +563,7 @@ func (s *Server) expireAccepted(ctx context.Context) {
 		}
 		for _, r := range runs {
 			s.logger.Info("run timed out waiting for feedback", "task_id", r.TaskID, "trigger_id", r.TriggerID, "target", r.Target)
+			s.countRun(ctx, nil, nil, *r)
 		}
 		if len(runs) < expireBatch {
 			return
