@@ -63,6 +63,11 @@ type Server struct {
 	ln         net.Listener
 	http       *http.Server
 
+	// missingAssets are the vendored files the pages lack; noPages
+	// answers the pages when there are any (setMissingAssets).
+	missingAssets []string
+	noPages       http.Handler
+
 	stopArm context.CancelFunc
 	once    sync.Once
 }
@@ -288,7 +293,8 @@ func (s *Server) build() error {
 	}
 	engine.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	engine.GET("/api/v1/status", s.serveStatus)
-	webtable.NewPages(static.FS).Register(engine)
+	s.setMissingAssets(static.Missing(static.FS))
+	webtable.NewPages(static.FS).Register(engine.Group("/", s.pagesAvailable))
 	s.http = &http.Server{
 		Handler:           engine,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -480,6 +486,10 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { serveErr <- s.http.Serve(s.ln) }()
 	s.logger.InfoContext(ctx, "cronsheet started", "addr", s.Addr(), "node_id", s.cfg.NodeID,
 		"store", s.cfg.Store.Driver)
+	if len(s.missingAssets) > 0 {
+		s.logger.ErrorContext(ctx, "the web pages have no assets: this binary was built without `make static` "+
+			"(use make build); every page answers 503, the API works", "missing", s.missingAssets)
+	}
 
 	var err error
 	select {
