@@ -16,7 +16,7 @@ import (
 	"cronsheet/task"
 )
 
-// The flows API (design 001, task flows):
+// The flows API (task flows of design note 001, docs/SEEDS.md):
 //
 //	GET    /api/v1/flows?after=&limit=        → 200 {flows, next_after}
 //	POST   /api/v1/flows                      → 201 the flow (400 naming the field; 409 id taken)
