@@ -11,6 +11,7 @@
 //	cronsheet user passwd|role|list|delete …
 //	cronsheet token create --user NAME --name N --role R [--expires 720h]
 //	cronsheet token list|revoke …
+//	cronsheet hook [-listen :9000] [-feedback done|dead]  (a target that prints what it gets)
 package main
 
 import (
@@ -35,6 +36,9 @@ func main() {
 	if len(os.Args) > 1 && (os.Args[1] == "user" || os.Args[1] == "token") {
 		os.Exit(usersCmd(os.Args[1], os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "hook" {
+		os.Exit(hookCmd(os.Args[2:]))
+	}
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -47,6 +51,7 @@ Usage:
   cronsheet import [-config config.yaml] [-i file]   load JSON lines into the store (idempotent; default stdin)
   cronsheet user add|passwd|role|list|delete …       manage the users who sign in
   cronsheet token create|list|revoke …               manage API tokens
+  cronsheet hook [-listen :9000] [-feedback done]    an HTTP target that prints each request (and reports back)
 
 Subcommands take -h for their flags.
 

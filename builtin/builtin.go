@@ -1,6 +1,7 @@
 // Package builtin is the executor of builtin targets: cronsheet acting on
 // itself when a task fires — cleaning up old runs, pausing, resuming or
-// triggering other tasks (design 001's "one task controlling others").
+// triggering other tasks ("one task controlling others" of design note
+// 001, docs/SEEDS.md).
 package builtin
 
 import (

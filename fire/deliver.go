@@ -41,7 +41,7 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 	}
 	log := f.logger.With("task_id", t.TaskID, "trigger_id", run.TriggerID)
 	if run.Attempt > 1+t.MaxRetries {
-		f.finish(ctx, t, run, task.RunDead, "retries exhausted")
+		f.finish(ctx, t, tg, run, task.RunDead, "retries exhausted")
 		return 0, false
 	}
 	if !stored {
@@ -68,14 +68,14 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 		if tg != nil && tg.FeedbackTimeout > 0 {
 			f.accept(ctx, t, tg, run)
 		} else {
-			f.finish(ctx, t, run, task.RunDone, "")
+			f.finish(ctx, t, tg, run, task.RunDone, "")
 		}
 		return 0, false
 	}
 	run.Error = task.Truncate(err.Error(), task.MaxOutput)
 	if task.IsPermanent(err) || run.Attempt >= 1+t.MaxRetries {
 		log.WarnContext(ctx, "delivery failed for good", "attempt", run.Attempt, "error", err)
-		f.finish(ctx, t, run, task.RunDead, run.Error)
+		f.finish(ctx, t, tg, run, task.RunDead, run.Error)
 		return 0, false
 	}
 	wait = f.backoff(run.Attempt)
@@ -89,7 +89,7 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 		log.InfoContext(ctx, "failed attempt not recorded; retry left to its owner", "attempt", run.Attempt, "error", err)
 		return 0, false
 	}
-	f.notify(t, run)
+	f.notify(t, tg, run)
 	log.InfoContext(ctx, "delivery failed, will retry", "attempt", run.Attempt, "retry_in", wait, "error", err)
 	return wait, true
 }
@@ -170,7 +170,8 @@ func (f *Firer) attempt(ctx context.Context, t *task.Task, tg *task.Target, run 
 
 // finish records a run's final state and the task's feedback. A run whose
 // task is gone (deleted meanwhile) still finishes, without the feedback.
-func (f *Firer) finish(ctx context.Context, t *task.Task, run *task.Run, state task.RunState, msg string) {
+// tg is the target delivered to, for Config.OnRun (nil when unknown).
+func (f *Firer) finish(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run, state task.RunState, msg string) {
 	run.State = state
 	run.FinishedAt = f.now()
 	run.NextAttempt, run.Deadline = time.Time{}, time.Time{}
@@ -196,7 +197,7 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, run *task.Run, state t
 	case err != nil:
 		f.logger.ErrorContext(ctx, "finish run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
 	default:
-		f.notify(t, run)
+		f.notify(t, tg, run)
 		f.alertLater(t, run)
 	}
 }
@@ -279,7 +280,7 @@ func (f *Firer) accept(ctx context.Context, t *task.Task, tg *task.Target, run *
 	case !ok:
 		f.logger.DebugContext(ctx, "run finished by feedback before it was accepted", "trigger_id", run.TriggerID)
 	default:
-		f.notify(t, run)
+		f.notify(t, tg, run)
 	}
 }
 

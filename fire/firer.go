@@ -55,9 +55,11 @@ type Config struct {
 	MaxDeliveries int
 	// OnRun, when set, is called after each change of a run is stored (a
 	// fire or trigger recorded, an attempt failed, the target accepted, the
-	// run finished) with the task as fired and the run as stored. It is
-	// called from delivery goroutines and must not block.
-	OnRun func(t *task.Task, r task.Run)
+	// run finished) with the task as fired, the target delivered to (nil
+	// for the task's own channel, or when the change is not a delivery's:
+	// a cancel, an orphan's end) and the run as stored. It is called from
+	// delivery goroutines and must not block.
+	OnRun func(t *task.Task, tg *task.Target, r task.Run)
 	// LiveNodes, when set, returns the ids of the nodes alive now (this one
 	// included). A run owned by a node not among them is orphaned: Resume
 	// and Rescue take it over. Nil means only this node is alive.
@@ -231,7 +233,7 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 			return 0, t, fmt.Errorf("record fire of %s at %s: %w", t.TaskID, p.Slot.Format(time.RFC3339Nano), res.Err)
 		case res.Inserted:
 			fired = true
-			f.notify(t, routes[i].run)
+			f.notify(t, routes[i].target, routes[i].run)
 			switch routes[i].run.State {
 			case task.RunRunning:
 				f.deliverAsync(t, routes[i].target, routes[i].run, true)
@@ -368,7 +370,7 @@ func (f *Firer) rescue(ctx context.Context, t *task.Task, r *task.Run) (bool, er
 	}
 	tg, err := f.resumeTarget(ctx, t, taken)
 	if errors.Is(err, task.ErrNotFound) {
-		f.finish(ctx, t, taken, task.RunDead, fmt.Sprintf("target %q not found", taken.Target))
+		f.finish(ctx, t, nil, taken, task.RunDead, fmt.Sprintf("target %q not found", taken.Target))
 		f.release(r)
 		return true, nil
 	}
@@ -414,7 +416,7 @@ func (f *Firer) cancelOrphan(ctx context.Context, r *task.Run, why string) bool 
 		return false
 	}
 	// The task is gone: finish records the run alone (as CancelRun does).
-	f.finish(ctx, &task.Task{TaskID: r.TaskID}, taken, task.RunCancelled, why)
+	f.finish(ctx, &task.Task{TaskID: r.TaskID}, nil, taken, task.RunCancelled, why)
 	return true
 }
 
@@ -615,9 +617,9 @@ func NewTriggerID() string {
 }
 
 // notify reports a stored change of run to Config.OnRun.
-func (f *Firer) notify(t *task.Task, run *task.Run) {
+func (f *Firer) notify(t *task.Task, tg *task.Target, run *task.Run) {
 	if f.cfg.OnRun != nil {
-		f.cfg.OnRun(t, *run)
+		f.cfg.OnRun(t, tg, *run)
 	}
 }
 
@@ -652,7 +654,7 @@ func (f *Firer) CancelRun(ctx context.Context, triggerID, why string) (*task.Run
 	if err != nil {
 		return nil, fmt.Errorf("cancel run %s: %w", triggerID, err)
 	}
-	f.finish(ctx, t, taken, task.RunCancelled, why)
+	f.finish(ctx, t, nil, taken, task.RunCancelled, why)
 	sctx, cancel = context.WithTimeout(ctx, f.cfg.StoreTimeout)
 	defer cancel()
 	return f.store.GetRun(sctx, triggerID)

@@ -1,4 +1,4 @@
-// Package jobs is the jobs API's service (design 002/003): delayed,
+// Package jobs is the jobs API's service (design notes 002/003, docs/SEEDS.md): delayed,
 // immediate and cron callbacks for programs in any language. A job is a
 // task of scenario task.JobScenario carrying a task.Job; it is armed,
 // fired, retried and recorded like every task, and its state is derived

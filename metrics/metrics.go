@@ -38,7 +38,7 @@ func New() *Metrics {
 		reg: prometheus.NewRegistry(),
 		fired: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "fires_total",
-			Help: "Fires, by target kind and trigger type.",
+			Help: "Fires, by the kind of the target delivered to and trigger type.",
 		}, []string{"kind", "trigger_type"}),
 		triggerLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "trigger_lag_seconds",
@@ -47,7 +47,7 @@ func New() *Metrics {
 		}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "run_outcomes_total",
-			Help: "Finished runs, by target kind and final state.",
+			Help: "Runs that reached a final state, by target kind and that state.",
 		}, []string{"kind", "state"}),
 		patrolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "patrol_duration_seconds",
@@ -73,7 +73,8 @@ func New() *Metrics {
 	return m
 }
 
-// Fired counts one fire of a target of kind, triggered by triggerType
+// Fired counts one fire to a target of kind (the target's kind, e.g. "http",
+// or the channel of a task without targets), triggered by triggerType
 // (e.g. "schedule", "manual").
 func (m *Metrics) Fired(kind, triggerType string) {
 	if m == nil {
@@ -90,8 +91,9 @@ func (m *Metrics) TriggerLag(d time.Duration) {
 	m.triggerLag.Observe(d.Seconds())
 }
 
-// Outcome counts one run of a target of kind that ended in state (e.g.
-// "done", "dead").
+// Outcome counts one run to a target of kind that ended in the final state
+// state (e.g. "done", "dead", "timeout"). Callers count each run once, when
+// it becomes final, whoever makes it so; "accepted" is not an outcome.
 func (m *Metrics) Outcome(kind, state string) {
 	if m == nil {
 		return

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -165,7 +166,7 @@ func TestNilMetricsDoesNothing(t *testing.T) {
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("nil Handler: status %d, want 404", rec.Code)
 	}
-	if err := m.PushStatsd(t.Context(), "127.0.0.1:1", "x", time.Second); err != nil {
+	if err := m.PushStatsd(t.Context(), StatsdConfig{Addr: "127.0.0.1:1", Prefix: "x", Every: time.Second}); err != nil {
 		t.Errorf("nil PushStatsd: %v", err)
 	}
 }
@@ -175,7 +176,7 @@ func TestStatsdLines(t *testing.T) {
 	m := New()
 	record(m)
 	m.QueueDepth("we.ird|grp:", 1)
-	p := newStatsdPusher("app.node1.")
+	p := newStatsdPusher("app.", "")
 	gather := func() []string {
 		t.Helper()
 		mfs, err := m.reg.Gather()
@@ -187,17 +188,17 @@ func TestStatsdLines(t *testing.T) {
 
 	first := gather()
 	for _, want := range []string{
-		"app.node1.cronsheet_fires_total.kind.http.trigger_type.schedule:2|c",
-		"app.node1.cronsheet_fires_total.kind.kafka.trigger_type.manual:1|c",
-		"app.node1.cronsheet_run_outcomes_total.kind.http.state.done:2|c",
-		"app.node1.cronsheet_job_transitions_total.state.running:1|c",
-		"app.node1.cronsheet_armed_tasks:3|g",
-		"app.node1.cronsheet_queue_depth.group.a:7|g",
-		"app.node1.cronsheet_queue_depth.group.we_ird_grp_:1|g",
-		"app.node1.cronsheet_trigger_lag_seconds.count:1|g",
-		"app.node1.cronsheet_trigger_lag_seconds.sum:0.005|g",
-		"app.node1.cronsheet_patrol_duration_seconds.patrol.claim.count:1|g",
-		"app.node1.cronsheet_patrol_duration_seconds.patrol.claim.sum:0.02|g",
+		"app.fires_total.kind.http.trigger_type.schedule:2|c",
+		"app.fires_total.kind.kafka.trigger_type.manual:1|c",
+		"app.run_outcomes_total.kind.http.state.done:2|c",
+		"app.job_transitions_total.state.running:1|c",
+		"app.armed_tasks:3|g",
+		"app.queue_depth.group.a:7|g",
+		"app.queue_depth.group.we_ird_grp_:1|g",
+		"app.trigger_lag_seconds.count:1|g",
+		"app.trigger_lag_seconds.sum:0.005|g",
+		"app.patrol_duration_seconds.patrol.claim.count:1|g",
+		"app.patrol_duration_seconds.patrol.claim.sum:0.02|g",
 	} {
 		if !slices.Contains(first, want) {
 			t.Errorf("first push lacks %q; got\n%s", want, strings.Join(first, "\n"))
@@ -210,7 +211,7 @@ func TestStatsdLines(t *testing.T) {
 	// Counters go as deltas: unchanged ones are left out.
 	m.Fired("http", "schedule")
 	second := gather()
-	if want := "app.node1.cronsheet_fires_total.kind.http.trigger_type.schedule:1|c"; !slices.Contains(second, want) {
+	if want := "app.fires_total.kind.http.trigger_type.schedule:1|c"; !slices.Contains(second, want) {
 		t.Errorf("second push lacks %q; got %v", want, second)
 	}
 	for _, l := range second {
@@ -218,15 +219,15 @@ func TestStatsdLines(t *testing.T) {
 			t.Errorf("unchanged counter sent again: %q", l)
 		}
 	}
-	if !slices.Contains(second, "app.node1.cronsheet_armed_tasks:3|g") {
+	if !slices.Contains(second, "app.armed_tasks:3|g") {
 		t.Errorf("gauges are sent every time; got %v", second)
 	}
 }
 
 func TestStatsdNegativeGauge(t *testing.T) {
 	t.Parallel()
-	got := appendGauge(nil, "x", -2.5)
-	if want := []string{"x:0|g", "x:-2.5|g"}; !slices.Equal(got, want) {
+	got := appendGauge(nil, "x", -2.5, "|#node:n1")
+	if want := []string{"x:0|g|#node:n1", "x:-2.5|g|#node:n1"}; !slices.Equal(got, want) {
 		t.Errorf("appendGauge(-2.5) = %v, want %v", got, want)
 	}
 }
@@ -286,13 +287,13 @@ func TestPushStatsd(t *testing.T) {
 		record(m)
 		ctx, cancel := context.WithCancel(t.Context())
 		errc := make(chan error, 1)
-		go func() { errc <- m.PushStatsd(ctx, addr, "cs", time.Hour) }()
+		go func() { errc <- m.PushStatsd(ctx, StatsdConfig{Addr: addr, Prefix: "cs", Every: time.Hour}) }()
 		cancel()
 		if err := <-errc; err != nil {
 			t.Fatalf("PushStatsd: %v", err)
 		}
-		expectLine(t, lines, "cs.cronsheet_fires_total.kind.http.trigger_type.schedule:2|c")
-		expectLine(t, lines, "cs.cronsheet_trigger_lag_seconds.count:1|g")
+		expectLine(t, lines, "cs.fires_total.kind.http.trigger_type.schedule:2|c")
+		expectLine(t, lines, "cs.trigger_lag_seconds.count:1|g")
 	})
 
 	t.Run("PushesEveryInterval", func(t *testing.T) {
@@ -302,10 +303,10 @@ func TestPushStatsd(t *testing.T) {
 		m.Armed(4)
 		ctx, cancel := context.WithCancel(t.Context())
 		errc := make(chan error, 1)
-		go func() { errc <- m.PushStatsd(ctx, addr, "cs", 5*time.Millisecond) }()
-		expectLine(t, lines, "cs.cronsheet_armed_tasks:4|g")
+		go func() { errc <- m.PushStatsd(ctx, StatsdConfig{Addr: addr, Prefix: "cs", Every: 5 * time.Millisecond}) }()
+		expectLine(t, lines, "cs.armed_tasks:4|g")
 		m.Outcome("sms", "done")
-		expectLine(t, lines, "cs.cronsheet_run_outcomes_total.kind.sms.state.done:1|c")
+		expectLine(t, lines, "cs.run_outcomes_total.kind.sms.state.done:1|c")
 		cancel()
 		if err := <-errc; err != nil {
 			t.Fatalf("PushStatsd: %v", err)
@@ -314,7 +315,7 @@ func TestPushStatsd(t *testing.T) {
 
 	t.Run("RejectsBadInterval", func(t *testing.T) {
 		t.Parallel()
-		if err := New().PushStatsd(t.Context(), "127.0.0.1:8125", "", 0); err == nil {
+		if err := New().PushStatsd(t.Context(), StatsdConfig{Addr: "127.0.0.1:8125"}); err == nil {
 			t.Error("interval 0: want an error")
 		}
 	})
@@ -350,5 +351,74 @@ func TestWritePacketsSplits(t *testing.T) {
 		if len(p) > maxPacket {
 			t.Errorf("packet of %d bytes > %d", len(p), maxPacket)
 		}
+	}
+}
+
+// TestPushStatsdNamesAndNodeTag reads what a push sends to a real local UDP
+// socket with the default prefix "cronsheet": every name is cronsheet.<metric>
+// (the Prometheus namespace is not repeated) and every line carries the
+// node's tag.
+func TestPushStatsdNamesAndNodeTag(t *testing.T) {
+	t.Parallel()
+	addr, lines := listen(t)
+	m := New()
+	record(m)
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- m.PushStatsd(ctx, StatsdConfig{Addr: addr, Prefix: "cronsheet", Every: time.Hour, Node: "node-1.example"})
+	}()
+	cancel() // the final push
+	if err := <-errc; err != nil {
+		t.Fatalf("PushStatsd: %v", err)
+	}
+	want := []string{
+		"cronsheet.fires_total.kind.http.trigger_type.schedule:2|c|#node:node-1.example",
+		"cronsheet.armed_tasks:3|g|#node:node-1.example",
+		"cronsheet.run_outcomes_total.kind.http.state.done:2|c|#node:node-1.example",
+		"cronsheet.trigger_lag_seconds.count:1|g|#node:node-1.example",
+	}
+	var got []string
+	timeout := time.After(30 * time.Second)
+	for slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(got, w) }) { // until all arrived
+		select {
+		case l := <-lines:
+			got = append(got, l)
+		case <-timeout:
+			t.Fatalf("push lacks some of\n%s\ngot\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+		}
+	}
+	for _, l := range got {
+		if !strings.HasPrefix(l, "cronsheet.") || strings.HasPrefix(l, "cronsheet.cronsheet") {
+			t.Errorf("line %q: want the name cronsheet.<metric>", l)
+		}
+		if !strings.HasSuffix(l, "|#node:node-1.example") {
+			t.Errorf("line %q: no node tag", l)
+		}
+	}
+}
+
+// TestExpositionLint runs promlint (the checks of promtool check metrics)
+// over the /metrics output with every metric family present.
+func TestExpositionLint(t *testing.T) {
+	t.Parallel()
+	m := New()
+	record(m)
+	m.pushErrors.Inc()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rec.Body.String()
+	for _, name := range []string{"fires_total", "trigger_lag_seconds", "run_outcomes_total", "patrol_duration_seconds",
+		"job_transitions_total", "armed_tasks", "queue_depth", "statsd_push_errors_total"} {
+		if !strings.Contains(body, "# TYPE cronsheet_"+name+" ") {
+			t.Errorf("exposition lacks cronsheet_%s", name)
+		}
+	}
+	problems, err := promlint.New(strings.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatalf("promlint: %v", err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
 }

@@ -1,5 +1,5 @@
-// Package patrol holds the loops of the memos design that turn edited rows
-// into armed schedules:
+// Package patrol holds the loops of the memos design (design note 000,
+// docs/SEEDS.md) that turn edited rows into armed schedules:
 //
 //   - Sync: rows with is_fetched=0 → mapping → validation → upsert time_task;
 //     an invalid row gets is_active=-1 and its error.

@@ -63,6 +63,11 @@ type Server struct {
 	ln         net.Listener
 	http       *http.Server
 
+	// missingAssets are the vendored files the pages lack; noPages
+	// answers the pages when there are any (setMissingAssets).
+	missingAssets []string
+	noPages       http.Handler
+
 	stopArm context.CancelFunc
 	once    sync.Once
 }
@@ -264,7 +269,7 @@ func (s *Server) build() error {
 	guard.Register(engine)
 	webtable.New(webtable.Deps{
 		Logger:    s.logger,
-		Store:     s.store,
+		Store:     feedbackStore{Product: s.store, s: s},
 		Scenarios: scenarios,
 		Wake:      s.runner.Wake,
 		Health:    s.health,
@@ -289,7 +294,8 @@ func (s *Server) build() error {
 	}
 	engine.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	engine.GET("/api/v1/status", s.serveStatus)
-	webtable.NewPages(static.FS).Register(engine)
+	s.setMissingAssets(static.Missing(static.FS))
+	webtable.NewPages(static.FS).Register(engine.Group("/", s.pagesAvailable))
 	s.http = &http.Server{
 		Handler:           engine,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -468,7 +474,8 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		if m := s.cfg.Metrics; m.StatsdAddr != "" {
 			wg.Go(func() {
-				if err := s.metrics.PushStatsd(runCtx, m.StatsdAddr, m.StatsdPrefix, m.StatsdEvery); err != nil {
+				if err := s.metrics.PushStatsd(runCtx, metrics.StatsdConfig{Addr: m.StatsdAddr, Prefix: m.StatsdPrefix,
+					Every: m.StatsdEvery, Node: s.cfg.NodeID}); err != nil {
 					s.logger.Error("statsd push", "error", err)
 				}
 			})
@@ -480,6 +487,10 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { serveErr <- s.http.Serve(s.ln) }()
 	s.logger.InfoContext(ctx, "cronsheet started", "addr", s.Addr(), "node_id", s.cfg.NodeID,
 		"store", s.cfg.Store.Driver)
+	if len(s.missingAssets) > 0 {
+		s.logger.ErrorContext(ctx, "the web pages have no assets: this binary was built without `make static` "+
+			"(use make build); every page answers 503, the API works", "missing", s.missingAssets)
+	}
 
 	var err error
 	select {
@@ -502,24 +513,12 @@ func (s *Server) Run(ctx context.Context) error {
 
 // onRun hears each stored change of a run from the firer: the jobs'
 // transitions, the metrics and the status page's last errors.
-func (s *Server) onRun(t *task.Task, r task.Run) {
+func (s *Server) onRun(t *task.Task, tg *task.Target, r task.Run) {
 	s.jobs.OnRun(t, r)
 	if s.flows != nil {
 		s.flows.OnRun(t, r)
 	}
-	kind := string(t.TaskType)
-	if t.Job != nil {
-		kind = string(t.Job.Method.Kind())
-	}
-	switch {
-	case r.State == task.RunRejected:
-		s.metrics.Fired(kind, string(r.TriggerType))
-		s.metrics.Outcome(kind, string(r.State))
-	case r.State == task.RunRunning && r.Attempt == 1:
-		s.metrics.Fired(kind, string(r.TriggerType))
-	case r.State.Final() || r.State == task.RunAccepted:
-		s.metrics.Outcome(kind, string(r.State))
-	}
+	s.countRun(context.Background(), t, tg, r)
 	if r.Error != "" && (r.State == task.RunFailed || r.State == task.RunDead) {
 		s.lastErrors.add(r)
 	}
@@ -575,6 +574,7 @@ func (s *Server) expireAccepted(ctx context.Context) {
 		}
 		for _, r := range runs {
 			s.logger.Info("run timed out waiting for feedback", "task_id", r.TaskID, "trigger_id", r.TriggerID, "target", r.Target)
+			s.countRun(ctx, nil, nil, *r)
 		}
 		if len(runs) < expireBatch {
 			return

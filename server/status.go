@@ -50,7 +50,7 @@ func (e *errorRing) newestFirst() []statusError {
 	return out
 }
 
-// status is the answer of GET /api/v1/status (design 003's system status).
+// status is the answer of GET /api/v1/status (the system status of design note 003, docs/SEEDS.md).
 type status struct {
 	Node string `json:"node"`
 	// Store is the store's health (store.Health: driver, server version,

@@ -67,8 +67,8 @@ const (
 	MaxPrevOutput      = 1 << 10       // bytes of {{prev.output}}
 )
 
-// Flow is a graph of steps joined by their outcomes (design 001, task
-// flows). Each trigger makes an Execution.
+// Flow is a graph of steps joined by their outcomes (the task flows of
+// design note 001, docs/SEEDS.md). Each trigger makes an Execution.
 type Flow struct {
 	ID          string `json:"id"`
 	Description string `json:"description,omitempty"`

@@ -47,7 +47,7 @@ func (m JobMethod) Kind() Channel {
 // runs (see DeriveJobState).
 type JobState string
 
-// Job states (design 002 + 001).
+// Job states (design notes 002 and 001, docs/SEEDS.md).
 const (
 	JobPending     JobState = "pending"     // waiting for its instant (or a worker)
 	JobRunning     JobState = "running"     // an attempt is under way (or accepted, awaiting feedback)

@@ -28,7 +28,7 @@ func (c Channel) ValidKind() bool {
 	return false
 }
 
-// TargetState is a target's state (design 001).
+// TargetState is a target's state (design note 001, docs/SEEDS.md).
 type TargetState string
 
 // Target states.
@@ -127,10 +127,10 @@ const (
 	DefaultFeedbackLimit = 50 // feedback reports kept per run
 )
 
-// Target is where a task's fires go (design 001): an HTTP endpoint, an
-// allow-listed command, a Kafka topic, an email or SMS channel, or a
-// built-in action. A task binds to several targets and a target serves
-// several tasks.
+// Target is where a task's fires go (design note 001, docs/SEEDS.md): an
+// HTTP endpoint, an allow-listed command, a Kafka topic, an email or SMS
+// channel, or a built-in action. A task binds to several targets and a
+// target serves several tasks.
 type Target struct {
 	ID    string      `json:"id"`
 	Name  string      `json:"name,omitempty"`

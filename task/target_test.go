@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// TestAdmitMatrix is the state matrix of design 001: every task state ×
+// TestAdmitMatrix is the state matrix of design note 001 (docs/SEEDS.md): every task state ×
 // target state × trigger type, and whether the trigger reaches the target.
 func TestAdmitMatrix(t *testing.T) {
 	t.Parallel()
@@ -40,7 +40,7 @@ func TestAdmitMatrix(t *testing.T) {
 			}
 		}
 	}
-	// The rule table above restates design 001; spot-check it against the
+	// The rule table above restates design note 001 (docs/SEEDS.md); spot-check it against the
 	// sentences of the issue so that a mistake in both cannot pass.
 	spot := map[[3]string]bool{ // accepted?
 		{"running", "running", "schedule"}: true,

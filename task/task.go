@@ -20,7 +20,7 @@ func (e ExecuteType) Valid() bool {
 	return e == Once || e == Periodic || e == UntilSuccess
 }
 
-// State is a task's life-cycle state (design 001).
+// State is a task's life-cycle state (design note 001, docs/SEEDS.md).
 type State string
 
 // Task states.
@@ -55,7 +55,8 @@ func (m Misfire) Valid() bool {
 }
 
 // Overlap says what a scheduled fire does while the task's previous run
-// is still being delivered (design: no pile-up of slow runs).
+// is still being delivered: no pile-up of slow runs (docs/DESIGN.md,
+// "Overlap").
 type Overlap string
 
 // Overlap policies.

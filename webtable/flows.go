@@ -16,7 +16,7 @@ import (
 	"cronsheet/task"
 )
 
-// The flows API (design 001, task flows):
+// The flows API (task flows of design note 001, docs/SEEDS.md):
 //
 // A flow read through it carries its state: running while an execution of
 // it is unfinished, else idle.

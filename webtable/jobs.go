@@ -19,7 +19,7 @@ import (
 	"cronsheet/task"
 )
 
-// The jobs API (design 002/003):
+// The jobs API (design notes 002/003, docs/SEEDS.md):
 //
 //	POST   /api/v1/jobs                  one job → 201 {id, state, …} (200 when its key named an existing job),
 //	                                     or with "wait" the job once final (or when the wait ends);

@@ -14,7 +14,7 @@ import (
 	"cronsheet/task"
 )
 
-// The targets API (design 001): where tasks' fires go.
+// The targets API (design note 001, docs/SEEDS.md): where tasks' fires go.
 //
 //	GET    /api/v1/targets?after=&limit=  → 200 {targets, next_after}
 //	POST   /api/v1/targets                → 201 the target (409 id taken)
