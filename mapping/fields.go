@@ -26,8 +26,9 @@ const (
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // ValidateFields checks user input before it is stored: at most MaxFields
-// fields; names of 1..64 [A-Za-z0-9_] not starting with a digit and not
-// reserved (ReservedFieldNames); values that are text, numbers
+// fields; names of 1..64 bytes that ValidFieldName accepts (letters of any
+// script, digits and _, not starting with a digit) and not reserved
+// (ReservedFieldNames); values that are text, numbers
 // (float64, json.Number or Go integers), true/false or null; text at most
 // 64 KiB in the task_para field and 4 KiB elsewhere. The scenario's mapped
 // fields are type-checked: text fields take text, ttl and max_retries whole
@@ -67,8 +68,8 @@ func checkFieldName(name string) error {
 	if len(name) > MaxFieldName {
 		return task.Invalid(truncate(name), "field name is %d bytes long; at most %d", len(name), MaxFieldName)
 	}
-	if !fieldNameRE.MatchString(name) {
-		return task.Invalid(truncate(name), "field name must be letters, digits and _, not starting with a digit")
+	if !ValidFieldName(name) {
+		return task.Invalid(truncate(name), "field name must be letters (any script), digits and _, not starting with a digit")
 	}
 	if isReserved(name) {
 		return task.Invalid(name, "field name is reserved for bookkeeping (%s)", strings.Join(ReservedFieldNames(), ", "))
@@ -114,7 +115,7 @@ func checkKind(canon string, v any) error {
 // AssignID returns the task id of a row about to be saved: the id field's
 // value when present (1..64 of [A-Za-z0-9_.-]), or else a new random id,
 // which it also sets in fields. A new id is the scenario name's first letter
-// plus 16 lowercase base32 characters (80 random bits), e.g.
+// (idPrefix) plus 16 lowercase base32 characters (80 random bits), e.g.
 // "mq3jx7k2a7c4ne5bd".
 func (s *Scenario) AssignID(fields map[string]any) (string, error) {
 	name := s.IDField()
@@ -133,7 +134,7 @@ func (s *Scenario) AssignID(fields map[string]any) (string, error) {
 	}
 	var b [10]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand docs)
-	id := s.cfg.Name[:1] + idEncoding.EncodeToString(b[:])
+	id := s.idPrefix() + idEncoding.EncodeToString(b[:])
 	fields[name] = id
 	return id, nil
 }
@@ -142,5 +143,14 @@ func (s *Scenario) AssignID(fields map[string]any) (string, error) {
 // row, shaped like AssignID's ids.
 func (s *Scenario) derivedID(rowID string) string {
 	sum := sha256.Sum256([]byte(s.cfg.Name + "\x00" + rowID))
-	return s.cfg.Name[:1] + idEncoding.EncodeToString(sum[:10])
+	return s.idPrefix() + idEncoding.EncodeToString(sum[:10])
+}
+
+// idPrefix is the first letter of generated ids: the scenario name's first
+// letter when it is a-z, else "r" (ids are ASCII; 值班提醒's are r…).
+func (s *Scenario) idPrefix() string {
+	if c := s.cfg.Name[0]; c >= 'a' && c <= 'z' {
+		return s.cfg.Name[:1]
+	}
+	return "r"
 }
