@@ -39,6 +39,7 @@ const (
 	FieldAlertTo     = "alert_to"     // recipient of email/SMS alert targets
 	FieldAlertAfter  = "alert_after"  // consecutive failed runs before an alert, 1..100
 	FieldAlertAbsent = "alert_absent" // alert when a slot has not fired this long after it: seconds or "10m"; 0 = off
+	FieldParams      = "params"       // task params filling {{name}} templates: a JSON object or "k=v; k2=v2"
 )
 
 // CanonicalFields lists every canonical field in the order ToTask checks them.
@@ -48,6 +49,7 @@ func CanonicalFields() []string {
 		FieldExecuteType, FieldTaskType, FieldTo, FieldActive,
 		FieldStartTime, FieldEndTime, FieldTTL, FieldMaxRetries, FieldMisfire,
 		FieldOverlap, FieldTargets, FieldAlert, FieldAlertTo, FieldAlertAfter, FieldAlertAbsent,
+		FieldParams,
 	}
 }
 
@@ -138,6 +140,11 @@ type Config struct {
 	// The web table's column model carries them (a column without a label
 	// in the page's language shows its own title).
 	Labels map[string]map[string]string `yaml:"labels" json:"labels,omitempty"`
+	// ParamFields are row fields whose value also becomes a task param
+	// under the field's own name, so a target's {{name}} template can use
+	// a column of the table directly (param_fields: [day] fills {{day}}).
+	// The params field's keys win over them; title and to win over both.
+	ParamFields []string `yaml:"param_fields" json:"param_fields,omitempty"`
 }
 
 // MemosConfig returns the shipped default scenario "memos": reminders
@@ -168,6 +175,7 @@ func MemosConfig() Config {
 			FieldAlertTo:     "alert_to",
 			FieldAlertAfter:  "alert_after",
 			FieldAlertAbsent: "alert_absent",
+			FieldParams:      "params",
 		},
 		Defaults: map[string]any{
 			"channel": string(task.ChannelOutbox),
@@ -224,6 +232,7 @@ func build(cfg Config) (*Scenario, error) {
 	// Own the maps, so later changes to the caller's config change nothing.
 	cfg.Fields, cfg.Defaults, cfg.Aliases = maps.Clone(cfg.Fields), maps.Clone(cfg.Defaults), maps.Clone(cfg.Aliases)
 	cfg.Labels = cloneLabels(cfg.Labels)
+	cfg.ParamFields = slices.Clone(cfg.ParamFields)
 	s := &Scenario{cfg: cfg, misfire: task.MisfireOnce}
 	loc, err := loadZone(cfg.TZ)
 	if err != nil {
@@ -236,7 +245,7 @@ func build(cfg Config) (*Scenario, error) {
 			return nil, fmt.Errorf("misfire: %q is not skip, once or all", cfg.Misfire)
 		}
 	}
-	for _, step := range []func() error{s.buildFields, s.buildAliases, s.buildDefaults, s.buildLabels} {
+	for _, step := range []func() error{s.buildFields, s.buildAliases, s.buildDefaults, s.buildLabels, s.buildParamFields} {
 		if err := step(); err != nil {
 			return nil, err
 		}
@@ -372,6 +381,8 @@ func (s *Scenario) checkDefault(canon string, v any) error {
 		_, err = readAlertAbsent(v)
 	case FieldTo, FieldTitle:
 		_, err = lineValue(v)
+	case FieldParams:
+		_, err = readParams(v)
 	default:
 		_, err = textValue(v, maxTextFor(canon))
 	}
@@ -407,6 +418,27 @@ func (s *Scenario) buildLabels() error {
 	return nil
 }
 
+// buildParamFields checks param_fields: valid, distinct row field names,
+// neither reserved nor the params or task_para field.
+func (s *Scenario) buildParamFields() error {
+	if len(s.cfg.ParamFields) > task.MaxParams {
+		return fmt.Errorf("param_fields: %d fields; at most %d", len(s.cfg.ParamFields), task.MaxParams)
+	}
+	for i, f := range s.cfg.ParamFields {
+		if err := checkRowFieldName(f); err != nil {
+			return fmt.Errorf("param_fields[%d]: %s", i, err)
+		}
+		switch s.byRow[f] {
+		case FieldParams, FieldTaskPara:
+			return fmt.Errorf("param_fields[%d]: %q is the %s field", i, f, s.byRow[f])
+		}
+		if slices.Index(s.cfg.ParamFields, f) != i {
+			return fmt.Errorf("param_fields[%d]: %q is named twice", i, f)
+		}
+	}
+	return nil
+}
+
 func cloneLabels(in map[string]map[string]string) map[string]map[string]string {
 	if in == nil {
 		return nil
@@ -433,6 +465,7 @@ func (s *Scenario) Config() Config {
 	cfg.Defaults = maps.Clone(s.cfg.Defaults)
 	cfg.Aliases = maps.Clone(s.cfg.Aliases)
 	cfg.Labels = cloneLabels(s.cfg.Labels)
+	cfg.ParamFields = slices.Clone(s.cfg.ParamFields)
 	return cfg
 }
 

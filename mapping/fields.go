@@ -69,7 +69,7 @@ func checkFieldName(name string) error {
 		return task.Invalid(truncate(name), "field name is %d bytes long; at most %d", len(name), MaxFieldName)
 	}
 	if !ValidFieldName(name) {
-		return task.Invalid(truncate(name), "field name must be letters (any script), digits and _, not starting with a digit")
+		return task.Invalid(truncate(name), "field name must be letters, digits and _ (letters of any script), not starting with a digit")
 	}
 	if isReserved(name) {
 		return task.Invalid(name, "field name is reserved for bookkeeping (%s)", strings.Join(ReservedFieldNames(), ", "))
@@ -106,6 +106,8 @@ func checkKind(canon string, v any) error {
 		_, err = flagValue(v)
 	case FieldTTL, FieldMaxRetries:
 		_, err = intValue(v)
+	case FieldParams:
+		_, err = readParams(v) // a bad params field is refused when saved
 	default:
 		_, err = textValue(v, maxTextFor(canon))
 	}
