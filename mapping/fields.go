@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"cronsheet/task"
 )
@@ -64,6 +65,9 @@ func (s *Scenario) ValidateFields(fields map[string]any) error {
 func checkFieldName(name string) error {
 	if name == "" {
 		return task.Invalid("fields", "a field name is empty")
+	}
+	if !utf8.ValidString(name) {
+		return task.Invalid("fields", "a field name is not UTF-8 text")
 	}
 	if len(name) > MaxFieldName {
 		return task.Invalid(truncate(name), "field name is %d bytes long; at most %d", len(name), MaxFieldName)

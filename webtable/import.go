@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -139,6 +140,12 @@ func (a *API) importCSV(c *gin.Context) {
 // parseImport reads and checks a CSV file. On failure it returns the status
 // and message of the refusal, with the line errors.
 func (a *API) parseImport(sc *mapping.Scenario, data []byte) ([]importRow, []lineError, int, string) {
+	if !utf8.Valid(data) {
+		// Most often a spreadsheet saved in a legacy encoding (GBK, Latin-1).
+		line := 1 + bytes.Count(data[:invalidUTF8At(data)], []byte("\n"))
+		return nil, []lineError{{Line: line, Error: "not UTF-8 text; save the file as \"CSV UTF-8\""}},
+			http.StatusBadRequest, "the file is not UTF-8"
+	}
 	rd := csv.NewReader(bytes.NewReader(data))
 	rd.FieldsPerRecord = 0 // every line has the header's number of cells
 	header, err := rd.Read()
@@ -254,6 +261,19 @@ func checkImportLine(sc *mapping.Scenario, header, rec []string, line int, now t
 		return fail(err)
 	}
 	return importRow{line: line, row: row}, nil
+}
+
+// invalidUTF8At returns the offset of data's first byte that is not part
+// of valid UTF-8, or len(data).
+func invalidUTF8At(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(data)
 }
 
 // appendLineError adds e unless maxImportErrors are listed already.
