@@ -145,6 +145,21 @@ func (s *Scenario) AssignID(fields map[string]any) (string, error) {
 	return id, nil
 }
 
+// AssignIDFor is AssignID with a stable id instead of a random one: a row
+// whose id field is empty gets the id derived from key (the same key gives
+// the same id, shaped like AssignID's), which it also sets in fields. A CSV
+// import keys each line by the file's content hash and the line, so
+// running the same file again finds the rows it made.
+func (s *Scenario) AssignIDFor(fields map[string]any, key string) (string, error) {
+	name := s.IDField()
+	if v := fields[name]; !isEmpty(v) || fields == nil {
+		return s.AssignID(fields)
+	}
+	id := s.derivedID("\x00import\x00" + key)
+	fields[name] = id
+	return id, nil
+}
+
 // derivedID names the task of a row whose id field is empty: stable for the
 // row, shaped like AssignID's ids.
 func (s *Scenario) derivedID(rowID string) string {
