@@ -45,8 +45,20 @@ bench:
 bench-jobs:
 	$(GO) run ./cmd/jobs-bench
 
+# fuzz runs each fuzz target for FUZZTIME (default 30s), one at a time (go
+# test -fuzz takes one target per run); a failing input lands in the
+# package's testdata/fuzz/ and becomes a seed that plain `go test` runs.
+# Plain `go test` runs every target's seeds, so CI covers the corpus.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := ./mapping/schedule/:FuzzParse \
+	./webtable/:FuzzRowJSON ./webtable/:FuzzTargetJSON ./webtable/:FuzzFlowJSON \
+	./webtable/:FuzzJobJSON ./webtable/:FuzzImportCSV ./webtable/:FuzzDataTablesQuery
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./mapping/schedule/
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t#*:}; \
+		echo "--- $$fn ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run='^$$' -fuzz="^$$fn\$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	done
 
 clean:
 	rm -rf bin data node_modules static/vendor/.stamp static/vendor/*.js static/vendor/*.css static/vendor/*.json

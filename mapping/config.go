@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"cronsheet/mapping/schedule"
 	"cronsheet/task"
@@ -37,6 +39,7 @@ const (
 	FieldAlertTo     = "alert_to"     // recipient of email/SMS alert targets
 	FieldAlertAfter  = "alert_after"  // consecutive failed runs before an alert, 1..100
 	FieldAlertAbsent = "alert_absent" // alert when a slot has not fired this long after it: seconds or "10m"; 0 = off
+	FieldParams      = "params"       // task params filling {{name}} templates: a JSON object or "k=v; k2=v2"
 )
 
 // CanonicalFields lists every canonical field in the order ToTask checks them.
@@ -46,6 +49,7 @@ func CanonicalFields() []string {
 		FieldExecuteType, FieldTaskType, FieldTo, FieldActive,
 		FieldStartTime, FieldEndTime, FieldTTL, FieldMaxRetries, FieldMisfire,
 		FieldOverlap, FieldTargets, FieldAlert, FieldAlertTo, FieldAlertAfter, FieldAlertAbsent,
+		FieldParams,
 	}
 }
 
@@ -63,21 +67,55 @@ func isReserved(name string) bool {
 	return slices.Contains(ReservedFieldNames(), strings.ToLower(name))
 }
 
-// Name patterns; compiled once, never modified.
+// Name patterns; compiled once, never modified. Names may be written in
+// any script: a scenario or collection name is letters without upper case
+// (a-z, or letters that have no case, such as Chinese), digits and _,
+// starting with a letter; a row field name is letters (any case), marks,
+// digits and _, not starting with a digit or a mark. Lengths are checked
+// apart (validName), in runes and in bytes.
 var (
-	scenarioNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
-	collectionRE   = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	fieldNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	scenarioNameRE = regexp.MustCompile(`^[\p{Ll}\p{Lo}][\p{Ll}\p{Lo}\p{Lm}\p{Mn}\p{Mc}\p{Nd}_]*$`)
+	fieldNameRE    = regexp.MustCompile(`^[\p{L}_][\p{L}\p{Mn}\p{Mc}\p{Nd}_]*$`)
+	langRE         = regexp.MustCompile(`^[a-z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}$`)
 )
+
+// Bounds on names.
+const (
+	maxScenarioRunes   = 32
+	maxCollectionRunes = 64
+	maxNameBytes       = 128 // a scenario or collection name, in bytes
+	// MaxLabel bounds a field's label, in runes.
+	MaxLabel = 64
+	// MaxLabelLangs bounds the languages of one field's labels.
+	MaxLabelLangs = 16
+)
+
+// validName reports whether name matches re and has at most maxRunes runes
+// and maxBytes bytes, and is valid UTF-8.
+func validName(name string, re *regexp.Regexp, maxRunes, maxBytes int) bool {
+	return utf8.ValidString(name) && len(name) <= maxBytes && utf8.RuneCountInString(name) <= maxRunes &&
+		re.MatchString(name)
+}
+
+// ValidFieldName reports whether name may name a row field: 1..64 bytes of
+// letters of any script, marks, digits and _, not starting with a digit or
+// a mark (标题, due_at, Größe). Reserved names (ReservedFieldNames) pass
+// here; ValidateFields refuses them.
+func ValidFieldName(name string) bool {
+	return validName(name, fieldNameRE, MaxFieldName, MaxFieldName)
+}
 
 // MaxAliasLen bounds an alias key and its schedule text, in bytes.
 const MaxAliasLen = 256
 
 // Config is one scenario, as written in config.yaml under scenarios.
 type Config struct {
-	// Name identifies the scenario: 1..32 of [a-z0-9_], starting with a letter.
+	// Name identifies the scenario: 1..32 letters without upper case (a-z,
+	// or a script without case such as Chinese: 值班提醒), digits and _,
+	// starting with a letter. It appears in URLs, percent-encoded.
 	Name string `yaml:"name" json:"name"`
-	// Collection holds the scenario's rows; default Name.
+	// Collection holds the scenario's rows; default Name. Same rule as Name,
+	// up to 64 runes.
 	Collection string `yaml:"collection" json:"collection"`
 	// TZ is the default IANA zone of the scenario's rows; "" means UTC.
 	TZ string `yaml:"tz" json:"tz"`
@@ -95,6 +133,18 @@ type Config struct {
 	Aliases map[string]string `yaml:"aliases" json:"aliases"`
 	// Misfire is the default misfire policy (skip | once | all); "" = once.
 	Misfire string `yaml:"misfire" json:"misfire"`
+	// Labels gives mapped row fields a display label per language: row
+	// field -> language tag (en, zh, zh-TW, …) -> label, e.g.
+	//	labels: {标题: {en: Title, zh: 标题}}
+	// A label is one line of 1..64 runes; at most 16 languages per field.
+	// The web table's column model carries them (a column without a label
+	// in the page's language shows its own title).
+	Labels map[string]map[string]string `yaml:"labels" json:"labels,omitempty"`
+	// ParamFields are row fields whose value also becomes a task param
+	// under the field's own name, so a target's {{name}} template can use
+	// a column of the table directly (param_fields: [day] fills {{day}}).
+	// The params field's keys win over them; title and to win over both.
+	ParamFields []string `yaml:"param_fields" json:"param_fields,omitempty"`
 }
 
 // MemosConfig returns the shipped default scenario "memos": reminders
@@ -125,6 +175,7 @@ func MemosConfig() Config {
 			FieldAlertTo:     "alert_to",
 			FieldAlertAfter:  "alert_after",
 			FieldAlertAbsent: "alert_absent",
+			FieldParams:      "params",
 		},
 		Defaults: map[string]any{
 			"channel": string(task.ChannelOutbox),
@@ -169,15 +220,19 @@ func New(cfg Config) (*Scenario, error) {
 }
 
 func build(cfg Config) (*Scenario, error) {
-	if !scenarioNameRE.MatchString(cfg.Name) {
-		return nil, errors.New("name: must be 1..32 of [a-z0-9_], starting with a letter")
+	if !validName(cfg.Name, scenarioNameRE, maxScenarioRunes, maxNameBytes) {
+		return nil, errors.New("name: must be 1..32 letters without upper case (a-z, or letters of a script " +
+			"without case such as 值班提醒), digits and _, starting with a letter")
 	}
 	cfg.Collection = cmp.Or(cfg.Collection, cfg.Name)
-	if !collectionRE.MatchString(cfg.Collection) {
-		return nil, fmt.Errorf("collection: %q must be 1..64 of [a-z0-9_], starting with a letter", cfg.Collection)
+	if !validName(cfg.Collection, scenarioNameRE, maxCollectionRunes, maxNameBytes) {
+		return nil, fmt.Errorf("collection: %q must be 1..64 letters without upper case, digits and _, starting with a letter",
+			truncate(cfg.Collection))
 	}
 	// Own the maps, so later changes to the caller's config change nothing.
 	cfg.Fields, cfg.Defaults, cfg.Aliases = maps.Clone(cfg.Fields), maps.Clone(cfg.Defaults), maps.Clone(cfg.Aliases)
+	cfg.Labels = cloneLabels(cfg.Labels)
+	cfg.ParamFields = slices.Clone(cfg.ParamFields)
 	s := &Scenario{cfg: cfg, misfire: task.MisfireOnce}
 	loc, err := loadZone(cfg.TZ)
 	if err != nil {
@@ -190,7 +245,7 @@ func build(cfg Config) (*Scenario, error) {
 			return nil, fmt.Errorf("misfire: %q is not skip, once or all", cfg.Misfire)
 		}
 	}
-	for _, step := range []func() error{s.buildFields, s.buildAliases, s.buildDefaults} {
+	for _, step := range []func() error{s.buildFields, s.buildAliases, s.buildDefaults, s.buildLabels, s.buildParamFields} {
 		if err := step(); err != nil {
 			return nil, err
 		}
@@ -240,8 +295,9 @@ func (s *Scenario) buildFields() error {
 }
 
 func checkRowFieldName(name string) error {
-	if !fieldNameRE.MatchString(name) {
-		return fmt.Errorf("row field %q must be 1..64 of [A-Za-z0-9_], not starting with a digit", name)
+	if !ValidFieldName(name) {
+		return fmt.Errorf("row field %q must be 1..64 bytes of letters (any script), digits and _, not starting with a digit",
+			truncate(name))
 	}
 	if isReserved(name) {
 		return fmt.Errorf("row field %q is reserved for bookkeeping", name)
@@ -325,10 +381,79 @@ func (s *Scenario) checkDefault(canon string, v any) error {
 		_, err = readAlertAbsent(v)
 	case FieldTo, FieldTitle:
 		_, err = lineValue(v)
+	case FieldParams:
+		_, err = readParams(v)
 	default:
 		_, err = textValue(v, maxTextFor(canon))
 	}
 	return err
+}
+
+// buildLabels checks the labels: mapped row fields, language tags, one line
+// of 1..MaxLabel runes each.
+func (s *Scenario) buildLabels() error {
+	for _, row := range sortedKeys(s.cfg.Labels) {
+		if _, ok := s.byRow[row]; !ok {
+			return fmt.Errorf("labels.%s: not a mapped row field", truncate(row))
+		}
+		byLang := s.cfg.Labels[row]
+		if len(byLang) > MaxLabelLangs {
+			return fmt.Errorf("labels.%s: %d languages; at most %d", row, len(byLang), MaxLabelLangs)
+		}
+		for _, lang := range sortedKeys(byLang) {
+			label := byLang[lang]
+			switch n := utf8.RuneCountInString(label); {
+			case !langRE.MatchString(lang):
+				return fmt.Errorf("labels.%s.%s: not a language tag like en, zh or zh-TW", row, truncate(lang))
+			case !utf8.ValidString(label) || strings.TrimSpace(label) == "":
+				return fmt.Errorf("labels.%s.%s: must be text", row, lang)
+			case n > MaxLabel:
+				return fmt.Errorf("labels.%s.%s: %d characters; at most %d", row, lang, n, MaxLabel)
+			case strings.ContainsFunc(label, unicode.IsControl):
+				return fmt.Errorf("labels.%s.%s: must be one line without control characters", row, lang)
+			}
+			byLang[lang] = strings.TrimSpace(label)
+		}
+	}
+	return nil
+}
+
+// buildParamFields checks param_fields: valid, distinct row field names,
+// neither reserved nor the params or task_para field.
+func (s *Scenario) buildParamFields() error {
+	if len(s.cfg.ParamFields) > task.MaxParams {
+		return fmt.Errorf("param_fields: %d fields; at most %d", len(s.cfg.ParamFields), task.MaxParams)
+	}
+	for i, f := range s.cfg.ParamFields {
+		if err := checkRowFieldName(f); err != nil {
+			return fmt.Errorf("param_fields[%d]: %s", i, err)
+		}
+		switch s.byRow[f] {
+		case FieldParams, FieldTaskPara:
+			return fmt.Errorf("param_fields[%d]: %q is the %s field", i, f, s.byRow[f])
+		}
+		if slices.Index(s.cfg.ParamFields, f) != i {
+			return fmt.Errorf("param_fields[%d]: %q is named twice", i, f)
+		}
+	}
+	return nil
+}
+
+func cloneLabels(in map[string]map[string]string) map[string]map[string]string {
+	if in == nil {
+		return nil
+	}
+	out := make(map[string]map[string]string, len(in))
+	for k, v := range in {
+		out[k] = maps.Clone(v)
+	}
+	return out
+}
+
+// Labels returns the display labels of a row field by language tag (a
+// copy), or nil when the config gives it none.
+func (s *Scenario) Labels(field string) map[string]string {
+	return maps.Clone(s.cfg.Labels[field])
 }
 
 // Config returns a copy of the scenario's validated config, with the
@@ -339,6 +464,8 @@ func (s *Scenario) Config() Config {
 	cfg.Fields = maps.Clone(s.fields)
 	cfg.Defaults = maps.Clone(s.cfg.Defaults)
 	cfg.Aliases = maps.Clone(s.cfg.Aliases)
+	cfg.Labels = cloneLabels(s.cfg.Labels)
+	cfg.ParamFields = slices.Clone(s.cfg.ParamFields)
 	return cfg
 }
 

@@ -126,7 +126,7 @@ func TestNewMinimal(t *testing.T) {
 func TestCanonicalFields(t *testing.T) {
 	t.Parallel()
 	got := CanonicalFields()
-	if len(got) != 20 || len(slices.Compact(slices.Sorted(slices.Values(got)))) != 20 {
+	if len(got) != 21 || len(slices.Compact(slices.Sorted(slices.Values(got)))) != 21 {
 		t.Errorf("CanonicalFields() = %v", got)
 	}
 	got[0] = "mutated"

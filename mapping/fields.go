@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"cronsheet/task"
 )
@@ -26,8 +27,9 @@ const (
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // ValidateFields checks user input before it is stored: at most MaxFields
-// fields; names of 1..64 [A-Za-z0-9_] not starting with a digit and not
-// reserved (ReservedFieldNames); values that are text, numbers
+// fields; names of 1..64 bytes that ValidFieldName accepts (letters of any
+// script, digits and _, not starting with a digit) and not reserved
+// (ReservedFieldNames); values that are text, numbers
 // (float64, json.Number or Go integers), true/false or null; text at most
 // 64 KiB in the task_para field and 4 KiB elsewhere. The scenario's mapped
 // fields are type-checked: text fields take text, ttl and max_retries whole
@@ -64,11 +66,14 @@ func checkFieldName(name string) error {
 	if name == "" {
 		return task.Invalid("fields", "a field name is empty")
 	}
+	if !utf8.ValidString(name) {
+		return task.Invalid("fields", "a field name is not UTF-8 text")
+	}
 	if len(name) > MaxFieldName {
 		return task.Invalid(truncate(name), "field name is %d bytes long; at most %d", len(name), MaxFieldName)
 	}
-	if !fieldNameRE.MatchString(name) {
-		return task.Invalid(truncate(name), "field name must be letters, digits and _, not starting with a digit")
+	if !ValidFieldName(name) {
+		return task.Invalid(truncate(name), "field name must be letters, digits and _ (letters of any script), not starting with a digit")
 	}
 	if isReserved(name) {
 		return task.Invalid(name, "field name is reserved for bookkeeping (%s)", strings.Join(ReservedFieldNames(), ", "))
@@ -105,6 +110,8 @@ func checkKind(canon string, v any) error {
 		_, err = flagValue(v)
 	case FieldTTL, FieldMaxRetries:
 		_, err = intValue(v)
+	case FieldParams:
+		_, err = readParams(v) // a bad params field is refused when saved
 	default:
 		_, err = textValue(v, maxTextFor(canon))
 	}
@@ -114,7 +121,7 @@ func checkKind(canon string, v any) error {
 // AssignID returns the task id of a row about to be saved: the id field's
 // value when present (1..64 of [A-Za-z0-9_.-]), or else a new random id,
 // which it also sets in fields. A new id is the scenario name's first letter
-// plus 16 lowercase base32 characters (80 random bits), e.g.
+// (idPrefix) plus 16 lowercase base32 characters (80 random bits), e.g.
 // "mq3jx7k2a7c4ne5bd".
 func (s *Scenario) AssignID(fields map[string]any) (string, error) {
 	name := s.IDField()
@@ -133,7 +140,22 @@ func (s *Scenario) AssignID(fields map[string]any) (string, error) {
 	}
 	var b [10]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand docs)
-	id := s.cfg.Name[:1] + idEncoding.EncodeToString(b[:])
+	id := s.idPrefix() + idEncoding.EncodeToString(b[:])
+	fields[name] = id
+	return id, nil
+}
+
+// AssignIDFor is AssignID with a stable id instead of a random one: a row
+// whose id field is empty gets the id derived from key (the same key gives
+// the same id, shaped like AssignID's), which it also sets in fields. A CSV
+// import keys each line by the file's content hash and the line, so
+// running the same file again finds the rows it made.
+func (s *Scenario) AssignIDFor(fields map[string]any, key string) (string, error) {
+	name := s.IDField()
+	if v := fields[name]; !isEmpty(v) || fields == nil {
+		return s.AssignID(fields)
+	}
+	id := s.derivedID("\x00import\x00" + key)
 	fields[name] = id
 	return id, nil
 }
@@ -142,5 +164,14 @@ func (s *Scenario) AssignID(fields map[string]any) (string, error) {
 // row, shaped like AssignID's ids.
 func (s *Scenario) derivedID(rowID string) string {
 	sum := sha256.Sum256([]byte(s.cfg.Name + "\x00" + rowID))
-	return s.cfg.Name[:1] + idEncoding.EncodeToString(sum[:10])
+	return s.idPrefix() + idEncoding.EncodeToString(sum[:10])
+}
+
+// idPrefix is the first letter of generated ids: the scenario name's first
+// letter when it is a-z, else "r" (ids are ASCII; 值班提醒's are r…).
+func (s *Scenario) idPrefix() string {
+	if c := s.cfg.Name[0]; c >= 'a' && c <= 'z' {
+		return s.cfg.Name[:1]
+	}
+	return "r"
 }

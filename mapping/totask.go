@@ -44,7 +44,7 @@ func (s *Scenario) ToTask(row *task.Row, now time.Time) (*task.Task, error) {
 	}}
 	steps := []func() error{
 		func() error { return m.id(row.ID) },
-		m.text, m.zone, m.when, m.repeat, m.channel, m.to, m.active, m.window,
+		m.params, m.text, m.zone, m.when, m.repeat, m.channel, m.to, m.active, m.window,
 		m.onceFires, m.limits, m.misfire, m.overlap, m.targets, m.alert,
 	}
 	for _, step := range steps {
@@ -176,6 +176,42 @@ func (m *mapper) id(rowID string) error {
 		return m.invalid(FieldTaskID, err)
 	}
 	m.t.TaskID = id
+	return nil
+}
+
+// params fills Task.Params from the scenario's param_fields (each under
+// its row field's name), then from the params field (its keys win); title
+// and to, set later, win over both.
+func (m *mapper) params() error {
+	for _, f := range m.s.cfg.ParamFields {
+		v := m.fields[f]
+		if isEmpty(v) {
+			v = m.s.cfg.Defaults[f]
+		}
+		if isEmpty(v) {
+			continue
+		}
+		text, err := paramText(v)
+		if err != nil {
+			return task.Invalid(f, "%s", err)
+		}
+		m.setParam(f, text)
+	}
+	if v := m.get(FieldParams); v != nil {
+		p, err := readParams(v)
+		if err != nil {
+			return m.invalid(FieldParams, err)
+		}
+		if len(p) > 0 && m.t.Params == nil {
+			m.t.Params = make(map[string]string, len(p)+2)
+		}
+		for k, val := range p {
+			m.t.Params[k] = val // an empty value too: {{k}} then fills with ""
+		}
+	}
+	if len(m.t.Params) > task.MaxParams-2 { // room for title and to
+		return m.invalid(FieldParams, fmt.Errorf("the row gives %d params; at most %d", len(m.t.Params), task.MaxParams-2))
+	}
 	return nil
 }
 

@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"cronsheet/task"
 )
@@ -402,4 +405,116 @@ func readTargets(v any) ([]string, error) {
 		return nil, fmt.Errorf("names %d targets; at most %d", len(ids), task.MaxTargetsPerTask)
 	}
 	return ids, nil
+}
+
+// Bounds on the params field.
+const (
+	maxParamKeyLen = 64 // bytes of a param key
+)
+
+// readParams reads the params field: text holding a JSON object whose
+// values are text, numbers or true/false ({"day": "mon", "n": 2}), or
+// pairs "key=value" separated by ";" or line breaks ("day=mon; shift=早班";
+// keys and values trimmed, a value may hold "=", empty pieces are
+// skipped). Keys are 1..64 bytes without braces, "=", ";" or control
+// characters, each at most once; values at most task.MaxParamValue bytes;
+// at most task.MaxParams keys. Blank text is no params.
+func readParams(v any) (map[string]string, error) {
+	text, err := textValue(v, maxText)
+	if err != nil {
+		return nil, err
+	}
+	text = strings.TrimSpace(text)
+	out := map[string]string{}
+	add := func(k, val string) error {
+		switch {
+		case k == "" || len(k) > maxParamKeyLen:
+			return fmt.Errorf("param key %q must be 1..%d bytes", truncate(k), maxParamKeyLen)
+		case !utf8.ValidString(k) || strings.ContainsAny(k, "{}=;") || strings.ContainsFunc(k, unicode.IsControl):
+			return fmt.Errorf("param key %q must not hold braces, =, ; or control characters", truncate(k))
+		case len(val) > task.MaxParamValue:
+			return fmt.Errorf("param %q is %d bytes; at most %d", truncate(k), len(val), task.MaxParamValue)
+		case len(out) >= task.MaxParams:
+			return fmt.Errorf("more than %d params", task.MaxParams)
+		}
+		if _, dup := out[k]; dup {
+			return fmt.Errorf("param %q is given twice", truncate(k))
+		}
+		out[k] = val
+		return nil
+	}
+	if strings.HasPrefix(text, "{") {
+		return out, readParamsJSON(text, add)
+	}
+	for piece := range strings.FieldsFuncSeq(text, func(r rune) bool { return r == ';' || r == '\n' || r == '\r' }) {
+		piece = strings.TrimSpace(piece)
+		if piece == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(piece, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q is not key=value; write a JSON object or key=value pairs separated by ;", truncate(piece))
+		}
+		if err := add(strings.TrimSpace(k), strings.TrimSpace(val)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// readParamsJSON reads a JSON object of scalar values, in order, into add.
+func readParamsJSON(text string, add func(k, v string) error) error {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	bad := func(err error) error {
+		return fmt.Errorf("not a JSON object of text, number or true/false values: %s", truncate(err.Error()))
+	}
+	if _, err := dec.Token(); err != nil { // the opening brace
+		return bad(err)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return bad(err)
+		}
+		key, _ := tok.(string)
+		var val any
+		if err := dec.Decode(&val); err != nil {
+			return bad(err)
+		}
+		text, err := paramText(val)
+		if err != nil {
+			return fmt.Errorf("param %q %s", truncate(key), err)
+		}
+		if err := add(key, text); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return bad(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("not a JSON object: text follows it")
+	}
+	return nil
+}
+
+// paramText spells a scalar as a param value: text as it is, numbers as
+// written, true/false.
+func paramText(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case json.Number:
+		return x.String(), nil
+	}
+	if f, ok := numberValue(v); ok {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return "", errors.New("must be a finite number")
+		}
+		return strconv.FormatFloat(f, 'f', -1, 64), nil
+	}
+	return "", fmt.Errorf("must be text, a number or true/false, got %s", kind(v))
 }

@@ -30,7 +30,16 @@ type SyncResult struct {
 	Synced    int // rows whose task was upserted
 	Invalid   int // rows marked is_active=-1
 	Conflicts int // rows edited again during the pass (synced next time)
+	Gone      int // rows deleted during the pass (nothing left to sync)
+	// Failed counts rows whose sync failed (a store error on that row):
+	// each is logged with its scenario, row id and error, stays unfetched
+	// and is tried again next pass. The other rows of the pass are synced
+	// all the same.
+	Failed int
 }
+
+// maxSyncErrors bounds how many row errors RunOnce's error spells out.
+const maxSyncErrors = 5
 
 // Sync is the sync patrol.
 type Sync struct {
@@ -52,19 +61,44 @@ func NewSync(logger *slog.Logger, st SyncStore, scenarios map[string]Mapper, bat
 	return &Sync{logger: logger.With("component", "patrol.sync"), store: st, scenarios: scenarios, batch: batch, now: now}
 }
 
-// RunOnce syncs up to one batch of edited rows.
+// RunOnce syncs up to one batch of edited rows, each on its own: a row
+// whose sync fails is logged and counted (SyncResult.Failed) and the pass
+// goes on with the next one. The error, when rows failed, names the first
+// few of them; only a failed listing, or ctx ending, stops the pass.
 func (s *Sync) RunOnce(ctx context.Context) (SyncResult, error) {
 	var res SyncResult
 	rows, err := s.store.ListUnfetchedRows(ctx, s.batch)
 	if err != nil {
 		return res, fmt.Errorf("list unfetched rows: %w", err)
 	}
+	var errs []error
 	for _, row := range rows {
-		if err := s.syncRow(ctx, row, &res); err != nil {
-			return res, err
+		if ctx.Err() != nil {
+			return res, errors.Join(append(errs, context.Cause(ctx))...)
+		}
+		err := s.syncRow(ctx, row, &res)
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return res, errors.Join(append(errs, err)...)
+		}
+		res.Failed++
+		s.logger.ErrorContext(ctx, "row sync failed; tried again next pass",
+			"scenario", row.Scenario, "row_id", row.ID, "error", err)
+		if len(errs) < maxSyncErrors {
+			errs = append(errs, err)
 		}
 	}
-	return res, nil
+	if res.Failed == 0 {
+		return res, nil
+	}
+	more := ""
+	if res.Failed > len(errs) {
+		more = fmt.Sprintf(" (the first %d below)", len(errs))
+	}
+	return res, fmt.Errorf("sync: %d of %d rows failed, the others were synced%s: %w",
+		res.Failed, len(rows), more, errors.Join(errs...))
 }
 
 func (s *Sync) syncRow(ctx context.Context, row *task.Row, res *SyncResult) error {
@@ -77,7 +111,7 @@ func (s *Sync) syncRow(ctx context.Context, row *task.Row, res *SyncResult) erro
 	case errors.Is(err, task.ErrInvalid):
 		p.DisableTask, p.IsActive, p.Error = true, task.RowError, err.Error()
 	case err != nil:
-		return err
+		return fmt.Errorf("map row %s/%s: %w", row.Scenario, row.ID, err)
 	default:
 		p.Task, p.IsActive = t, t.IsEnable
 	}
@@ -95,6 +129,9 @@ func (s *Sync) syncRow(ctx context.Context, row *task.Row, res *SyncResult) erro
 	switch {
 	case errors.Is(err, task.ErrConflict):
 		res.Conflicts++
+	case errors.Is(err, task.ErrNotFound):
+		// Deleted since it was listed: DeleteRow retired its task.
+		res.Gone++
 	case err != nil:
 		return fmt.Errorf("apply sync of row %s/%s: %w", row.Scenario, row.ID, err)
 	case p.Task == nil:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,7 +29,9 @@ type Config struct {
 	NodeID string       `yaml:"node_id"`
 	Store  StoreConfig  `yaml:"store"`
 	Patrol PatrolConfig `yaml:"patrol"`
-	// Scenarios are the row scenarios; empty means the shipped memos one.
+	// Scenarios are the row scenarios declared besides the shipped memos
+	// one, which is always served (ScenarioConfigs); a scenario declared
+	// under the name memos replaces it.
 	Scenarios []mapping.Config `yaml:"scenarios"`
 	Email     EmailConfig      `yaml:"email"`
 	SMS       SMSConfig        `yaml:"sms"`
@@ -439,6 +442,17 @@ func (c *Config) Validate() error {
 		seen[sc.Name] = true
 	}
 	return nil
+}
+
+// ScenarioConfigs returns every scenario the node serves: the shipped
+// memos scenario (mapping.MemosConfig) unless Scenarios declares one named
+// memos, then the declared ones in order.
+func (c *Config) ScenarioConfigs() []mapping.Config {
+	out := make([]mapping.Config, 0, len(c.Scenarios)+1)
+	if !slices.ContainsFunc(c.Scenarios, func(sc mapping.Config) bool { return sc.Name == "memos" }) {
+		out = append(out, mapping.MemosConfig())
+	}
+	return append(out, c.Scenarios...)
 }
 
 func (e *EmailConfig) validate() error {

@@ -308,10 +308,7 @@ func (s *Server) build() error {
 }
 
 func (s *Server) scenarios() (map[string]*mapping.Scenario, error) {
-	cfgs := s.cfg.Scenarios
-	if len(cfgs) == 0 {
-		cfgs = []mapping.Config{mapping.MemosConfig()}
-	}
+	cfgs := s.cfg.ScenarioConfigs()
 	out := make(map[string]*mapping.Scenario, len(cfgs))
 	for i, c := range cfgs {
 		sc, err := mapping.New(c)

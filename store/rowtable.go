@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"regexp"
+	"unicode/utf8"
 
 	"cronsheet/task"
 )
@@ -19,11 +21,24 @@ import (
 type RowTable interface {
 	// PrepareRowTable makes the scenario's rows searchable and the given row
 	// fields sortable (creating indexes when missing; idempotent, safe to
-	// call at every start and from several processes). Field names are
-	// 1..64 of [A-Za-z0-9_], else task.ErrInvalid.
+	// call at every start and from several processes). Field names must
+	// pass ValidSortField, else task.ErrInvalid.
 	PrepareRowTable(ctx context.Context, scenario string, sortFields []string) error
 	// QueryRows returns one page of q.Scenario's rows.
 	QueryRows(ctx context.Context, q RowQuery) (*RowPage, error)
+}
+
+// sortFieldRE is the shape of a sortable field name: mapping's row field
+// rule (mapping.ValidFieldName; the two must agree). Drivers splice the
+// name into a JSON path or a key path and name an index after its hex, so
+// nothing but letters, marks, digits and _ may get through.
+var sortFieldRE = regexp.MustCompile(`^[\p{L}_][\p{L}\p{Mn}\p{Mc}\p{Nd}_]*$`)
+
+// ValidSortField reports whether name may be a sortable row field: 1..64
+// bytes of valid UTF-8, letters of any script, marks, digits and _, not
+// starting with a digit or a mark (title, 标题).
+func ValidSortField(name string) bool {
+	return len(name) <= 64 && utf8.ValidString(name) && sortFieldRE.MatchString(name)
 }
 
 // Row columns a RowQuery may sort by besides prepared fields.

@@ -1,6 +1,7 @@
 package webtable
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,13 +64,17 @@ type Column struct {
 	// Role is what the column is, the same in every scenario: the
 	// canonical task field it maps (title, cron_para, …) or the
 	// bookkeeping key. The page translates a column's title by its role.
-	Role       string   `json:"role"`
-	Title      string   `json:"title"`
-	Type       string   `json:"type"`
-	Editable   bool     `json:"editable"`
-	Orderable  bool     `json:"orderable"`
-	Searchable bool     `json:"searchable"`
-	Options    []string `json:"options,omitempty"`
+	Role  string `json:"role"`
+	Title string `json:"title"`
+	// Labels are the field's display labels by language tag (en, zh, …)
+	// from the scenario's config (mapping.Config.Labels); a page shows
+	// the one of its language, else its own title for Role, else Title.
+	Labels     map[string]string `json:"labels,omitempty"`
+	Type       string            `json:"type"`
+	Editable   bool              `json:"editable"`
+	Orderable  bool              `json:"orderable"`
+	Searchable bool              `json:"searchable"`
+	Options    []string          `json:"options,omitempty"`
 
 	sort store.RowSort // what ordering by this column asks of the store
 }
@@ -147,8 +152,10 @@ func Columns(sc *mapping.Scenario) []Column {
 		if f == "" {
 			return
 		}
-		c := Column{Data: "fields." + f, Field: f, Role: canon, Title: titleOf(f), Type: typ, Editable: typ != ColID,
-			Orderable: orderable, Searchable: true, Options: options, sort: store.RowSort{Field: f}}
+		labels := sc.Labels(f)
+		c := Column{Data: "fields." + f, Field: f, Role: canon, Title: cmp.Or(labels["en"], titleOf(f)), Labels: labels,
+			Type: typ, Editable: typ != ColID, Orderable: orderable, Searchable: true, Options: options,
+			sort: store.RowSort{Field: f}}
 		if typ == ColID {
 			c.sort = store.RowSort{Column: store.SortID}
 		}
@@ -176,13 +183,15 @@ func Columns(sc *mapping.Scenario) []Column {
 	return cols
 }
 
-// titleOf turns a field name into a column title: memo_id → "Memo id".
+// titleOf turns a field name into a column title: memo_id → "Memo id"
+// (标题 stays 标题).
 func titleOf(field string) string {
 	s := strings.ReplaceAll(field, "_", " ")
-	if s == "" {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
 		return s
 	}
-	return strings.ToUpper(s[:1]) + s[1:]
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // columnsBody is the answer of GET .../columns.

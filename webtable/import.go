@@ -2,13 +2,19 @@ package webtable
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -41,8 +47,17 @@ type importRefused struct {
 
 // importDone is the answer of an import that stored every line.
 type importDone struct {
-	Imported int      `json:"imported"`
-	IDs      []string `json:"ids"`
+	// Imported counts the rows this request inserted; AlreadyImported the
+	// file's rows found stored as the file has them (an earlier run of the
+	// same import, cut short, stored them).
+	Imported        int `json:"imported"`
+	AlreadyImported int `json:"already_imported"`
+	// ImportID names the import: a hash of the scenario and the file. The
+	// same file gets the same id, and its lines without an id the same
+	// row ids (mapping.Scenario.AssignIDFor), so a re-run finishes the job.
+	ImportID string `json:"import_id"`
+	// IDs are the row ids of every line, in file order.
+	IDs []string `json:"ids"`
 }
 
 // importRow is one parsed data line.
@@ -55,12 +70,20 @@ type importRow struct {
 // (at most 4 MiB and 10,000 data lines) whose header names the row fields.
 // Every line is checked first (field names and types, the id, and the
 // mapping to a task, so a schedule typo is caught); when any line is bad, or
-// an id already exists, nothing is written and the answer lists the lines'
-// errors (400, or 409 for existing ids). Otherwise every row is inserted
-// and the answer is 201 with the count. Empty cells are left out of the row,
-// so the scenario's defaults apply. A file the table export wrote imports
-// as it is: its status columns are read over and its formula guard (a
-// leading apostrophe, see csvSafe) is taken off.
+// an id already exists with other fields, nothing is written and the answer
+// lists the lines' errors (400, or 409 for existing ids, with their exact
+// count). Otherwise every row not yet stored is inserted and the answer is
+// 201 (200 when all were stored already) with the counts. Empty cells are
+// left out of the row, so the scenario's defaults apply. A file the table
+// export wrote imports as it is: its status columns are read over and its
+// formula guard (a leading apostrophe, see csvSafe) is taken off.
+//
+// An import is idempotent rather than one transaction (the mongo driver
+// has no multi-document transaction on FerretDB): lines without an id get
+// ids derived from the file's hash and their line, and a row that is
+// already stored with exactly the line's fields counts as imported. An
+// import cut short (a crash, a kill) leaves the rows it stored, and
+// posting the same file again stores the rest.
 func (a *API) importCSV(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
@@ -82,40 +105,56 @@ func (a *API) importCSV(c *gin.Context) {
 		return
 	}
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
-	rows, lines, status, msg := a.parseImport(sc, data)
+	importID := importIDOf(sc.Name(), data)
+	rows, lines, status, msg := a.parseImportAs(sc, data, importID)
 	if msg != "" {
 		c.AbortWithStatusJSON(status, importRefused{Error: msg, Lines: lines})
 		return
 	}
 	ctx := c.Request.Context()
-	// Every id must be new: checked before anything is written.
+	done := importDone{ImportID: importID, IDs: make([]string, 0, len(rows))}
+	// Every id must be new, or stored as this file has it: checked before
+	// anything is written.
+	var todo []importRow
+	existing := 0
 	for _, r := range rows {
-		_, err := a.store.GetRow(ctx, sc.Name(), r.row.ID)
+		done.IDs = append(done.IDs, r.row.ID)
+		stored, err := a.store.GetRow(ctx, sc.Name(), r.row.ID)
 		switch {
-		case err == nil:
-			lines = appendLineError(lines, lineError{Line: r.line, Field: sc.IDField(),
-				Error: fmt.Sprintf("row %q already exists in scenario %q", r.row.ID, sc.Name())})
-		case !errors.Is(err, task.ErrNotFound):
+		case errors.Is(err, task.ErrNotFound):
+			todo = append(todo, r)
+		case err != nil:
 			a.writeError(c, err)
 			return
+		case sameFields(stored.Fields, r.row.Fields):
+			done.AlreadyImported++
+		default:
+			existing++
+			lines = appendLineError(lines, lineError{Line: r.line, Field: sc.IDField(),
+				Error: fmt.Sprintf("row %q already exists in scenario %q with other fields", r.row.ID, sc.Name())})
 		}
 	}
-	if len(lines) > 0 {
-		c.AbortWithStatusJSON(http.StatusConflict, importRefused{
-			Error: fmt.Sprintf("%d rows already exist; nothing was imported", len(lines)), Lines: lines})
+	if existing > 0 {
+		msg := fmt.Sprintf("%d rows already exist with other fields; nothing was imported", existing)
+		if existing > len(lines) {
+			msg += fmt.Sprintf(" (the first %d are listed)", len(lines))
+		}
+		c.AbortWithStatusJSON(http.StatusConflict, importRefused{Error: msg, Lines: lines})
 		return
 	}
-	done := importDone{IDs: make([]string, 0, len(rows))}
-	for i, r := range rows {
-		if err := a.store.InsertRow(ctx, r.row); err != nil {
-			// Someone created one of the ids meanwhile: take back this
-			// batch's rows, so no partial batch stays.
-			for _, prev := range rows[:i] {
-				if derr := a.store.DeleteRow(ctx, sc.Name(), prev.row.ID); derr != nil && !errors.Is(derr, task.ErrNotFound) {
-					a.logger.ErrorContext(ctx, "import: undoing a partial batch failed", "scenario", sc.Name(),
-						"row", prev.row.ID, "error", derr)
-				}
+	var inserted []importRow
+	for _, r := range todo {
+		err := a.store.InsertRow(ctx, r.row)
+		if errors.Is(err, task.ErrConflict) {
+			// Stored meanwhile: by a concurrent run of this import (same
+			// fields, it counts), or by someone else (the batch is undone).
+			if stored, gerr := a.store.GetRow(ctx, sc.Name(), r.row.ID); gerr == nil && sameFields(stored.Fields, r.row.Fields) {
+				done.AlreadyImported++
+				continue
 			}
+		}
+		if err != nil {
+			a.undoImport(ctx, sc.Name(), inserted)
 			if errors.Is(err, task.ErrConflict) {
 				c.AbortWithStatusJSON(http.StatusConflict, importRefused{
 					Error: fmt.Sprintf("row %q was created by someone else during the import; nothing was imported", r.row.ID),
@@ -125,20 +164,67 @@ func (a *API) importCSV(c *gin.Context) {
 			a.writeError(c, err)
 			return
 		}
-		done.IDs = append(done.IDs, r.row.ID)
+		inserted = append(inserted, r)
 	}
 	user := who(c)
-	for _, r := range rows {
+	for _, r := range inserted {
 		a.record(ctx, user, sc.Name(), r.row.ID, store.AuditImport, nil, r.row.Fields)
 	}
-	done.Imported = len(done.IDs)
-	a.wake()
-	c.JSON(http.StatusCreated, done)
+	done.Imported = len(inserted)
+	status = http.StatusCreated
+	if done.Imported == 0 {
+		status = http.StatusOK
+	}
+	if done.Imported > 0 {
+		a.wake()
+	}
+	c.JSON(status, done)
+}
+
+// undoImport deletes the rows this request inserted, so a refused import
+// leaves no part of its batch (rows an earlier run stored stay).
+func (a *API) undoImport(ctx context.Context, scenario string, inserted []importRow) {
+	for _, prev := range inserted {
+		if err := a.store.DeleteRow(ctx, scenario, prev.row.ID); err != nil && !errors.Is(err, task.ErrNotFound) {
+			a.logger.ErrorContext(ctx, "import: undoing a partial batch failed", "scenario", scenario,
+				"row", prev.row.ID, "error", err)
+		}
+	}
+}
+
+// importIDOf names an import by its scenario and file: 16 hex digits of
+// their SHA-256.
+func importIDOf(scenario string, data []byte) string {
+	h := sha256.New()
+	h.Write([]byte(scenario))
+	h.Write([]byte{0})
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// sameFields reports whether a stored row's fields are the line's: equal
+// as JSON (a store returns the text it was given).
+func sameFields(stored, line map[string]any) bool {
+	a, err1 := json.Marshal(stored)
+	b, err2 := json.Marshal(line)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
 }
 
 // parseImport reads and checks a CSV file. On failure it returns the status
 // and message of the refusal, with the line errors.
 func (a *API) parseImport(sc *mapping.Scenario, data []byte) ([]importRow, []lineError, int, string) {
+	return a.parseImportAs(sc, data, importIDOf(sc.Name(), data))
+}
+
+// parseImportAs is parseImport for the import importID: a line without an
+// id gets the one derived from importID and the line.
+func (a *API) parseImportAs(sc *mapping.Scenario, data []byte, importID string) ([]importRow, []lineError, int, string) {
+	if !utf8.Valid(data) {
+		// Most often a spreadsheet saved in a legacy encoding (GBK, Latin-1).
+		line := 1 + bytes.Count(data[:invalidUTF8At(data)], []byte("\n"))
+		return nil, []lineError{{Line: line, Error: "not UTF-8 text; save the file as \"CSV UTF-8\""}},
+			http.StatusBadRequest, "the file is not UTF-8"
+	}
 	rd := csv.NewReader(bytes.NewReader(data))
 	rd.FieldsPerRecord = 0 // every line has the header's number of cells
 	header, err := rd.Read()
@@ -204,7 +290,7 @@ func (a *API) parseImport(sc *mapping.Scenario, data []byte) ([]importRow, []lin
 			continue
 		}
 		line, _ := rd.FieldPos(0)
-		r, lerr := checkImportLine(sc, header, rec, line, now)
+		r, lerr := checkImportLine(sc, header, rec, line, now, importID)
 		if lerr == nil {
 			if first, dup := ids[r.row.ID]; dup {
 				lerr = &lineError{Line: line, Field: sc.IDField(),
@@ -231,7 +317,7 @@ func (a *API) parseImport(sc *mapping.Scenario, data []byte) ([]importRow, []lin
 
 // checkImportLine builds one line's row and checks it as createRow and the
 // sync patrol would.
-func checkImportLine(sc *mapping.Scenario, header, rec []string, line int, now time.Time) (importRow, *lineError) {
+func checkImportLine(sc *mapping.Scenario, header, rec []string, line int, now time.Time, importID string) (importRow, *lineError) {
 	fields := make(map[string]any, len(header))
 	for i, v := range rec {
 		if v = csvUnguard(v); v != "" && header[i] != "" {
@@ -242,7 +328,7 @@ func checkImportLine(sc *mapping.Scenario, header, rec []string, line int, now t
 		e := toLineError(line, err)
 		return importRow{}, &e
 	}
-	id, err := sc.AssignID(fields)
+	id, err := sc.AssignIDFor(fields, importID+":"+strconv.Itoa(line))
 	if err != nil {
 		return fail(err)
 	}
@@ -254,6 +340,19 @@ func checkImportLine(sc *mapping.Scenario, header, rec []string, line int, now t
 		return fail(err)
 	}
 	return importRow{line: line, row: row}, nil
+}
+
+// invalidUTF8At returns the offset of data's first byte that is not part
+// of valid UTF-8, or len(data).
+func invalidUTF8At(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(data)
 }
 
 // appendLineError adds e unless maxImportErrors are listed already.

@@ -123,6 +123,8 @@ func TestImportCSV(t *testing.T) {
 			{"memo id,when\nm,every 1h\n", "letters, digits"},
 			{"", "empty"},
 			{"memo_id,when\n", "no rows"},
+			{"memo_id,content,when\nm1,\xb2\xe2\xca\xd4,every 1h\n", "save the file as \"CSV UTF-8\""}, // GBK
+			{"\xe6\n", "not UTF-8"},
 		} {
 			got := want[importAnswer](t, b.do(t, http.MethodPost, importPath, tc.csv), http.StatusBadRequest)
 			if len(got.Lines) == 0 || !strings.Contains(got.Lines[0].Error+got.Error, tc.part) {

@@ -63,10 +63,6 @@ const DefaultRowCountCap = 1_000_000
 
 var _ store.RowTable = (*Store)(nil)
 
-// sortFieldRE is what a sortable field name may look like (the same rule as
-// the SQLite driver's: it becomes part of an index name and a key path).
-var sortFieldRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
-
 // fieldIndex names a field's sort index.
 func fieldIndex(field string) string { return "ix_rows_f_" + hex.EncodeToString([]byte(field)) }
 
@@ -135,7 +131,7 @@ func (s *Store) isSortable(ctx context.Context, field string) (bool, error) {
 func (s *Store) PrepareRowTable(ctx context.Context, scenario string, sortFields []string) error {
 	var specs []indexSpec
 	for _, f := range sortFields {
-		if !sortFieldRE.MatchString(f) {
+		if !store.ValidSortField(f) {
 			return fmt.Errorf("prepare row table %s: %w", scenario,
 				task.Invalid("sort_fields", "%q is not a field name", task.Truncate(f, 70)))
 		}
@@ -362,7 +358,7 @@ func (s *Store) sortOf(ctx context.Context, so store.RowSort) (bson.D, string, e
 	case so.Field != "" && so.Column != "":
 		return nil, "", task.Invalid("sort", "give a field or a column, not both")
 	case so.Field != "":
-		if !sortFieldRE.MatchString(so.Field) {
+		if !store.ValidSortField(so.Field) {
 			return nil, "", task.Invalid("sort", "%q is not a field name", task.Truncate(so.Field, 70))
 		}
 		ok, err := s.isSortable(ctx, so.Field)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -73,10 +72,6 @@ func ftsBody(t string) string {
 	return `coalesce((SELECT group_concat(value, ' ') FROM json_each(` + t + `.fields)), '') || ' ' || ` + t + `.error`
 }
 
-// sortFieldRE is what a sortable field name may look like; it is spliced
-// into SQL (a JSON path and an index name), so nothing else gets through.
-var sortFieldRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
-
 // fieldExpr is the expression a field's sort index is built on and that
 // queries must spell the same way for the planner to use it.
 func fieldExpr(field string) string {
@@ -94,7 +89,7 @@ var _ store.RowTable = (*Store)(nil)
 // It runs in one write transaction, so concurrent callers do it once.
 func (s *Store) PrepareRowTable(ctx context.Context, scenario string, sortFields []string) error {
 	for _, f := range sortFields {
-		if !sortFieldRE.MatchString(f) {
+		if !store.ValidSortField(f) {
 			return fmt.Errorf("prepare row table %s: %w", scenario,
 				task.Invalid("sort_fields", "%q is not a field name", task.Truncate(f, 70)))
 		}
@@ -353,7 +348,7 @@ func (s *Store) orderBy(ctx context.Context, so store.RowSort) (string, error) {
 	case so.Field != "" && so.Column != "":
 		return "", task.Invalid("sort", "give a field or a column, not both")
 	case so.Field != "":
-		if !sortFieldRE.MatchString(so.Field) {
+		if !store.ValidSortField(so.Field) {
 			return "", task.Invalid("sort", "%q is not a field name", task.Truncate(so.Field, 70))
 		}
 		var n int

@@ -1,0 +1,289 @@
+package webtable
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/jobs"
+	"cronsheet/mapping"
+	"cronsheet/task"
+)
+
+// Fuzz targets of the decoders that read what clients send (issue 16 item
+// 26). `make fuzz` runs each for a while; under plain `go test` each runs
+// its seeds, so the corpus is part of every test run. Every target checks
+// that a refusal is an error the API can answer with (a 4xx naming a
+// field), never a panic.
+
+// fuzzNow is the clock of the fuzzed mappings.
+var fuzzNow = time.Date(2026, 6, 15, 9, 30, 0, 0, time.UTC)
+
+// fuzzContext is a gin context whose request body is body.
+func fuzzContext(body []byte) *gin.Context {
+	c, _ := gin.CreateTestContext(httptest.NewRecorder())
+	c.Request = httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+	return c
+}
+
+// checkClientError fails unless err is a 4xx the API would answer with a
+// message (a validation error or an apiError below 500).
+func checkClientError(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	status, body := classify(err)
+	if status < 400 || status >= 500 || body.Error == "" {
+		t.Fatalf("%s: error %v answers %d %+v, want a 4xx with a message", what, err, status, body)
+	}
+}
+
+// fuzzScenarios are the scenarios rows are fuzzed against: memos and one
+// keyed in Chinese with param_fields.
+func fuzzScenarios(t testing.TB) []*mapping.Scenario {
+	duty, err := mapping.New(mapping.Config{
+		Name: "值班提醒",
+		Fields: map[string]string{
+			mapping.FieldTaskID: "编号", mapping.FieldTitle: "标题", mapping.FieldTaskPara: "内容",
+			mapping.FieldCronPara: "时间", mapping.FieldTaskType: "方式", mapping.FieldTo: "接收人",
+			mapping.FieldParams: "参数", mapping.FieldActive: "启用",
+		},
+		ParamFields: []string{"班次"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	memos, err := mapping.New(mapping.MemosConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []*mapping.Scenario{memos, duty}
+}
+
+// FuzzRowJSON: a row body as POST .../rows reads it, then the checks and
+// the mapping createRow and the sync patrol run on it.
+func FuzzRowJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"title":"stand-up","content":"Stand up","when":"every 2s","channel":"outbox"}`,
+		`{"memo_id":"m1","content":"c","when":"daily 08:30 tz Asia/Shanghai","channel":"email","to":"a@example.com","active":1}`,
+		`{"content":"c","when":"每天早上8点","params":"day=mon; 班次=早班","targets":"hook, other"}`,
+		`{"content":"c","when":"in 5m","params":"{\"day\": \"tue\", \"n\": 2}","start":"2026-06-15 10:00","end":"2027-01-01T00:00:00Z"}`,
+		`{"内容":"八点交接","时间":"weekdays 09:00","接收人":"x","班次":"夜班","参数":"k=v","启用":"true"}`,
+		`{"content":"c","when":"monthly last 18:00","alert":"a1","alert_after":3,"alert_absent":"10m","ttl":1e3}`,
+		`{"content":"c","when":"every 1h","retries":1.5,"timeout":-1,"active":2,"misfire":"x","overlap":"queue"}`,
+		`{"a":{"b":1}}`, `[1,2]`, `{"x":1} {}`, `{"when":"\u0000"}`, ``, `{"memo_id":"../x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	scenarios := fuzzScenarios(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fields, err := readObject(fuzzContext(body))
+		checkClientError(t, "readObject", err)
+		if err != nil {
+			return
+		}
+		for _, sc := range scenarios {
+			f := make(map[string]any, len(fields))
+			for k, v := range fields {
+				f[k] = v
+			}
+			id, err := sc.AssignID(f)
+			checkClientError(t, "AssignID", err)
+			if err != nil {
+				continue
+			}
+			if err := sc.ValidateFields(f); err != nil {
+				checkClientError(t, "ValidateFields", err)
+				continue
+			}
+			isActive(sc, f)
+			tk, err := sc.ToTask(&task.Row{Scenario: sc.Name(), ID: id, Fields: f}, fuzzNow)
+			if err != nil {
+				if !errors.Is(err, task.ErrInvalid) {
+					t.Fatalf("ToTask: %v is not a validation error", err)
+				}
+				continue
+			}
+			if tk.TaskID == "" || tk.CronPara == "" || task.ValidParams("params", tk.Params) != nil {
+				t.Fatalf("ToTask accepted %q into %+v", body, tk)
+			}
+			if _, err := mapping.Schedule(tk); err != nil {
+				t.Fatalf("the mapped schedule %q does not parse again: %v", tk.CronPara, err)
+			}
+		}
+	})
+}
+
+// FuzzTargetJSON: a target body as POST /api/v1/targets reads it.
+func FuzzTargetJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"hook","kind":"http","state":"running","http":{"method":"POST","url":"http://127.0.0.1:9/cb/{{task_id}}"}}`,
+		`{"id":"h2","kind":"http","http":{"method":"GET","url":"https://example.com/{{day}}?q={{ x }}","headers":{"X-A":"{{slot}}"},"body":"{{trigger_id}}"},"feedback_timeout":2}`,
+		`{"id":"k","kind":"kafka","kafka":{"topic":"t","key":"{{task_id}}","value":"{{params}}"}}`,
+		`{"id":"e","kind":"exec","exec":{"command":"hello","args":["{{name}}"]}}`,
+		`{"id":"b","kind":"builtin","builtin":{"action":"start_flow","flows":["f1"]}}`,
+		`{"id":"b2","kind":"builtin","builtin":{"action":"cleanup_runs","keep_age":3600}}`,
+		`{"id":"","kind":"nope"}`, `{"id":"x","http":{"url":"{{"}}`, `{"version":"1"}`, `null`, `{"id":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var b targetBody
+		err := readJSON(fuzzContext(body), &b, false)
+		checkClientError(t, "readJSON target", err)
+		if err != nil {
+			return
+		}
+		tg := b.target()
+		checkClientError(t, "Target.Validate", tg.Validate())
+		_, err = targetIfMatch("", b.Version)
+		checkClientError(t, "target version", err)
+	})
+}
+
+// FuzzFlowJSON: a flow body as POST /api/v1/flows reads it.
+func FuzzFlowJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"f1","start":"a","steps":[{"id":"a","target":"hook","next":{"done":"b"}},{"id":"b","target":"hook"}]}`,
+		`{"id":"f2","start":"a","max_depth":3,"steps":[{"id":"a","target":"t","params":{"x":"{{prev.output}}"},"next":{"done":"a"}}]}`,
+		`{"id":"f3","start":"a","steps":[{"id":"a","target":"t","parallel":["b","c"]},{"id":"b","target":"t"},{"id":"c","target":"t"}]}`,
+		`{"id":"f","start":"x","steps":[]}`, `{"steps":[null]}`, `{"id":"f","start":"a","steps":[{"id":"a","next":{"?":"a"}}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var b flowBody
+		err := readJSON(fuzzContext(body), &b, false)
+		checkClientError(t, "readJSON flow", err)
+		if err != nil {
+			return
+		}
+		fl := b.flow()
+		if err := fl.Validate(); err != nil {
+			checkClientError(t, "Flow.Validate", err)
+			return
+		}
+		fl.Depth()
+		flowSummary(fl)
+	})
+}
+
+// FuzzJobJSON: a job or a batch of jobs as POST /api/v1/jobs reads them,
+// then builds their tasks.
+func FuzzJobJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"url":"http://127.0.0.1:9/hook","in":2,"body":{"a":1}}`,
+		`{"url":"http://h/x","cron":"every 5m","key":"k1","cc":"1 3","max_retries":2,"ttl":1.5,"overlap":"queue"}`,
+		`{"url":"http://h/x","at":"2026-07-01T00:00:00Z","cc":{"group":"g","limit":2},"params":{"day":"mon"}}`,
+		`[{"url":"http://h/1","in":1},{"url":"http://h/2","in":2}]`,
+		`{"jobs":[{"url":"http://h/1","in":1}]}`,
+		`{"url":"http://h","in":-1}`, `{"url":"http://h","wait":1e308}`, `{"cc":"x y z"}`, `[]`, `{"jobs":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		reqs, err := jobs.ParseBatch(body)
+		if err != nil {
+			if !errors.Is(err, task.ErrInvalid) {
+				t.Fatalf("ParseBatch: %v is not a validation error", err)
+			}
+			reqs = nil
+		}
+		if r, err := jobs.ParseRequest(body); err == nil {
+			reqs = append(reqs, r)
+		} else if !errors.Is(err, task.ErrInvalid) {
+			t.Fatalf("ParseRequest: %v is not a validation error", err)
+		}
+		for _, r := range reqs {
+			if _, err := jobs.Build(r, "job_fuzz", fuzzNow); err != nil && !errors.Is(err, task.ErrInvalid) {
+				t.Fatalf("Build: %v is not a validation error", err)
+			}
+		}
+	})
+}
+
+// FuzzImportCSV: a CSV import's parse and line checks (the part that runs
+// before anything is written), for memos and a scenario keyed in Chinese.
+func FuzzImportCSV(f *testing.F) {
+	for _, s := range []string{
+		"memo_id,title,content,when,channel\nm1,t,c,every 1h,outbox\nm2,\"a, b\",\"say \"\"hi\"\"\",daily 08:00,outbox\n",
+		"\uFEFFcontent,when,params\nc,每小时,day=mon; 班次=早班\n",
+		"content,when,is_active,next_fire,error\nc,every 1h,1,2026-01-01,x\n",
+		"编号,内容,时间,班次\nr1,八点交接,weekdays 09:00,夜班\n",
+		"content,when\n\"open,every 1h\n", "content,when\na,b,c\n", "content,content\n", ",\n", "", "_version\n1\n",
+		"memo id,when\nm,every 1h\n", "content,when\n'=1+1,every 1h\n", "content,when\n\xb2\xe2\xca\xd4,every 1h\n",
+	} {
+		f.Add([]byte(s))
+	}
+	scenarios := fuzzScenarios(f)
+	a := &API{now: func() time.Time { return fuzzNow }}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > maxImportBytes {
+			return
+		}
+		for _, sc := range scenarios {
+			rows, lines, status, msg := a.parseImport(sc, data)
+			if msg != "" {
+				if status < 400 || status >= 500 || rows != nil {
+					t.Fatalf("refused import: status %d, %d rows", status, len(rows))
+				}
+				for _, l := range lines {
+					if l.Error == "" || l.Line < 0 || !utf8.ValidString(l.Field) || !utf8.ValidString(l.Error) {
+						t.Fatalf("line error %+v", l)
+					}
+				}
+				continue
+			}
+			if len(rows) == 0 || len(rows) > maxImportLines {
+				t.Fatalf("accepted import with %d rows", len(rows))
+			}
+			for _, r := range rows {
+				if r.row.ID == "" || r.line < 2 || sc.ValidateFields(r.row.Fields) != nil {
+					t.Fatalf("accepted row %+v on line %d", r.row, r.line)
+				}
+			}
+		}
+	})
+}
+
+// FuzzDataTablesQuery: the table endpoint's request decoder (GET query or
+// POST form), over the memos and 值班提醒 columns.
+func FuzzDataTablesQuery(f *testing.F) {
+	for _, s := range []string{
+		"draw=1&start=0&length=10&columns[0][data]=fields.memo_id&columns[1][data]=fields.title&order[0][column]=1&order[0][dir]=desc",
+		"draw=3&start=20&length=50&search[value]=%E6%8F%90%E9%86%92&columns[0][data]=fields.memo_id&order[0][column]=0&order[0][dir]=asc",
+		"draw=1&start=0&length=-1&columns[0][data]=next_fire&order[0][column]=0",
+		"draw=x&start=9999999999&length=501", "columns[0][data]=fields.nope&order[0][column]=7", "order[0][dir]=sideways",
+		"search[value]=ab&columns[64][data]=x", "%zz", "draw=1&draw=2",
+	} {
+		f.Add(s)
+	}
+	scenarios := fuzzScenarios(f)
+	f.Fuzz(func(t *testing.T, query string) {
+		form, err := url.ParseQuery(query)
+		if err != nil {
+			return // the router refuses it before the decoder
+		}
+		for _, sc := range scenarios {
+			req, err := parseTableRequest(form, Columns(sc))
+			if err != nil {
+				if err.Error() == "" { // serve answers it 400 with this message
+					t.Fatalf("parseTableRequest(%q): an error without a message", query)
+				}
+				continue
+			}
+			q := req.query
+			if q.Limit < 1 || q.Offset < 0 || len(q.Search) > 256 || req.draw < 0 {
+				t.Fatalf("accepted %q as %+v", query, req)
+			}
+		}
+	})
+}
