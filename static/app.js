@@ -18,7 +18,7 @@
   // ---- language ----------------------------------------------------------
   const dict = {
     en: {
-      "nav.table": "Table", "nav.outbox": "Outbox", "add.title": "New row", "add.button": "Add row",
+      "nav.table": "Table", "nav.outbox": "Outbox", "add.title": "New row", "add.button": "Add row", "add.default": "(default)",
       "st.enabled": "Enabled", "st.paused": "Paused", "st.closed": "Closed", "st.error": "Error", "st.done": "Done",
       "st.sync": "syncing: the edit is on its way to the scheduler",
       "why.error": "The row is invalid.", "why.off": "Switched off: nothing fires.",
@@ -46,7 +46,7 @@
       "switch.active": "active", "pagination": "pagination",
     },
     zh: {
-      "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加",
+      "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加", "add.default": "（默认）",
       "st.enabled": "已启用", "st.paused": "已暂停", "st.closed": "已关闭", "st.error": "错误", "st.done": "已完成",
       "st.sync": "同步中：修改正在交给调度器",
       "why.error": "此行无效。", "why.off": "已停用：不会触发。",
@@ -185,6 +185,7 @@
 
   // ---- server-side paging ------------------------------------------------
   let table, cols, searchMin = 3, lastQuery = null, editing = null;
+  let defaults = {}; // row field → the scenario's default (GET …/columns)
   const confirming = new Set(); // ids of rows showing a delete confirmation
   const busy = new Set(); // ids of rows with a toggle on its way to the server
   const selected = new Set(); // ids of rows ticked for a bulk action
@@ -677,12 +678,18 @@
       let input;
       if (c.type === "enum") {
         input = document.createElement("select");
-        for (const o of c.options || []) {
+        // The scenario's default is chosen first; without one, an empty
+        // choice leaves the field out and the row takes the built-in
+        // default.
+        const def = defaults[c.field];
+        const opts = (c.options || []).slice();
+        if (def == null || !opts.includes(String(def))) opts.unshift("");
+        for (const o of opts) {
           const opt = document.createElement("option");
-          opt.value = o; opt.textContent = tOr("ch." + o, o);
+          opt.value = o; opt.textContent = o === "" ? t("add.default") : tOr("ch." + o, o);
           input.appendChild(opt);
         }
-        if ((c.options || []).includes("outbox")) input.value = "outbox";
+        input.value = def == null || !opts.includes(String(def)) ? "" : String(def);
       } else {
         input = document.createElement("input");
         input.type = "text";
@@ -730,6 +737,7 @@
     // (Chinese); else as the server titles it (the scenario's field name).
     for (const c of cols) c.title = tOr("col." + c.role, c.title);
     searchMin = r.body.search_min || 3;
+    defaults = r.body.defaults || {};
     buildAddForm();
     const columns = cols.map((c) => ({
       data: c.data, title: c.title, orderable: c.orderable, searchable: c.searchable,

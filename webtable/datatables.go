@@ -86,9 +86,10 @@ type TableDeps struct {
 
 // Table serves the DataTables endpoint and the column model.
 type Table struct {
-	logger  *slog.Logger
-	store   store.RowTable
-	columns map[string][]Column // by scenario
+	logger    *slog.Logger
+	store     store.RowTable
+	columns   map[string][]Column          // by scenario
+	scenarios map[string]*mapping.Scenario // by name: defaults and zone
 }
 
 // NewTable returns the table endpoint over d. It panics when d.Store is
@@ -101,10 +102,12 @@ func NewTable(d TableDeps) *Table {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	t := &Table{logger: logger.With("component", "webtable"), store: d.Store, columns: map[string][]Column{}}
+	t := &Table{logger: logger.With("component", "webtable"), store: d.Store, columns: map[string][]Column{},
+		scenarios: map[string]*mapping.Scenario{}}
 	for name, sc := range d.Scenarios {
 		if sc != nil {
 			t.columns[name] = Columns(sc)
+			t.scenarios[name] = sc
 		}
 	}
 	return t
@@ -194,6 +197,12 @@ type columnsBody struct {
 	PageMax int `json:"page_max"`
 	// SearchMin is the fewest characters a search may have.
 	SearchMin int `json:"search_min"`
+	// Defaults maps a row field to the value the scenario gives a row
+	// that leaves it empty: a form adding rows starts from them.
+	Defaults map[string]any `json:"defaults"`
+	// TZ is the scenario's default zone (an IANA name; "UTC" when its
+	// config names none).
+	TZ string `json:"tz"`
 }
 
 func (t *Table) serveColumns(c *gin.Context) {
@@ -209,8 +218,15 @@ func (t *Table) serveColumns(c *gin.Context) {
 			idField = col.Field
 		}
 	}
-	c.JSON(http.StatusOK, columnsBody{Scenario: name, IDField: idField, Columns: cols,
-		PageMax: store.MaxRowPage, SearchMin: store.MinRowSearch})
+	body := columnsBody{Scenario: name, IDField: idField, Columns: cols,
+		PageMax: store.MaxRowPage, SearchMin: store.MinRowSearch, Defaults: map[string]any{}, TZ: "UTC"}
+	if sc := t.scenarios[name]; sc != nil {
+		if d := sc.Config().Defaults; d != nil {
+			body.Defaults = d
+		}
+		body.TZ = sc.Location().String()
+	}
+	c.JSON(http.StatusOK, body)
 }
 
 // tableAnswer is the DataTables answer.
