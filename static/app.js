@@ -18,7 +18,7 @@
   // ---- language ----------------------------------------------------------
   const dict = {
     en: {
-      "nav.table": "Table", "nav.outbox": "Outbox", "add.title": "New row", "add.button": "Add row", "add.default": "(default)",
+      "nav.table": "Table", "nav.outbox": "Outbox", "add.title": "New row", "add.button": "Add row", "add.default": "(default)", "tz.local": "{t} here", "add.tz": "time zone",
       "st.enabled": "Enabled", "st.paused": "Paused", "st.closed": "Closed", "st.error": "Error", "st.done": "Done",
       "st.sync": "syncing: the edit is on its way to the scheduler",
       "why.error": "The row is invalid.", "why.off": "Switched off: nothing fires.",
@@ -46,7 +46,7 @@
       "switch.active": "active", "pagination": "pagination",
     },
     zh: {
-      "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加", "add.default": "（默认）",
+      "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加", "add.default": "（默认）", "tz.local": "本地 {t}", "add.tz": "时区",
       "st.enabled": "已启用", "st.paused": "已暂停", "st.closed": "已关闭", "st.error": "错误", "st.done": "已完成",
       "st.sync": "同步中：修改正在交给调度器",
       "why.error": "此行无效。", "why.off": "已停用：不会触发。",
@@ -122,7 +122,63 @@
     return d.toLocaleString() + " (" + iso + ")";
   }
   function refreshTimes() {
-    for (const el of document.querySelectorAll("time[datetime]")) el.textContent = relative(el.getAttribute("datetime"));
+    for (const el of document.querySelectorAll(".rel[data-at]")) el.textContent = relative(el.dataset.at);
+  }
+
+  // ---- zones ---------------------------------------------------------------
+  // A row's times are shown in the row's zone, named, never guessed: the
+  // zone its schedule names ("… tz Asia/Shanghai"), else its zone field,
+  // else the scenario's. The viewer's own time is written beside them
+  // when it reads differently. A time not of today is shown with its date.
+  const viewerZone = (() => {
+    try { return Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { return ""; }
+  })();
+  let scenarioZone = "UTC", tzField = "";
+  function validZone(z) {
+    if (!z) return false;
+    try { new Intl.DateTimeFormat("en", { timeZone: z }); return true; } catch (e) { return false; }
+  }
+  function zoneOfText(text) {
+    const m = /\btz\s+(\S+)\s*$/i.exec(String(text || ""));
+    return m && validZone(m[1]) ? m[1] : "";
+  }
+  // rowZone is the zone a row's schedule is read in when it names none.
+  function rowZone(row) {
+    const z = tzField && row.fields ? String(row.fields[tzField] || "").trim() : "";
+    return validZone(z) ? z : scenarioZone;
+  }
+  function zoneOf(row) {
+    const when = cols && cols.find((c) => c.type === "schedule");
+    return (when && row.fields && zoneOfText(row.fields[when.field])) || rowZone(row);
+  }
+  // inZone is an instant as a wall time of zone with the zone's short
+  // name: "14:05 UTC" on the zone's today, "2026-12-01 14:05 GMT+8" else.
+  function inZone(iso, zone) {
+    const at = new Date(iso);
+    const fmt = (d) => {
+      const p = {};
+      for (const x of new Intl.DateTimeFormat(lang === "zh" ? "zh-CN" : "en-GB", {
+        timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit",
+        hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZoneName: "short",
+      }).formatToParts(d)) p[x.type] = x.value;
+      return p;
+    };
+    const p = fmt(at), today = fmt(new Date());
+    const day = p.year + "-" + p.month + "-" + p.day;
+    const time = p.hour + ":" + p.minute + " " + p.timeZoneName;
+    return day === today.year + "-" + today.month + "-" + today.day ? time : day + " " + time;
+  }
+  // timeCell is a row's instant: in the row's zone, the viewer's time
+  // beside it when that reads differently, and how far it is from now.
+  function timeCell(iso, row) {
+    const zone = zoneOf(row);
+    const shown = inZone(iso, zone);
+    let html = '<time datetime="' + esc(iso) + '" data-zone="' + esc(zone) + '" title="' + esc(exact(iso) + " · " + zone) + '">' + esc(shown) + "</time>";
+    if (viewerZone && viewerZone !== zone) {
+      const local = inZone(iso, viewerZone);
+      if (local !== shown) html += ' <span class="tz-local" title="' + esc(viewerZone) + '">' + esc(t("tz.local", { t: local })) + "</span>";
+    }
+    return html + ' <span class="rel" data-at="' + esc(iso) + '">' + esc(relative(iso)) + "</span>";
   }
 
   // ---- rendering -----------------------------------------------------------
@@ -172,7 +228,7 @@
         case "time":
           if (col.data === "next_fire" && !rowState(row).armed) return '<span class="not-scheduled">' + esc(t("next.none")) + "</span>";
           if (!data) return esc(t("never"));
-          return '<time datetime="' + esc(data) + '" title="' + esc(exact(data)) + '">' + esc(relative(data)) + "</time>";
+          return timeCell(data, row);
         default:
           if (col.data === "last_status" && data) {
             const cls = /^(done|ok|accepted)$/.test(data) ? "last-ok" : "last-bad";
@@ -285,8 +341,11 @@
     el.textContent = msg || "";
   }
 
-  async function preview(text) {
+  // preview asks for a schedule's next fires, read in zone (a "tz" in the
+  // text wins; none: the scenario's).
+  async function preview(text, zone) {
     const q = new URLSearchParams({ when: text, n: "3", scenario: scenario });
+    if (zone) q.set("tz", zone);
     return getJSON("/api/v1/schedule/preview?" + q);
   }
 
@@ -296,12 +355,14 @@
     previewTimer = setTimeout(async () => {
       const text = ed.input.value.trim();
       if (!text) { ed.preview.textContent = ""; return; }
-      const r = await preview(text);
+      const row = rowOf(ed.td).data();
+      const zone = zoneOfText(text) || rowZone(row);
+      const r = await preview(text, zone);
       if (editing !== ed || ed.input.value.trim() !== text) return;
       if (r.body.error) { ed.preview.textContent = ""; cellError(ed.td, r.body.error); return; }
       cellError(ed.td, "");
       ed.preview.textContent = "→ " + r.body.canonical + "\n" + t("next") +
-        r.body.fires.map((f) => new Date(f).toLocaleString()).join(" · ");
+        r.body.fires.map((f) => inZone(f, zoneOfText(r.body.canonical) || zone)).join(" · ");
     }, 250);
   }
 
@@ -699,6 +760,19 @@
       input.setAttribute("aria-label", c.title);
       box.appendChild(input);
     }
+    // The new row's zone is written in the form, from the browser (else
+    // the scenario's), so its times are never read in a zone nobody saw.
+    if (tzField) {
+      const zones = [viewerZone, defaults[tzField], scenarioZone].filter((z, i, all) => validZone(z) && all.indexOf(z) === i);
+      const list = document.createElement("datalist");
+      list.id = "add-zones";
+      for (const z of zones) { const o = document.createElement("option"); o.value = z; list.appendChild(o); }
+      const input = document.createElement("input");
+      input.type = "text"; input.name = tzField; input.className = "add-tz"; input.setAttribute("list", "add-zones");
+      input.placeholder = t("add.tz"); input.setAttribute("aria-label", t("add.tz")); input.title = t("add.tz");
+      input.value = input.dataset.default = zones[0] || "";
+      box.append(input, list);
+    }
     document.getElementById("add-row").addEventListener("submit", async (e) => {
       e.preventDefault();
       const err = document.getElementById("add-error");
@@ -716,7 +790,7 @@
         method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
       });
       if (!r.ok) { err.textContent = r.body.error; return; }
-      for (const input of box.querySelectorAll("input")) input.value = "";
+      for (const input of box.querySelectorAll("input")) input.value = input.dataset.default || "";
       notice(t("added", { id: r.body.id }));
       table.ajax.reload(null, false);
     });
@@ -738,6 +812,8 @@
     for (const c of cols) c.title = tOr("col." + c.role, c.title);
     searchMin = r.body.search_min || 3;
     defaults = r.body.defaults || {};
+    scenarioZone = validZone(r.body.tz) ? r.body.tz : "UTC";
+    tzField = r.body.tz_field || "";
     buildAddForm();
     const columns = cols.map((c) => ({
       data: c.data, title: c.title, orderable: c.orderable, searchable: c.searchable,

@@ -203,6 +203,9 @@ type columnsBody struct {
 	// TZ is the scenario's default zone (an IANA name; "UTC" when its
 	// config names none).
 	TZ string `json:"tz"`
+	// TZField is the row field holding a row's own zone ("" when the
+	// scenario maps none): a row's times are shown in that zone.
+	TZField string `json:"tz_field,omitempty"`
 }
 
 func (t *Table) serveColumns(c *gin.Context) {
@@ -225,6 +228,7 @@ func (t *Table) serveColumns(c *gin.Context) {
 			body.Defaults = d
 		}
 		body.TZ = sc.Location().String()
+		body.TZField = sc.Field(mapping.FieldTZ)
 	}
 	c.JSON(http.StatusOK, body)
 }
