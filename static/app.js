@@ -19,6 +19,7 @@
   const dict = {
     en: {
       "nav.table": "Table", "nav.outbox": "Outbox", "add.title": "New row", "add.button": "Add row", "add.default": "(default)", "tz.local": "{t} here", "add.tz": "time zone",
+      "chips": "Filters", "chip.errors": "Errors", "chip.off": "Off", "chip.due": "Due within 1 h", "chip.count": "{label} ({n})",
       "st.enabled": "Enabled", "st.paused": "Paused", "st.closed": "Closed", "st.error": "Error", "st.done": "Done",
       "st.sync": "syncing: the edit is on its way to the scheduler",
       "why.error": "The row is invalid.", "why.off": "Switched off: nothing fires.",
@@ -47,6 +48,7 @@
     },
     zh: {
       "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加", "add.default": "（默认）", "tz.local": "本地 {t}", "add.tz": "时区",
+      "chips": "筛选", "chip.errors": "错误", "chip.off": "已停用", "chip.due": "1 小时内触发", "chip.count": "{label}（{n}）",
       "st.enabled": "已启用", "st.paused": "已暂停", "st.closed": "已关闭", "st.error": "错误", "st.done": "已完成",
       "st.sync": "同步中：修改正在交给调度器",
       "why.error": "此行无效。", "why.off": "已停用：不会触发。",
@@ -240,7 +242,7 @@
   }
 
   // ---- server-side paging ------------------------------------------------
-  let table, cols, searchMin = 3, lastQuery = null, editing = null;
+  let table, cols, searchMin = 3, searchMinCJK = 1, lastQuery = null, editing = null;
   let defaults = {}; // row field → the scenario's default (GET …/columns)
   const confirming = new Set(); // ids of rows showing a delete confirmation
   const busy = new Set(); // ids of rows with a toggle on its way to the server
@@ -252,19 +254,67 @@
     q.set("start", d.start);
     q.set("length", d.length);
     let s = ((d.search && d.search.value) || "").trim();
-    if (s && Array.from(s).length < searchMin) {
-      notice(t("search.short", { n: searchMin }));
+    const min = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u.test(s) ? searchMinCJK : searchMin;
+    if (s && Array.from(s).length < min) {
+      notice(t("search.short", { n: min }));
       s = "";
     } else if (s) {
       notice("");
     }
     q.set("search[value]", s);
+    if (chips.state) q.set("filter[state]", chips.state);
+    if (chips.channel) q.set("filter[channel]", chips.channel);
+    q.set("counts", "1");
     cols.forEach((c, i) => q.set("columns[" + i + "][data]", c.data));
     if (d.order && d.order.length && d.order[0].column < cols.length) {
       q.set("order[0][column]", d.order[0].column);
       q.set("order[0][dir]", d.order[0].dir === "desc" ? "desc" : "asc");
     }
     return q;
+  }
+
+  // ---- filter chips ----------------------------------------------------------
+  // Above the table: Errors, Off, Due within 1 h (one of them at a time)
+  // and a channel, each with its count; the server filters (filter[state],
+  // filter[channel]) and counts (counts=1, with every page and poll).
+  const chips = { state: "", channel: "", counts: null };
+  function buildChips() {
+    const box = document.getElementById("chips");
+    box.setAttribute("aria-label", t("chips"));
+    const add = (kind, value, label) => {
+      const b = document.createElement("button");
+      b.type = "button"; b.className = "chip"; b.dataset.kind = kind; b.dataset.value = value; b.dataset.label = label;
+      b.setAttribute("aria-pressed", "false");
+      b.textContent = label;
+      b.addEventListener("click", () => {
+        chips[kind] = chips[kind] === value ? "" : value;
+        showChips();
+        table.ajax.reload();
+      });
+      box.appendChild(b);
+    };
+    add("state", "error", t("chip.errors"));
+    add("state", "off", t("chip.off"));
+    add("state", "due", t("chip.due"));
+    const ch = cols.find((c) => c.role === "task_type" && c.type === "enum");
+    for (const o of (ch && ch.options) || []) add("channel", o, tOr("ch." + o, o));
+  }
+  function showChips() {
+    const c = chips.counts;
+    for (const b of document.querySelectorAll("#chips .chip")) {
+      const on = chips[b.dataset.kind] === b.dataset.value;
+      b.setAttribute("aria-pressed", on ? "true" : "false");
+      b.classList.toggle("on", on);
+      let n = null;
+      if (c) n = b.dataset.kind === "channel" ? (c.channels || {})[b.dataset.value] : c[{ error: "errors", off: "off", due: "due" }[b.dataset.value]];
+      b.textContent = n == null ? b.dataset.label : t("chip.count", { label: b.dataset.label, n: n });
+      if (b.dataset.value === "error") b.classList.toggle("bad", !!n);
+    }
+  }
+  function takeCounts(body) {
+    if (!body || !body.counts) return;
+    chips.counts = body.counts;
+    showChips();
   }
 
   async function getJSON(url, opts) {
@@ -287,6 +337,7 @@
     const r = await getJSON(api + "/table?" + q);
     const body = r.body.error ? { draw: d.draw, recordsTotal: 0, recordsFiltered: 0, data: [] } : r.body;
     if (r.body.error) notice(r.body.error, true);
+    takeCounts(r.body);
     if (fromPoll && (editing || confirming.size)) { pendingDraw = () => callback(body); return; }
     callback(body);
   }
@@ -308,6 +359,7 @@
     const q = new URLSearchParams(lastQuery);
     const r = await getJSON(api + "/table?" + q);
     if (!r.ok) return;
+    takeCounts(r.body);
     const ids = table.rows({ page: "current" }).ids().toArray();
     const fresh = r.body.data.map((x) => x.id);
     const info = table.page.info();
@@ -811,10 +863,12 @@
     // (Chinese); else as the server titles it (the scenario's field name).
     for (const c of cols) c.title = tOr("col." + c.role, c.title);
     searchMin = r.body.search_min || 3;
+    searchMinCJK = r.body.search_min_cjk || searchMin;
     defaults = r.body.defaults || {};
     scenarioZone = validZone(r.body.tz) ? r.body.tz : "UTC";
     tzField = r.body.tz_field || "";
     buildAddForm();
+    buildChips();
     const columns = cols.map((c) => ({
       data: c.data, title: c.title, orderable: c.orderable, searchable: c.searchable,
       defaultContent: "", render: renderer(c), type: "string",

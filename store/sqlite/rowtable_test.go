@@ -71,7 +71,7 @@ func TestRowTablePlans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan := explain(t, s, broadPageSQL(order), "memos", `"title"`, 10, 100)
+		plan := explain(t, s, broadPageSQL(order, ftsMatch, ""), "memos", `"title"`, 10, 100)
 		t.Logf("broad search, sort %+v:\n%s", so, plan)
 		if strings.Contains(plan, "SCAN rows\n") || !strings.Contains(plan, "VIRTUAL TABLE INDEX") {
 			t.Errorf("broad search, sort %+v:\n%s", so, plan)
