@@ -14,6 +14,12 @@
   const scenario = params.get("scenario") || "memos";
   const pollMS = Math.max(250, Number(params.get("poll")) || 2000);
   const api = "/api/v1/scenarios/" + encodeURIComponent(scenario);
+  // Panels slide over from the right (session.js; a page without it shows
+  // them in place).
+  const panel = window.cronsheetPanel || {
+    open: (el, focus) => { el.hidden = false; if (focus) focus.focus(); },
+    close: (el) => { el.hidden = true; },
+  };
 
   // ---- language ----------------------------------------------------------
   const dict = {
@@ -648,7 +654,7 @@
     else if (drawer.before) q.set("before", drawer.before);
     const r = await getJSON("/api/v1/runs?" + q);
     const box = document.getElementById("drawer");
-    box.hidden = false;
+    panel.open(box, document.getElementById("drawer-close"));
     document.getElementById("drawer-task").textContent = drawer.taskID;
     document.getElementById("drawer-all").href = "/runs?" + new URLSearchParams({ task_id: drawer.taskID });
     if (!r.ok) { notice(r.body.error, true); return; }
@@ -722,8 +728,8 @@
     document.getElementById("params-task").textContent = taskID;
     document.getElementById("params-error").textContent = "";
     document.getElementById("params-list").replaceChildren();
-    document.getElementById("params").hidden = false;
-    paramLine("", "").focus();
+    const first = paramLine("", "");
+    panel.open(document.getElementById("params"), first);
   }
   // readParams collects the editor's lines; a value without a key is an
   // error (returned as a string); empty lines are skipped.
@@ -748,7 +754,7 @@
     if (typeof params === "string") { err.textContent = params; return; }
     const r = await runNow(document.getElementById("params-run"), paramsBox.taskID, params);
     if (!r.ok) { err.textContent = r.body.error; return; }
-    document.getElementById("params").hidden = true;
+    panel.close(document.getElementById("params"));
   }
 
   // ---- task states -----------------------------------------------------------
@@ -940,7 +946,7 @@
     table.on("draw", showBulk);
     document.getElementById("params-form").addEventListener("submit", runWithParams);
     document.getElementById("params-add").addEventListener("click", () => paramLine("", "").focus());
-    document.getElementById("params-cancel").addEventListener("click", () => { document.getElementById("params").hidden = true; });
+    document.getElementById("params-cancel").addEventListener("click", () => panel.close(document.getElementById("params")));
     document.getElementById("bulk-activate").addEventListener("click", () => bulk("activate"));
     document.getElementById("bulk-deactivate").addEventListener("click", () => bulk("deactivate"));
     document.getElementById("bulk-delete").addEventListener("click", () => {
@@ -955,7 +961,7 @@
       if (file.files.length) importCSV(file.files[0]);
       file.value = "";
     });
-    document.getElementById("drawer-close").addEventListener("click", () => { document.getElementById("drawer").hidden = true; });
+    document.getElementById("drawer-close").addEventListener("click", () => panel.close(document.getElementById("drawer")));
     document.getElementById("runs-older").addEventListener("click", () => showRuns(drawer.taskID, true));
     document.getElementById("export-csv").addEventListener("click", () => {
       if (lastQuery) location.href = exportURL();

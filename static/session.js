@@ -73,5 +73,42 @@
     }
     header.appendChild(bar);
   }
+  // followScheme marks <html> dark while the system prefers dark colours:
+  // app.css follows prefers-color-scheme itself, DataTables' stylesheet
+  // reads html.dark.
+  function followScheme() {
+    if (!window.matchMedia) return;
+    const mq = window.matchMedia("(prefers-color-scheme: dark)");
+    const apply = () => document.documentElement.classList.toggle("dark", mq.matches);
+    apply();
+    mq.addEventListener("change", apply);
+  }
+
+  // Slide-over panels close with Escape, giving the focus back to where it
+  // was before the panel took it (window.cronsheetPanel.open).
+  const panels = [];
+  function openPanel(el, focus) {
+    const was = el.hidden;
+    el.hidden = false;
+    if (!was) return;
+    panels.push({ el: el, back: document.activeElement });
+    const target = focus || el.querySelector("button, input, select, textarea, a[href]");
+    if (target) target.focus();
+  }
+  function closePanel(el) {
+    el.hidden = true;
+    const i = panels.findIndex((p) => p.el === el);
+    if (i < 0) return;
+    const back = panels.splice(i, 1)[0].back;
+    if (back && back.isConnected && typeof back.focus === "function") back.focus();
+  }
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || !panels.length) return;
+    const top = panels[panels.length - 1];
+    if (top.el.contains(document.activeElement) || document.activeElement === document.body) closePanel(top.el);
+  });
+  window.cronsheetPanel = { open: openPanel, close: closePanel };
+
+  followScheme();
   document.addEventListener("DOMContentLoaded", show);
 })();
