@@ -643,10 +643,15 @@
   // ---- runs drawer ---------------------------------------------------------
   // Older runs come with the API's cursor (`next`); a server without run
   // queries pages by slot (`before`) instead.
-  const drawer = { taskID: "", cursor: "", before: "" };
+  // Its instants are shown in the zone of the row whose runs they are.
+  const drawer = { taskID: "", cursor: "", before: "", zone: "" };
+  function zoneOfTask(taskID) {
+    const row = table && table.rows().data().toArray().find((x) => taskIDOfRow(x) === taskID);
+    return row ? zoneOf(row) : scenarioZone;
+  }
   async function showRuns(taskID, more) {
     if (!more) {
-      Object.assign(drawer, { taskID: taskID, cursor: "", before: "" });
+      Object.assign(drawer, { taskID: taskID, cursor: "", before: "", zone: zoneOfTask(taskID) });
       document.querySelector("#runs tbody").replaceChildren();
     }
     const q = new URLSearchParams({ task_id: drawer.taskID, limit: "20" });
@@ -659,12 +664,16 @@
     document.getElementById("drawer-all").href = "/runs?" + new URLSearchParams({ task_id: drawer.taskID });
     if (!r.ok) { notice(r.body.error, true); return; }
     const tb = document.querySelector("#runs tbody");
-    const cell = (tr, v) => { const td = document.createElement("td"); td.textContent = v == null ? "" : String(v); tr.appendChild(td); };
+    const cell = (tr, v) => { const td = document.createElement("td"); td.textContent = v == null ? "" : String(v); tr.appendChild(td); return td; };
+    const when = (tr, iso) => {
+      const td = cell(tr, iso ? inZone(iso, drawer.zone) : "");
+      if (iso) { td.title = iso; td.className = "run-time"; }
+    };
     for (const run of r.body.runs) {
       const tr = document.createElement("tr");
       tr.className = "run-" + run.state;
-      cell(tr, run.slot); cell(tr, run.trigger_type); cell(tr, run.state); cell(tr, run.attempt);
-      cell(tr, run.fired_at); cell(tr, run.finished_at); cell(tr, run.error); cell(tr, run.output);
+      when(tr, run.slot); cell(tr, run.trigger_type); cell(tr, run.state); cell(tr, run.attempt);
+      when(tr, run.fired_at); when(tr, run.finished_at); cell(tr, run.error); cell(tr, run.output);
       const link = document.createElement("a");
       link.href = "/runs?" + new URLSearchParams({ task_id: run.task_id, trigger_id: run.trigger_id });
       link.textContent = run.target || "→";

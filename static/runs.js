@@ -54,7 +54,7 @@
     const run = r.body;
     shown = run.trigger_id;
     syncURL();
-    panel.open(document.getElementById("run-detail"), document.getElementById("detail-close"));
+    panel.open(document.getElementById("run-detail"), document.getElementById("detail-close"), () => { shown = ""; syncURL(); });
     document.getElementById("detail-id").textContent = run.trigger_id;
     const dl = document.getElementById("detail-fields");
     dl.replaceChildren();
@@ -140,9 +140,7 @@
     document.getElementById("runs-refresh").addEventListener("click", () => table.ajax.reload(null, false));
     document.getElementById("detail-refresh").addEventListener("click", () => { if (shown) showRun(shown); });
     document.getElementById("detail-close").addEventListener("click", () => {
-      panel.close(document.getElementById("run-detail"));
-      shown = "";
-      syncURL();
+      panel.close(document.getElementById("run-detail")); // its onClose forgets the run
     });
     if (params.get("trigger_id")) showRun(params.get("trigger_id"));
     window.cronsheet = { table: table, showRun: showRun };

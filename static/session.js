@@ -85,13 +85,14 @@
   }
 
   // Slide-over panels close with Escape, giving the focus back to where it
-  // was before the panel took it (window.cronsheetPanel.open).
+  // was before the panel took it (window.cronsheetPanel.open(el, focus,
+  // onClose): onClose runs however the panel closes).
   const panels = [];
-  function openPanel(el, focus) {
+  function openPanel(el, focus, onClose) {
     const was = el.hidden;
     el.hidden = false;
     if (!was) return;
-    panels.push({ el: el, back: document.activeElement });
+    panels.push({ el: el, back: document.activeElement, onClose: onClose });
     const target = focus || el.querySelector("button, input, select, textarea, a[href]");
     if (target) target.focus();
   }
@@ -99,8 +100,9 @@
     el.hidden = true;
     const i = panels.findIndex((p) => p.el === el);
     if (i < 0) return;
-    const back = panels.splice(i, 1)[0].back;
-    if (back && back.isConnected && typeof back.focus === "function") back.focus();
+    const p = panels.splice(i, 1)[0];
+    if (p.onClose) p.onClose();
+    if (p.back && p.back.isConnected && typeof p.back.focus === "function") p.back.focus();
   }
   document.addEventListener("keydown", (e) => {
     if (e.key !== "Escape" || !panels.length) return;

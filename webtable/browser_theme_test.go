@@ -141,6 +141,10 @@ func TestBrowserSlideOver(t *testing.T) {
 		jsClick(`#runs-table tbody tr[id] td`),
 	)
 	check("the run detail", "#run-detail")
+	run(t, ctx, "close the run detail with Escape", 10*time.Second,
+		chromedp.KeyEvent(kb.Escape),
+		waitJS(`document.getElementById("run-detail").hidden && !location.search.includes("trigger_id")`),
+	)
 	for _, p := range console.take() {
 		t.Errorf("%s", p)
 	}

@@ -117,6 +117,21 @@ func TestBrowserTimeZones(t *testing.T) {
 	if got := cellOf(id); got.Zone != want.Zone || got.Shown != want.Shown || got.Local != "" {
 		t.Errorf("the Shanghai row's next fire shows %+v, want %+v and no second time", got, want)
 	}
+	// The runs drawer shows a run's instants in its row's zone too.
+	postJSON(t, base, "/api/v1/tasks/tz-utc/trigger", `{}`, http.StatusAccepted)
+	run(t, ctx, "open the UTC row's runs", 20*time.Second,
+		jsClick(`#rows tbody tr[id="tz-utc"] button.runs`),
+		waitJS(`document.querySelectorAll("#runs tbody tr td.run-time").length >= 2`),
+	)
+	slot := get(t, ctx, "read the run's slot", chromedp.Evaluate[[]string](
+		`(() => { const td = document.querySelector("#runs tbody tr td.run-time"); return [td.textContent, td.title]; })()`))
+	at, err := time.Parse(time.RFC3339Nano, slot[1])
+	if err != nil {
+		t.Fatalf("the slot's title %q: %v", slot[1], err)
+	}
+	if want := wallIn(at, time.UTC, "UTC"); slot[0] != want {
+		t.Errorf("the run's slot shows %q, want %q", slot[0], want)
+	}
 	for _, p := range console.take() {
 		t.Errorf("%s", p)
 	}
