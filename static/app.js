@@ -14,11 +14,18 @@
   const scenario = params.get("scenario") || "memos";
   const pollMS = Math.max(250, Number(params.get("poll")) || 2000);
   const api = "/api/v1/scenarios/" + encodeURIComponent(scenario);
+  // Panels slide over from the right (session.js; a page without it shows
+  // them in place).
+  const panel = window.cronsheetPanel || {
+    open: (el, focus) => { el.hidden = false; if (focus) focus.focus(); },
+    close: (el) => { el.hidden = true; },
+  };
 
   // ---- language ----------------------------------------------------------
   const dict = {
     en: {
-      "nav.table": "Table", "nav.outbox": "Outbox", "add.title": "New row", "add.button": "Add row",
+      "nav.table": "Table", "nav.outbox": "Outbox", "add.title": "New row", "add.button": "Add row", "add.default": "(default)", "tz.local": "{t} here", "add.tz": "time zone",
+      "chips": "Filters", "chip.errors": "Errors", "chip.off": "Off", "chip.due": "Due within 1 h", "chip.count": "{label} ({n})",
       "st.enabled": "Enabled", "st.paused": "Paused", "st.closed": "Closed", "st.error": "Error", "st.done": "Done",
       "st.sync": "syncing: the edit is on its way to the scheduler",
       "why.error": "The row is invalid.", "why.off": "Switched off: nothing fires.",
@@ -36,7 +43,7 @@
       "select": "select row", "select.all": "select the rows of this page",
       "export": "Export CSV", "runs": "Runs", "runs.title": "Runs of", "runs.older": "Older runs", "runs.none": "No runs yet.",
       "run.now": "Run now", "run.ok": "{id} triggered.",
-      "nav.targets": "Targets", "nav.flows": "Flows", "nav.runs": "Runs", "nav.status": "Status", "nav.audit": "Audit", "nav.users": "Users", "runs.all": "All runs of this task",
+      "nav.targets": "Targets", "nav.flows": "Flows", "nav.runs": "Runs", "nav.jobs": "Jobs", "nav.status": "Status", "nav.audit": "Audit", "nav.users": "Users", "runs.all": "All runs of this task",
       "state": "Task state", "state.running": "running", "state.stopped": "stopped", "state.closed": "closed",
       "state.unknown": "—", "state.ok": "Task {id} is {state} now.",
       "run.params": "Params…", "run.params.title": "Run now with one-off params", "params.title": "Run now with params:", "params.add": "Add param",
@@ -46,7 +53,8 @@
       "switch.active": "active", "pagination": "pagination",
     },
     zh: {
-      "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加",
+      "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加", "add.default": "（默认）", "tz.local": "本地 {t}", "add.tz": "时区",
+      "chips": "筛选", "chip.errors": "错误", "chip.off": "已停用", "chip.due": "1 小时内触发", "chip.count": "{label}（{n}）",
       "st.enabled": "已启用", "st.paused": "已暂停", "st.closed": "已关闭", "st.error": "错误", "st.done": "已完成",
       "st.sync": "同步中：修改正在交给调度器",
       "why.error": "此行无效。", "why.off": "已停用：不会触发。",
@@ -64,7 +72,7 @@
       "select": "选择此行", "select.all": "选择本页所有行",
       "export": "导出 CSV", "runs": "运行记录", "runs.title": "运行记录：", "runs.older": "更早的记录", "runs.none": "还没有运行记录。",
       "run.now": "立即运行", "run.ok": "已触发 {id}。",
-      "nav.targets": "目标", "nav.flows": "任务流", "nav.runs": "运行记录", "nav.status": "状态", "nav.audit": "审计", "nav.users": "用户", "runs.all": "此任务的全部运行记录",
+      "nav.targets": "目标", "nav.flows": "任务流", "nav.runs": "运行记录", "nav.jobs": "作业", "nav.status": "状态", "nav.audit": "审计", "nav.users": "用户", "runs.all": "此任务的全部运行记录",
       "state": "任务状态", "state.running": "运行", "state.stopped": "停止", "state.closed": "关闭",
       "state.unknown": "—", "state.ok": "任务 {id} 现在是{state}状态。",
       "run.params": "参数…", "run.params.title": "带一次性参数立即运行", "params.title": "带参数立即运行：", "params.add": "添加参数",
@@ -122,7 +130,63 @@
     return d.toLocaleString() + " (" + iso + ")";
   }
   function refreshTimes() {
-    for (const el of document.querySelectorAll("time[datetime]")) el.textContent = relative(el.getAttribute("datetime"));
+    for (const el of document.querySelectorAll(".rel[data-at]")) el.textContent = relative(el.dataset.at);
+  }
+
+  // ---- zones ---------------------------------------------------------------
+  // A row's times are shown in the row's zone, named, never guessed: the
+  // zone its schedule names ("… tz Asia/Shanghai"), else its zone field,
+  // else the scenario's. The viewer's own time is written beside them
+  // when it reads differently. A time not of today is shown with its date.
+  const viewerZone = (() => {
+    try { return Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { return ""; }
+  })();
+  let scenarioZone = "UTC", tzField = "";
+  function validZone(z) {
+    if (!z) return false;
+    try { new Intl.DateTimeFormat("en", { timeZone: z }); return true; } catch (e) { return false; }
+  }
+  function zoneOfText(text) {
+    const m = /\btz\s+(\S+)\s*$/i.exec(String(text || ""));
+    return m && validZone(m[1]) ? m[1] : "";
+  }
+  // rowZone is the zone a row's schedule is read in when it names none.
+  function rowZone(row) {
+    const z = tzField && row.fields ? String(row.fields[tzField] || "").trim() : "";
+    return validZone(z) ? z : scenarioZone;
+  }
+  function zoneOf(row) {
+    const when = cols && cols.find((c) => c.type === "schedule");
+    return (when && row.fields && zoneOfText(row.fields[when.field])) || rowZone(row);
+  }
+  // inZone is an instant as a wall time of zone with the zone's short
+  // name: "14:05 UTC" on the zone's today, "2026-12-01 14:05 GMT+8" else.
+  function inZone(iso, zone) {
+    const at = new Date(iso);
+    const fmt = (d) => {
+      const p = {};
+      for (const x of new Intl.DateTimeFormat(lang === "zh" ? "zh-CN" : "en-GB", {
+        timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit",
+        hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZoneName: "short",
+      }).formatToParts(d)) p[x.type] = x.value;
+      return p;
+    };
+    const p = fmt(at), today = fmt(new Date());
+    const day = p.year + "-" + p.month + "-" + p.day;
+    const time = p.hour + ":" + p.minute + " " + p.timeZoneName;
+    return day === today.year + "-" + today.month + "-" + today.day ? time : day + " " + time;
+  }
+  // timeCell is a row's instant: in the row's zone, the viewer's time
+  // beside it when that reads differently, and how far it is from now.
+  function timeCell(iso, row) {
+    const zone = zoneOf(row);
+    const shown = inZone(iso, zone);
+    let html = '<time datetime="' + esc(iso) + '" data-zone="' + esc(zone) + '" title="' + esc(exact(iso) + " · " + zone) + '">' + esc(shown) + "</time>";
+    if (viewerZone && viewerZone !== zone) {
+      const local = inZone(iso, viewerZone);
+      if (local !== shown) html += ' <span class="tz-local" title="' + esc(viewerZone) + '">' + esc(t("tz.local", { t: local })) + "</span>";
+    }
+    return html + ' <span class="rel" data-at="' + esc(iso) + '">' + esc(relative(iso)) + "</span>";
   }
 
   // ---- rendering -----------------------------------------------------------
@@ -172,7 +236,7 @@
         case "time":
           if (col.data === "next_fire" && !rowState(row).armed) return '<span class="not-scheduled">' + esc(t("next.none")) + "</span>";
           if (!data) return esc(t("never"));
-          return '<time datetime="' + esc(data) + '" title="' + esc(exact(data)) + '">' + esc(relative(data)) + "</time>";
+          return timeCell(data, row);
         default:
           if (col.data === "last_status" && data) {
             const cls = /^(done|ok|accepted)$/.test(data) ? "last-ok" : "last-bad";
@@ -184,7 +248,8 @@
   }
 
   // ---- server-side paging ------------------------------------------------
-  let table, cols, searchMin = 3, lastQuery = null, editing = null;
+  let table, cols, searchMin = 3, searchMinCJK = 1, lastQuery = null, editing = null;
+  let defaults = {}; // row field → the scenario's default (GET …/columns)
   const confirming = new Set(); // ids of rows showing a delete confirmation
   const busy = new Set(); // ids of rows with a toggle on its way to the server
   const selected = new Set(); // ids of rows ticked for a bulk action
@@ -195,19 +260,67 @@
     q.set("start", d.start);
     q.set("length", d.length);
     let s = ((d.search && d.search.value) || "").trim();
-    if (s && Array.from(s).length < searchMin) {
-      notice(t("search.short", { n: searchMin }));
+    const min = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u.test(s) ? searchMinCJK : searchMin;
+    if (s && Array.from(s).length < min) {
+      notice(t("search.short", { n: min }));
       s = "";
     } else if (s) {
       notice("");
     }
     q.set("search[value]", s);
+    if (chips.state) q.set("filter[state]", chips.state);
+    if (chips.channel) q.set("filter[channel]", chips.channel);
+    q.set("counts", "1");
     cols.forEach((c, i) => q.set("columns[" + i + "][data]", c.data));
     if (d.order && d.order.length && d.order[0].column < cols.length) {
       q.set("order[0][column]", d.order[0].column);
       q.set("order[0][dir]", d.order[0].dir === "desc" ? "desc" : "asc");
     }
     return q;
+  }
+
+  // ---- filter chips ----------------------------------------------------------
+  // Above the table: Errors, Off, Due within 1 h (one of them at a time)
+  // and a channel, each with its count; the server filters (filter[state],
+  // filter[channel]) and counts (counts=1, with every page and poll).
+  const chips = { state: "", channel: "", counts: null };
+  function buildChips() {
+    const box = document.getElementById("chips");
+    box.setAttribute("aria-label", t("chips"));
+    const add = (kind, value, label) => {
+      const b = document.createElement("button");
+      b.type = "button"; b.className = "chip"; b.dataset.kind = kind; b.dataset.value = value; b.dataset.label = label;
+      b.setAttribute("aria-pressed", "false");
+      b.textContent = label;
+      b.addEventListener("click", () => {
+        chips[kind] = chips[kind] === value ? "" : value;
+        showChips();
+        table.ajax.reload();
+      });
+      box.appendChild(b);
+    };
+    add("state", "error", t("chip.errors"));
+    add("state", "off", t("chip.off"));
+    add("state", "due", t("chip.due"));
+    const ch = cols.find((c) => c.role === "task_type" && c.type === "enum");
+    for (const o of (ch && ch.options) || []) add("channel", o, tOr("ch." + o, o));
+  }
+  function showChips() {
+    const c = chips.counts;
+    for (const b of document.querySelectorAll("#chips .chip")) {
+      const on = chips[b.dataset.kind] === b.dataset.value;
+      b.setAttribute("aria-pressed", on ? "true" : "false");
+      b.classList.toggle("on", on);
+      let n = null;
+      if (c) n = b.dataset.kind === "channel" ? (c.channels || {})[b.dataset.value] : c[{ error: "errors", off: "off", due: "due" }[b.dataset.value]];
+      b.textContent = n == null ? b.dataset.label : t("chip.count", { label: b.dataset.label, n: n });
+      if (b.dataset.value === "error") b.classList.toggle("bad", !!n);
+    }
+  }
+  function takeCounts(body) {
+    if (!body || !body.counts) return;
+    chips.counts = body.counts;
+    showChips();
   }
 
   async function getJSON(url, opts) {
@@ -230,6 +343,7 @@
     const r = await getJSON(api + "/table?" + q);
     const body = r.body.error ? { draw: d.draw, recordsTotal: 0, recordsFiltered: 0, data: [] } : r.body;
     if (r.body.error) notice(r.body.error, true);
+    takeCounts(r.body);
     if (fromPoll && (editing || confirming.size)) { pendingDraw = () => callback(body); return; }
     callback(body);
   }
@@ -251,6 +365,7 @@
     const q = new URLSearchParams(lastQuery);
     const r = await getJSON(api + "/table?" + q);
     if (!r.ok) return;
+    takeCounts(r.body);
     const ids = table.rows({ page: "current" }).ids().toArray();
     const fresh = r.body.data.map((x) => x.id);
     const info = table.page.info();
@@ -284,8 +399,11 @@
     el.textContent = msg || "";
   }
 
-  async function preview(text) {
+  // preview asks for a schedule's next fires, read in zone (a "tz" in the
+  // text wins; none: the scenario's).
+  async function preview(text, zone) {
     const q = new URLSearchParams({ when: text, n: "3", scenario: scenario });
+    if (zone) q.set("tz", zone);
     return getJSON("/api/v1/schedule/preview?" + q);
   }
 
@@ -295,12 +413,14 @@
     previewTimer = setTimeout(async () => {
       const text = ed.input.value.trim();
       if (!text) { ed.preview.textContent = ""; return; }
-      const r = await preview(text);
+      const row = rowOf(ed.td).data();
+      const zone = zoneOfText(text) || rowZone(row);
+      const r = await preview(text, zone);
       if (editing !== ed || ed.input.value.trim() !== text) return;
       if (r.body.error) { ed.preview.textContent = ""; cellError(ed.td, r.body.error); return; }
       cellError(ed.td, "");
       ed.preview.textContent = "→ " + r.body.canonical + "\n" + t("next") +
-        r.body.fires.map((f) => new Date(f).toLocaleString()).join(" · ");
+        r.body.fires.map((f) => inZone(f, zoneOfText(r.body.canonical) || zone)).join(" · ");
     }, 250);
   }
 
@@ -523,10 +643,15 @@
   // ---- runs drawer ---------------------------------------------------------
   // Older runs come with the API's cursor (`next`); a server without run
   // queries pages by slot (`before`) instead.
-  const drawer = { taskID: "", cursor: "", before: "" };
+  // Its instants are shown in the zone of the row whose runs they are.
+  const drawer = { taskID: "", cursor: "", before: "", zone: "" };
+  function zoneOfTask(taskID) {
+    const row = table && table.rows().data().toArray().find((x) => taskIDOfRow(x) === taskID);
+    return row ? zoneOf(row) : scenarioZone;
+  }
   async function showRuns(taskID, more) {
     if (!more) {
-      Object.assign(drawer, { taskID: taskID, cursor: "", before: "" });
+      Object.assign(drawer, { taskID: taskID, cursor: "", before: "", zone: zoneOfTask(taskID) });
       document.querySelector("#runs tbody").replaceChildren();
     }
     const q = new URLSearchParams({ task_id: drawer.taskID, limit: "20" });
@@ -534,17 +659,21 @@
     else if (drawer.before) q.set("before", drawer.before);
     const r = await getJSON("/api/v1/runs?" + q);
     const box = document.getElementById("drawer");
-    box.hidden = false;
+    panel.open(box, document.getElementById("drawer-close"));
     document.getElementById("drawer-task").textContent = drawer.taskID;
     document.getElementById("drawer-all").href = "/runs?" + new URLSearchParams({ task_id: drawer.taskID });
     if (!r.ok) { notice(r.body.error, true); return; }
     const tb = document.querySelector("#runs tbody");
-    const cell = (tr, v) => { const td = document.createElement("td"); td.textContent = v == null ? "" : String(v); tr.appendChild(td); };
+    const cell = (tr, v) => { const td = document.createElement("td"); td.textContent = v == null ? "" : String(v); tr.appendChild(td); return td; };
+    const when = (tr, iso) => {
+      const td = cell(tr, iso ? inZone(iso, drawer.zone) : "");
+      if (iso) { td.title = iso; td.className = "run-time"; }
+    };
     for (const run of r.body.runs) {
       const tr = document.createElement("tr");
       tr.className = "run-" + run.state;
-      cell(tr, run.slot); cell(tr, run.trigger_type); cell(tr, run.state); cell(tr, run.attempt);
-      cell(tr, run.fired_at); cell(tr, run.finished_at); cell(tr, run.error); cell(tr, run.output);
+      when(tr, run.slot); cell(tr, run.trigger_type); cell(tr, run.state); cell(tr, run.attempt);
+      when(tr, run.fired_at); when(tr, run.finished_at); cell(tr, run.error); cell(tr, run.output);
       const link = document.createElement("a");
       link.href = "/runs?" + new URLSearchParams({ task_id: run.task_id, trigger_id: run.trigger_id });
       link.textContent = run.target || "→";
@@ -608,8 +737,8 @@
     document.getElementById("params-task").textContent = taskID;
     document.getElementById("params-error").textContent = "";
     document.getElementById("params-list").replaceChildren();
-    document.getElementById("params").hidden = false;
-    paramLine("", "").focus();
+    const first = paramLine("", "");
+    panel.open(document.getElementById("params"), first);
   }
   // readParams collects the editor's lines; a value without a key is an
   // error (returned as a string); empty lines are skipped.
@@ -634,7 +763,7 @@
     if (typeof params === "string") { err.textContent = params; return; }
     const r = await runNow(document.getElementById("params-run"), paramsBox.taskID, params);
     if (!r.ok) { err.textContent = r.body.error; return; }
-    document.getElementById("params").hidden = true;
+    panel.close(document.getElementById("params"));
   }
 
   // ---- task states -----------------------------------------------------------
@@ -677,12 +806,18 @@
       let input;
       if (c.type === "enum") {
         input = document.createElement("select");
-        for (const o of c.options || []) {
+        // The scenario's default is chosen first; without one, an empty
+        // choice leaves the field out and the row takes the built-in
+        // default.
+        const def = defaults[c.field];
+        const opts = (c.options || []).slice();
+        if (def == null || !opts.includes(String(def))) opts.unshift("");
+        for (const o of opts) {
           const opt = document.createElement("option");
-          opt.value = o; opt.textContent = tOr("ch." + o, o);
+          opt.value = o; opt.textContent = o === "" ? t("add.default") : tOr("ch." + o, o);
           input.appendChild(opt);
         }
-        if ((c.options || []).includes("outbox")) input.value = "outbox";
+        input.value = def == null || !opts.includes(String(def)) ? "" : String(def);
       } else {
         input = document.createElement("input");
         input.type = "text";
@@ -691,6 +826,19 @@
       input.placeholder = c.title;
       input.setAttribute("aria-label", c.title);
       box.appendChild(input);
+    }
+    // The new row's zone is written in the form, from the browser (else
+    // the scenario's), so its times are never read in a zone nobody saw.
+    if (tzField) {
+      const zones = [viewerZone, defaults[tzField], scenarioZone].filter((z, i, all) => validZone(z) && all.indexOf(z) === i);
+      const list = document.createElement("datalist");
+      list.id = "add-zones";
+      for (const z of zones) { const o = document.createElement("option"); o.value = z; list.appendChild(o); }
+      const input = document.createElement("input");
+      input.type = "text"; input.name = tzField; input.className = "add-tz"; input.setAttribute("list", "add-zones");
+      input.placeholder = t("add.tz"); input.setAttribute("aria-label", t("add.tz")); input.title = t("add.tz");
+      input.value = input.dataset.default = zones[0] || "";
+      box.append(input, list);
     }
     document.getElementById("add-row").addEventListener("submit", async (e) => {
       e.preventDefault();
@@ -709,7 +857,7 @@
         method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
       });
       if (!r.ok) { err.textContent = r.body.error; return; }
-      for (const input of box.querySelectorAll("input")) input.value = "";
+      for (const input of box.querySelectorAll("input")) input.value = input.dataset.default || "";
       notice(t("added", { id: r.body.id }));
       table.ajax.reload(null, false);
     });
@@ -730,7 +878,12 @@
     // (Chinese); else as the server titles it (the scenario's field name).
     for (const c of cols) c.title = tOr("col." + c.role, c.title);
     searchMin = r.body.search_min || 3;
+    searchMinCJK = r.body.search_min_cjk || searchMin;
+    defaults = r.body.defaults || {};
+    scenarioZone = validZone(r.body.tz) ? r.body.tz : "UTC";
+    tzField = r.body.tz_field || "";
     buildAddForm();
+    buildChips();
     const columns = cols.map((c) => ({
       data: c.data, title: c.title, orderable: c.orderable, searchable: c.searchable,
       defaultContent: "", render: renderer(c), type: "string",
@@ -802,7 +955,7 @@
     table.on("draw", showBulk);
     document.getElementById("params-form").addEventListener("submit", runWithParams);
     document.getElementById("params-add").addEventListener("click", () => paramLine("", "").focus());
-    document.getElementById("params-cancel").addEventListener("click", () => { document.getElementById("params").hidden = true; });
+    document.getElementById("params-cancel").addEventListener("click", () => panel.close(document.getElementById("params")));
     document.getElementById("bulk-activate").addEventListener("click", () => bulk("activate"));
     document.getElementById("bulk-deactivate").addEventListener("click", () => bulk("deactivate"));
     document.getElementById("bulk-delete").addEventListener("click", () => {
@@ -817,7 +970,7 @@
       if (file.files.length) importCSV(file.files[0]);
       file.value = "";
     });
-    document.getElementById("drawer-close").addEventListener("click", () => { document.getElementById("drawer").hidden = true; });
+    document.getElementById("drawer-close").addEventListener("click", () => panel.close(document.getElementById("drawer")));
     document.getElementById("runs-older").addEventListener("click", () => showRuns(drawer.taskID, true));
     document.getElementById("export-csv").addEventListener("click", () => {
       if (lastQuery) location.href = exportURL();

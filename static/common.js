@@ -12,7 +12,15 @@
 
   const dict = {
     en: {
-      "nav.table": "Table", "nav.targets": "Targets", "nav.runs": "Runs", "nav.outbox": "Outbox", "nav.status": "Status", "nav.audit": "Audit", "nav.users": "Users",
+      "nav.table": "Table", "nav.targets": "Targets", "nav.runs": "Runs", "nav.jobs": "Jobs",
+      // jobs
+      "jb.states": "Job states", "jb.tab": "{label} ({n})", "jb.retry": "Retry", "jb.cancel": "Cancel",
+      "jb.block": "Block", "jb.unblock": "Unblock", "jb.backfill": "Backfill all", "jb.export": "Export dead letters (JSON lines)",
+      "jb.select.all": "select every job shown", "jb.select": "select job", "jb.id": "job", "jb.method": "method",
+      "jb.name": "name", "jb.state": "state", "jb.attempts": "attempts", "jb.due": "due", "jb.created": "created",
+      "jb.error": "error", "jb.more": "More jobs", "jb.none": "No jobs in this state.", "jb.selected": "{n} selected",
+      "jb.done": "{action}: {ok} done, {failed} failed.",
+      "rn.s.blocked": "blocked", "rn.s.backfilling": "backfilling", "nav.outbox": "Outbox", "nav.status": "Status", "nav.audit": "Audit", "nav.users": "Users",
       "yes": "Yes", "no": "No", "never": "—", "now": "now", "in": "in {d}", "ago": "{d} ago",
       "s": "{n} s", "m": "{n} min", "h": "{n} h", "d": "{n} d",
       "refresh": "Refresh", "prev": "Previous", "next": "Next",
@@ -90,7 +98,14 @@
       "tg.a.trigger_task": "trigger_task", "tg.a.start_flow": "start_flow", "tg.a.stop_flow": "stop_flow",
     },
     zh: {
-      "nav.table": "表格", "nav.targets": "目标", "nav.runs": "运行记录", "nav.outbox": "发件箱", "nav.status": "状态", "nav.audit": "审计", "nav.users": "用户",
+      "nav.table": "表格", "nav.targets": "目标", "nav.runs": "运行记录", "nav.jobs": "作业",
+      "jb.states": "作业状态", "jb.tab": "{label}（{n}）", "jb.retry": "重试", "jb.cancel": "取消",
+      "jb.block": "阻止", "jb.unblock": "解除阻止", "jb.backfill": "全部回填", "jb.export": "导出死信（JSON 行）",
+      "jb.select.all": "选择显示的所有作业", "jb.select": "选择作业", "jb.id": "作业", "jb.method": "方式",
+      "jb.name": "名称", "jb.state": "状态", "jb.attempts": "尝试次数", "jb.due": "到期", "jb.created": "创建时间",
+      "jb.error": "错误", "jb.more": "更多作业", "jb.none": "此状态下没有作业。", "jb.selected": "已选 {n} 个",
+      "jb.done": "{action}：成功 {ok}，失败 {failed}。",
+      "rn.s.blocked": "已阻止", "rn.s.backfilling": "回填中", "nav.outbox": "发件箱", "nav.status": "状态", "nav.audit": "审计", "nav.users": "用户",
       "yes": "是", "no": "否", "never": "—", "now": "现在", "in": "{d}后", "ago": "{d}前",
       "s": "{n} 秒", "m": "{n} 分钟", "h": "{n} 小时", "d": "{n} 天",
       "refresh": "刷新", "prev": "上一页", "next": "下一页",

@@ -8,6 +8,7 @@
   "use strict";
   const ui = window.cronsheetUI;
   const t = ui.t, esc = ui.esc;
+  const panel = window.cronsheetPanel; // session.js: slide-over panels
   const states = ["pending", "running", "accepted", "done", "failed", "dead", "rejected", "timeout", "cancelled", "skipped"];
   const filters = document.getElementById("run-filters");
   let table, paging, shown = ""; // shown: the trigger id in the detail
@@ -53,7 +54,7 @@
     const run = r.body;
     shown = run.trigger_id;
     syncURL();
-    document.getElementById("run-detail").hidden = false;
+    panel.open(document.getElementById("run-detail"), document.getElementById("detail-close"), () => { shown = ""; syncURL(); });
     document.getElementById("detail-id").textContent = run.trigger_id;
     const dl = document.getElementById("detail-fields");
     dl.replaceChildren();
@@ -139,9 +140,7 @@
     document.getElementById("runs-refresh").addEventListener("click", () => table.ajax.reload(null, false));
     document.getElementById("detail-refresh").addEventListener("click", () => { if (shown) showRun(shown); });
     document.getElementById("detail-close").addEventListener("click", () => {
-      document.getElementById("run-detail").hidden = true;
-      shown = "";
-      syncURL();
+      panel.close(document.getElementById("run-detail")); // its onClose forgets the run
     });
     if (params.get("trigger_id")) showRun(params.get("trigger_id"));
     window.cronsheet = { table: table, showRun: showRun };

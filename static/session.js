@@ -20,7 +20,7 @@
       "lang": "语言",
       // Page titles by path (English ones are in the pages).
       "title./": "cronsheet · 表格", "title./targets": "cronsheet · 目标", "title./flows": "cronsheet · 任务流",
-      "title./runs": "cronsheet · 运行记录", "title./outbox": "cronsheet · 发件箱", "title./status": "cronsheet · 状态",
+      "title./runs": "cronsheet · 运行记录", "title./jobs": "cronsheet · 作业", "title./outbox": "cronsheet · 发件箱", "title./status": "cronsheet · 状态",
       "title./audit": "cronsheet · 审计", "title./users": "cronsheet · 用户与令牌",
     },
   };
@@ -73,5 +73,44 @@
     }
     header.appendChild(bar);
   }
+  // followScheme marks <html> dark while the system prefers dark colours:
+  // app.css follows prefers-color-scheme itself, DataTables' stylesheet
+  // reads html.dark.
+  function followScheme() {
+    if (!window.matchMedia) return;
+    const mq = window.matchMedia("(prefers-color-scheme: dark)");
+    const apply = () => document.documentElement.classList.toggle("dark", mq.matches);
+    apply();
+    mq.addEventListener("change", apply);
+  }
+
+  // Slide-over panels close with Escape, giving the focus back to where it
+  // was before the panel took it (window.cronsheetPanel.open(el, focus,
+  // onClose): onClose runs however the panel closes).
+  const panels = [];
+  function openPanel(el, focus, onClose) {
+    const was = el.hidden;
+    el.hidden = false;
+    if (!was) return;
+    panels.push({ el: el, back: document.activeElement, onClose: onClose });
+    const target = focus || el.querySelector("button, input, select, textarea, a[href]");
+    if (target) target.focus();
+  }
+  function closePanel(el) {
+    el.hidden = true;
+    const i = panels.findIndex((p) => p.el === el);
+    if (i < 0) return;
+    const p = panels.splice(i, 1)[0];
+    if (p.onClose) p.onClose();
+    if (p.back && p.back.isConnected && typeof p.back.focus === "function") p.back.focus();
+  }
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || !panels.length) return;
+    const top = panels[panels.length - 1];
+    if (top.el.contains(document.activeElement) || document.activeElement === document.body) closePanel(top.el);
+  });
+  window.cronsheetPanel = { open: openPanel, close: closePanel };
+
+  followScheme();
   document.addEventListener("DOMContentLoaded", show);
 })();

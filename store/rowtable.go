@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"regexp"
+	"strings"
+	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"cronsheet/task"
@@ -61,6 +64,30 @@ const MaxRowSearch = 256
 // substring search is served by a trigram index.
 const MinRowSearch = 3
 
+// MinRowSearchCJK is the fewest characters a search holding Chinese,
+// Japanese or Korean may have: two of those are a word (周报, 值班). Such a
+// short search has no trigram, so the drivers match it as a substring of
+// the scenario's rows' search text instead of through the trigram index.
+const MinRowSearchCJK = 1
+
+// SearchMin is the fewest characters search may have: MinRowSearchCJK when
+// it holds a Han, Hiragana, Katakana or Hangul character, else
+// MinRowSearch.
+func SearchMin(search string) int {
+	for _, r := range search {
+		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
+			return MinRowSearchCJK
+		}
+	}
+	return MinRowSearch
+}
+
+// ShortSearch reports whether a valid, non-empty search is too short for
+// the trigram index (fewer than three runes).
+func ShortSearch(search string) bool {
+	return utf8.RuneCountInString(strings.TrimSpace(search)) < 3
+}
+
 // MaxRowPage bounds RowQuery.Limit.
 const MaxRowPage = 500
 
@@ -69,7 +96,8 @@ type RowQuery struct {
 	Scenario string
 	// Search keeps rows one of whose field values or whose error contains
 	// it, ignoring letter case; "" keeps every row. Otherwise it must have
-	// MinRowSearch..MaxRowSearch bytes, else task.ErrInvalid.
+	// SearchMin(Search) characters to MaxRowSearch bytes, else
+	// task.ErrInvalid.
 	Search string
 	// Sort orders the rows; the zero value is id order. Ties are broken in
 	// a fixed order, so pages never overlap.
@@ -79,7 +107,33 @@ type RowQuery struct {
 	// WithTasks asks for RowPage.Tasks (the table shows them; an export
 	// does not need them and saves the read).
 	WithTasks bool
+	// Filter keeps only rows of one kind (with the search: both);
+	// RowPage.Filtered counts what it and the search keep.
+	Filter RowFilter
 }
+
+// Row states a RowFilter may keep.
+const (
+	RowStateError = "error" // is_active -1: the row is invalid
+	RowStateOff   = "off"   // is_active 0: switched off
+)
+
+// RowFilter narrows a RowQuery; the zero value keeps every row.
+type RowFilter struct {
+	// State keeps rows in that state: RowStateError, RowStateOff or "".
+	State string
+	// DueBy, when not zero, keeps active rows (is_active 1) whose next
+	// fire is set and at or before it.
+	DueBy time.Time
+	// Field, when set, keeps rows whose field equals Value (a string);
+	// OrMissing also keeps rows that leave the field empty or out (their
+	// default is Value). Field follows the rule of sortable fields.
+	Field, Value string
+	OrMissing    bool
+}
+
+// IsZero reports whether f keeps every row.
+func (f RowFilter) IsZero() bool { return f == RowFilter{} }
 
 // RowSort is one sort key: a row field prepared by PrepareRowTable, or one
 // of RowSortColumns. Exactly one of Field and Column may be set.

@@ -55,7 +55,8 @@ func postJSON(t *testing.T, base, path, body string, want int) {
 }
 
 // seedPages gives every page something to show: three rows (synced), a
-// target, a flow, and a run of one row with its outbox message.
+// target, a flow, a pending job, and a run of one row with its outbox
+// message.
 func seedPages(t *testing.T, base string) {
 	t.Helper()
 	rows := []string{
@@ -72,6 +73,7 @@ func seedPages(t *testing.T, base string) {
 	postJSON(t, base, "/api/v1/flows",
 		`{"id":"pg-flow","description":"two steps","start":"a","steps":[{"id":"a","targets":["pg-hook"],"on":{"success":["b"]}},{"id":"b","targets":["pg-hook"]}]}`,
 		http.StatusCreated)
+	postJSON(t, base, "/api/v1/jobs", `{"method":"POST","name":"https://example.com/later","delay":3600}`, http.StatusCreated)
 	waitSynced(t, base, "pg-1", "pg-2")
 	postJSON(t, base, "/api/v1/tasks/pg-1/trigger", `{}`, http.StatusAccepted)
 	deadline := time.Now().Add(20 * time.Second)
@@ -170,6 +172,7 @@ var seeded = map[string]string{
 	"/runs":    `document.querySelectorAll("#runs-table tbody tr[id]").length >= 1`,
 	"/outbox":  `document.querySelectorAll("#outbox tbody tr[data-id]").length >= 1`,
 	"/audit":   `document.querySelectorAll("#audit tbody tr").length >= 5`,
+	"/jobs":    `document.getElementById("tab-pending").dataset.count === "1"`,
 }
 
 // TestBrowserPages loads every page the server registers, in English and

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -91,9 +92,10 @@ type TableDeps struct {
 
 // Table serves the DataTables endpoint and the column model.
 type Table struct {
-	logger  *slog.Logger
-	store   store.RowTable
-	columns map[string][]Column // by scenario
+	logger    *slog.Logger
+	store     store.RowTable
+	columns   map[string][]Column          // by scenario
+	scenarios map[string]*mapping.Scenario // by name: defaults and zone
 }
 
 // NewTable returns the table endpoint over d. It panics when d.Store is
@@ -106,10 +108,12 @@ func NewTable(d TableDeps) *Table {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	t := &Table{logger: logger.With("component", "webtable"), store: d.Store, columns: map[string][]Column{}}
+	t := &Table{logger: logger.With("component", "webtable"), store: d.Store, columns: map[string][]Column{},
+		scenarios: map[string]*mapping.Scenario{}}
 	for name, sc := range d.Scenarios {
 		if sc != nil {
 			t.columns[name] = Columns(sc)
+			t.scenarios[name] = sc
 		}
 	}
 	return t
@@ -201,8 +205,19 @@ type columnsBody struct {
 	Columns  []Column `json:"columns"`
 	// PageMax is the largest page the table endpoint serves.
 	PageMax int `json:"page_max"`
-	// SearchMin is the fewest characters a search may have.
-	SearchMin int `json:"search_min"`
+	// SearchMin is the fewest characters a search may have;
+	// SearchMinCJK, when it holds Chinese, Japanese or Korean.
+	SearchMin    int `json:"search_min"`
+	SearchMinCJK int `json:"search_min_cjk"`
+	// Defaults maps a row field to the value the scenario gives a row
+	// that leaves it empty: a form adding rows starts from them.
+	Defaults map[string]any `json:"defaults"`
+	// TZ is the scenario's default zone (an IANA name; "UTC" when its
+	// config names none).
+	TZ string `json:"tz"`
+	// TZField is the row field holding a row's own zone ("" when the
+	// scenario maps none): a row's times are shown in that zone.
+	TZField string `json:"tz_field,omitempty"`
 }
 
 func (t *Table) serveColumns(c *gin.Context) {
@@ -218,8 +233,16 @@ func (t *Table) serveColumns(c *gin.Context) {
 			idField = col.Field
 		}
 	}
-	c.JSON(http.StatusOK, columnsBody{Scenario: name, IDField: idField, Columns: cols,
-		PageMax: store.MaxRowPage, SearchMin: store.MinRowSearch})
+	body := columnsBody{Scenario: name, IDField: idField, Columns: cols,
+		PageMax: store.MaxRowPage, SearchMin: store.MinRowSearch, SearchMinCJK: store.MinRowSearchCJK, Defaults: map[string]any{}, TZ: "UTC"}
+	if sc := t.scenarios[name]; sc != nil {
+		if d := sc.Config().Defaults; d != nil {
+			body.Defaults = d
+		}
+		body.TZ = sc.Location().String()
+		body.TZField = sc.Field(mapping.FieldTZ)
+	}
+	c.JSON(http.StatusOK, body)
 }
 
 // tableAnswer is the DataTables answer.
@@ -231,7 +254,22 @@ type tableAnswer struct {
 	// counts are lower bounds (store.RowPage.Capped).
 	CountsCapped bool       `json:"countsCapped,omitempty"`
 	Data         []tableRow `json:"data"`
+	// Counts are the filter chips' counts, sent when the request asks
+	// (counts=1).
+	Counts *tableCounts `json:"counts,omitempty"`
 }
+
+// tableCounts counts the scenario's rows each filter chip keeps (without
+// the search): invalid, switched off, due within the hour, and by channel.
+type tableCounts struct {
+	Errors   int64            `json:"errors"`
+	Off      int64            `json:"off"`
+	Due      int64            `json:"due"`
+	Channels map[string]int64 `json:"channels"`
+}
+
+// dueWithin is how far ahead the "due" filter looks.
+const dueWithin = time.Hour
 
 // tableRow is a row as the table shows it: the row and, beside it, the
 // state of its task (none before the row was first synced), so a page is
@@ -283,17 +321,109 @@ func (t *Table) serve(c *gin.Context) {
 		return
 	}
 	req.query.Scenario, req.query.WithTasks = name, true
-	page, err := t.store.QueryRows(c.Request.Context(), req.query)
-	if err != nil {
+	now := time.Now()
+	if req.query.Filter, err = t.filterOf(name, cols, c.Request.Form, now); err != nil {
+		c.AbortWithStatusJSON(http.StatusBadRequest, tableError{Draw: req.draw, Error: err.Error()})
+		return
+	}
+	fail := func(err error) {
 		status, body := classify(err)
 		if status >= http.StatusInternalServerError && !errors.Is(c.Request.Context().Err(), context.Canceled) {
 			t.logger.ErrorContext(c.Request.Context(), "table query failed", "scenario", name, "error", err)
 		}
 		c.AbortWithStatusJSON(status, tableError{Draw: req.draw, Error: body.Error})
+	}
+	page, err := t.store.QueryRows(c.Request.Context(), req.query)
+	if err != nil {
+		fail(err)
 		return
 	}
-	c.JSON(http.StatusOK, tableAnswer{Draw: req.draw, RecordsTotal: page.Total,
-		RecordsFiltered: page.Filtered, CountsCapped: page.Capped, Data: tableRows(page)})
+	answer := tableAnswer{Draw: req.draw, RecordsTotal: page.Total,
+		RecordsFiltered: page.Filtered, CountsCapped: page.Capped, Data: tableRows(page)}
+	if c.Request.Form.Get("counts") == "1" {
+		if answer.Counts, err = t.counts(c.Request.Context(), name, cols, now); err != nil {
+			fail(err)
+			return
+		}
+	}
+	c.JSON(http.StatusOK, answer)
+}
+
+// channelColumn is the scenario's channel column (ok false without one).
+func channelColumn(cols []Column) (Column, bool) {
+	for _, c := range cols {
+		if c.Role == mapping.FieldTaskType && c.Field != "" {
+			return c, true
+		}
+	}
+	return Column{}, false
+}
+
+// channelFilter keeps the rows of one channel; the scenario's default
+// channel (else the built-in outbox) also keeps the rows that name none.
+func (t *Table) channelFilter(scenario string, col Column, ch string) store.RowFilter {
+	def := string(task.ChannelOutbox)
+	if sc := t.scenarios[scenario]; sc != nil {
+		if v, ok := sc.Config().Defaults[col.Field].(string); ok && v != "" {
+			def = v
+		}
+	}
+	return store.RowFilter{Field: col.Field, Value: ch, OrMissing: ch == def}
+}
+
+// filterOf reads the filter chips of a table request: filter[state]
+// (error, off or due: due within the hour) and filter[channel].
+func (t *Table) filterOf(scenario string, cols []Column, form url.Values, now time.Time) (store.RowFilter, error) {
+	var f store.RowFilter
+	switch st := form.Get("filter[state]"); st {
+	case "":
+	case store.RowStateError, store.RowStateOff:
+		f.State = st
+	case "due":
+		f.DueBy = now.Add(dueWithin)
+	default:
+		return f, fmt.Errorf("filter[state]: must be error, off or due, got %q", task.Truncate(st, 16))
+	}
+	if ch := form.Get("filter[channel]"); ch != "" {
+		col, ok := channelColumn(cols)
+		if !ok || !slices.Contains(col.Options, ch) {
+			return f, fmt.Errorf("filter[channel]: %q is not a channel of this table", task.Truncate(ch, 16))
+		}
+		cf := t.channelFilter(scenario, col, ch)
+		f.Field, f.Value, f.OrMissing = cf.Field, cf.Value, cf.OrMissing
+	}
+	return f, nil
+}
+
+// counts counts what each filter chip keeps: one count query each, served
+// by the store's indexes.
+func (t *Table) counts(ctx context.Context, scenario string, cols []Column, now time.Time) (*tableCounts, error) {
+	n := func(f store.RowFilter) (int64, error) {
+		p, err := t.store.QueryRows(ctx, store.RowQuery{Scenario: scenario, Limit: 1, Filter: f})
+		if err != nil {
+			return 0, err
+		}
+		return p.Filtered, nil
+	}
+	out := &tableCounts{Channels: map[string]int64{}}
+	var err error
+	if out.Errors, err = n(store.RowFilter{State: store.RowStateError}); err != nil {
+		return nil, err
+	}
+	if out.Off, err = n(store.RowFilter{State: store.RowStateOff}); err != nil {
+		return nil, err
+	}
+	if out.Due, err = n(store.RowFilter{DueBy: now.Add(dueWithin)}); err != nil {
+		return nil, err
+	}
+	if col, ok := channelColumn(cols); ok {
+		for _, ch := range col.Options {
+			if out.Channels[ch], err = n(t.channelFilter(scenario, col, ch)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
 
 // parseTableRequest reads DataTables' parameters. The draw it returns is

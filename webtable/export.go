@@ -39,6 +39,10 @@ func (t *Table) exportCSV(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: err.Error()})
 		return
 	}
+	if req.query.Filter, err = t.filterOf(name, cols, form, time.Now()); err != nil {
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: err.Error()})
+		return
+	}
 	sent := sentColumns(form, cols)
 	q := req.query
 	q.Scenario, q.Offset, q.Limit = name, 0, store.MaxRowPage

@@ -8,7 +8,8 @@ import (
 )
 
 // Pages serves the web pages from an embedded FS (package static): the
-// table at /, the targets at /targets, the flows at /flows, the runs at /runs, the outbox at
+// table at /, the targets at /targets, the flows at /flows, the runs at /runs,
+// the jobs at /jobs (over the jobs API), the outbox at
 // /outbox, the system status at /status (over GET /api/v1/status, which
 // package server serves), the sign-in page at /login, and their files
 // under /assets/. No page holds an inline script (the Guard's
@@ -28,6 +29,7 @@ func (p *Pages) Register(r gin.IRouter) {
 	r.GET("/targets", p.page("targets.html"))
 	r.GET("/flows", p.page("flows.html"))
 	r.GET("/runs", p.page("runs.html"))
+	r.GET("/jobs", p.page("jobs.html"))
 	r.GET("/outbox", p.page("outbox.html"))
 	r.GET("/status", p.page("status.html"))
 	r.GET("/audit", p.page("audit.html"))

@@ -55,6 +55,7 @@ func Policy() map[string]Access {
 		"GET /":                        AccessViewer,
 		"GET /targets":                 AccessViewer,
 		"GET /runs":                    AccessViewer,
+		"GET /jobs":                    AccessViewer,
 		"GET /outbox":                  AccessViewer,
 		"GET /status":                  AccessViewer,
 		"GET /api/v1/outbox":           AccessViewer,

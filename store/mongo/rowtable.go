@@ -33,7 +33,11 @@ import (
 //     same on eg and error: the multikey indexes ix_rows_search
 //     (scenario, sg) and ix_rows_esearch (scenario, eg) find the candidates,
 //     and the regex, run on those only, removes trigrams that occur apart.
-//     No regex ever runs over the scenario.
+//     No regex runs over the scenario, but for a search of one or two
+//     Chinese, Japanese or Korean characters (store.SearchMin): it has no
+//     trigram, and the regex alone reads the scenario's rows.
+//   - Filters (store.RowFilter): is_active and next_fire conditions on
+//     their (scenario, col, _id) indexes, a field's on its sort index.
 //   - Sort: ix_rows_f_<hex of the field> (scenario, fields.<f>, _id) per
 //     sortable field, made by PrepareRowTable, and (scenario, col, _id) for
 //     is_active, next_fire and last_fire (created with the other indexes
@@ -212,7 +216,7 @@ func (s *Store) queryRows(ctx context.Context, q store.RowQuery) (*store.RowPage
 	}
 	page.Capped = capped
 	page.Filtered = page.Total
-	if q.Search != "" {
+	if q.Search != "" || !q.Filter.IsZero() {
 		if page.Filtered, capped, err = s.countRows(ctx, plan.filter); err != nil {
 			return nil, fmt.Errorf("count matches: %w", err)
 		}
@@ -316,15 +320,60 @@ func (s *Store) planRows(ctx context.Context, q store.RowQuery) (*rowPlan, error
 	p.filter = p.scope
 	p.find = findOpts().SetSort(sort).SetSkip(int64(q.Offset)).SetLimit(int64(q.Limit)).
 		SetProjection(rowProjection())
-	if q.Search != "" {
+	cond, err := filterOf(q.Filter)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case q.Search != "" && len(cond) > 0:
+		p.filter = bson.D{{Key: "$and", Value: bson.A{searchFilter(q.Scenario, q.Search), append(bson.D{}, cond...)}}}
+	case q.Search != "":
 		p.filter = searchFilter(q.Scenario, q.Search)
-	} else if !s.ferret {
+	case len(cond) > 0:
+		p.filter = append(bson.D{{Key: "scenario", Value: q.Scenario}}, cond...)
+	case !s.ferret:
 		// Without a search the page is a walk of the sort index; the hint
 		// keeps the planner from trying another one. FerretDB v1 ignores
 		// hints and refuses some, so none is sent there.
 		p.find.SetHint(hint)
 	}
 	return p, nil
+}
+
+// filterOf is the conditions of a RowFilter on a row document (none for
+// the zero filter). The state and due conditions are served by the
+// (scenario, is_active) and (scenario, next_fire) indexes; a field's by
+// its sort index when the field is sortable.
+func filterOf(f store.RowFilter) (bson.D, error) {
+	var d bson.D
+	switch f.State {
+	case "":
+	case store.RowStateError:
+		d = append(d, bson.E{Key: "is_active", Value: -1})
+	case store.RowStateOff:
+		d = append(d, bson.E{Key: "is_active", Value: 0})
+	default:
+		return nil, task.Invalid("filter", "unknown state %q", task.Truncate(f.State, 32))
+	}
+	if !f.DueBy.IsZero() {
+		if f.State != "" {
+			return nil, task.Invalid("filter", "a state and a due time do not combine")
+		}
+		d = append(d, bson.E{Key: "is_active", Value: 1},
+			bson.E{Key: "next_fire", Value: bson.D{{Key: "$gt", Value: int64(0)}, {Key: "$lte", Value: f.DueBy.UnixMilli()}}})
+	}
+	if f.Field != "" {
+		if !store.ValidSortField(f.Field) {
+			return nil, task.Invalid("filter", "%q is not a field name", task.Truncate(f.Field, 70))
+		}
+		key := "fields." + f.Field
+		if f.OrMissing {
+			d = append(d, bson.E{Key: key, Value: bson.D{{Key: "$in", Value: bson.A{f.Value, "", nil}}}})
+		} else {
+			d = append(d, bson.E{Key: key, Value: f.Value})
+		}
+	}
+	return d, nil
 }
 
 // rowProjection leaves the search keys out of a page.
@@ -338,6 +387,15 @@ func searchFilter(scenario, search string) bson.D {
 	text := strings.ToLower(strings.TrimSpace(search))
 	grams := trigrams(text)
 	re := bson.Regex{Pattern: regexp.QuoteMeta(text)}
+	if len(grams) == 0 {
+		// One or two Chinese characters have no trigram: the regex alone
+		// matches them, over the scenario's rows (through the scenario
+		// prefix of an index, but every row of it is read).
+		return bson.D{{Key: "scenario", Value: scenario}, {Key: "$or", Value: bson.A{
+			bson.D{{Key: "st", Value: re}},
+			bson.D{{Key: "error", Value: bson.Regex{Pattern: regexp.QuoteMeta(text), Options: "i"}}},
+		}}}
+	}
 	// Each branch names the scenario itself, so each is one index range
 	// (scenario, one trigram) on its own index.
 	return bson.D{{Key: "$or", Value: bson.A{
@@ -393,8 +451,8 @@ func checkSearch(search string) error {
 		return task.Invalid("search", "is %d bytes long; at most %d", len(search), store.MaxRowSearch)
 	case !utf8.ValidString(search):
 		return task.Invalid("search", "is not valid UTF-8")
-	case utf8.RuneCountInString(strings.TrimSpace(search)) < store.MinRowSearch:
-		return task.Invalid("search", "needs at least %d characters", store.MinRowSearch)
+	case utf8.RuneCountInString(strings.TrimSpace(search)) < store.SearchMin(search):
+		return task.Invalid("search", "needs at least %d characters", store.SearchMin(search))
 	}
 	return nil
 }

@@ -20,7 +20,11 @@ import (
 //     (rowid = rows.rowid). A search is a quoted FTS5 phrase, so it matches
 //     any substring of 3+ characters, case-insensitively, through the
 //     index (docs/DESIGN.md, "Storage": under 1 ms at 100k rows against 55 ms for
-//     LIKE).
+//     LIKE). A search of one or two Chinese, Japanese or Korean characters
+//     (store.SearchMin) has no trigram: it is a LIKE over rows_fts's text,
+//     which reads all of it.
+//   - Filters (store.RowFilter): is_active and next_fire through their
+//     (scenario, col) indexes, a field through its sort index.
 //   - Sort: an expression index (scenario, json_extract(fields,'$.f')
 //     COLLATE NOCASE) per sortable field, named ix_rows_f_<hex of f>, and
 //     (scenario, col) indexes on is_active, next_fire and last_fire. A page
@@ -168,7 +172,20 @@ func (s *Store) queryRows(ctx context.Context, q store.RowQuery, broad int64) (*
 		args  []any
 	)
 	reverse := false
-	if q.Search == "" {
+	cond, condArgs, err := filterSQL(q.Filter)
+	if err != nil {
+		return nil, err
+	}
+	if q.Search == "" && cond != "" {
+		countArgs := append([]any{q.Scenario}, condArgs...)
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM rows WHERE scenario = ?`+cond, countArgs...).
+			Scan(&page.Filtered); err != nil {
+			return nil, err
+		}
+		query = `SELECT ` + rowCols + ` FROM rows WHERE rowid IN (SELECT rowid FROM rows WHERE scenario = ?` + cond +
+			` ORDER BY ` + order + ` LIMIT ? OFFSET ?) ORDER BY ` + order
+		args = append(countArgs, q.Limit, q.Offset)
+	} else if q.Search == "" {
 		page.Filtered = page.Total
 		query, args = pageSQL(order, false), []any{q.Scenario, q.Limit, q.Offset}
 		// A page in the back half is read from the end of the index in the
@@ -186,15 +203,19 @@ func (s *Store) queryRows(ctx context.Context, q store.RowQuery, broad int64) (*
 			query, args, reverse = pageSQL(backward, false), []any{q.Scenario, limit, off}, true
 		}
 	} else {
-		match := ftsPhrase(q.Search)
-		if err := tx.QueryRowContext(ctx, searchCountSQL, match, q.Scenario).Scan(&page.Filtered); err != nil {
+		matchCond, match := searchMatch(q.Search)
+		from := searchFrom(matchCond) + cond
+		countArgs := append([]any{match, q.Scenario}, condArgs...)
+		if err := tx.QueryRowContext(ctx, `SELECT count(*)`+from, countArgs...).Scan(&page.Filtered); err != nil {
 			return nil, err
 		}
-		query, args = pageSQL(order, true), []any{match, q.Scenario, q.Limit, q.Offset}
+		query = searchPageSQL(order, matchCond, cond)
+		args = append(countArgs, q.Limit, q.Offset)
 		if page.Filtered > broad {
 			// Many matches: walking the sort index and keeping the matches
 			// beats sorting them all (at 100k rows that match: 0.1 s, not 0.3).
-			query, args = broadPageSQL(order), []any{q.Scenario, match, q.Limit, q.Offset}
+			query = broadPageSQL(order, matchCond, cond)
+			args = append(append([]any{q.Scenario}, condArgs...), match, q.Limit, q.Offset)
 		}
 	}
 	rs, err := tx.QueryContext(ctx, query, args...)
@@ -267,25 +288,40 @@ func rowTasks(ctx context.Context, tx *sql.Tx, scenario string, rows []*task.Row
 	return tasks, rs.Err()
 }
 
-// searchFrom joins the search's matches to their rows. CROSS JOIN keeps
-// rows_fts the outer loop: the matches are found through the trigram index
-// and then sorted, never the rows walked in order and tested one by one.
-const searchFrom = ` FROM rows_fts CROSS JOIN rows ON rows.rowid = rows_fts.rowid
-	WHERE rows_fts MATCH ? AND rows.scenario = ?`
+// searchFrom joins the search's matches (match: searchMatch's condition)
+// to their rows (args: its argument, scenario). CROSS JOIN keeps rows_fts
+// the outer loop: the matches are found through the trigram index and
+// then sorted, never the rows walked in order and tested one by one.
+func searchFrom(match string) string {
+	return ` FROM rows_fts CROSS JOIN rows ON rows.rowid = rows_fts.rowid
+	WHERE ` + match + ` AND rows.scenario = ?`
+}
+
+// ftsMatch is the search condition of a search of three or more runes.
+const ftsMatch = "rows_fts MATCH ?"
 
 // searchCountSQL counts a search's matches in a scenario (args: phrase,
 // scenario).
-const searchCountSQL = `SELECT count(*)` + searchFrom
+const searchCountSQL = `SELECT count(*) FROM rows_fts CROSS JOIN rows ON rows.rowid = rows_fts.rowid
+	WHERE ` + ftsMatch + ` AND rows.scenario = ?`
 
-// pageSQL is the query of one page. Without a search (args: scenario,
-// limit, offset) the page's rowids come from a covering index, so OFFSET
-// skips index entries, not rows, and only the page's rows are read. With
-// one (args: phrase, scenario, limit, offset) the matches are sorted.
+// pageSQL is the query of one page without a filter. Without a search
+// (args: scenario, limit, offset) the page's rowids come from a covering
+// index, so OFFSET skips index entries, not rows, and only the page's rows
+// are read. With one (args: phrase, scenario, limit, offset) the matches
+// are sorted.
 func pageSQL(order string, search bool) string {
 	if !search {
 		return `SELECT ` + rowCols + ` FROM rows WHERE rowid IN (` + pageIDsSQL(order) + `) ORDER BY ` + order
 	}
-	return `SELECT ` + qualified(rowCols) + searchFrom + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+	return searchPageSQL(order, ftsMatch, "")
+}
+
+// searchPageSQL is the page of a search (match: searchMatch's condition)
+// and a filter's condition (args: match's, scenario, the filter's, limit,
+// offset).
+func searchPageSQL(order, match, cond string) string {
+	return `SELECT ` + qualified(rowCols) + searchFrom(match) + cond + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
 }
 
 // broadSearch is the match count above which a search's page walks the sort
@@ -293,11 +329,12 @@ func pageSQL(order string, search bool) string {
 const broadSearch = 2000
 
 // broadPageSQL is the page of a search with many matches (args: scenario,
-// phrase, limit, offset): the match set is built once, the sort index is
-// walked in order and the walk stops after the page.
-func broadPageSQL(order string) string {
-	return `SELECT ` + rowCols + ` FROM rows WHERE rowid IN (SELECT rowid FROM rows WHERE scenario = ?
-		AND rowid IN (SELECT rowid FROM rows_fts WHERE rows_fts MATCH ?) ORDER BY ` + order + ` LIMIT ? OFFSET ?)
+// the filter's arguments, the match's, limit, offset): the match set is
+// built once, the sort index is walked in order and the walk stops after
+// the page.
+func broadPageSQL(order, match, cond string) string {
+	return `SELECT ` + rowCols + ` FROM rows WHERE rowid IN (SELECT rowid FROM rows WHERE scenario = ?` + cond + `
+		AND rowid IN (SELECT rowid FROM rows_fts WHERE ` + match + `) ORDER BY ` + order + ` LIMIT ? OFFSET ?)
 		ORDER BY ` + order
 }
 
@@ -315,10 +352,62 @@ func checkSearch(search string) error {
 		return task.Invalid("search", "is %d bytes long; at most %d", len(search), store.MaxRowSearch)
 	case !utf8.ValidString(search):
 		return task.Invalid("search", "is not valid UTF-8")
-	case utf8.RuneCountInString(strings.TrimSpace(search)) < store.MinRowSearch:
-		return task.Invalid("search", "needs at least %d characters", store.MinRowSearch)
+	case utf8.RuneCountInString(strings.TrimSpace(search)) < store.SearchMin(search):
+		return task.Invalid("search", "needs at least %d characters", store.SearchMin(search))
 	}
 	return nil
+}
+
+// searchMatch is the condition on rows_fts a search is (its one argument
+// is arg): a quoted FTS5 phrase through the trigram index; a search too
+// short for a trigram (one or two Chinese characters) is a LIKE over the
+// index's text instead, which reads every entry of rows_fts.
+func searchMatch(search string) (cond string, arg string) {
+	if !store.ShortSearch(search) {
+		return ftsMatch, ftsPhrase(search)
+	}
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return `rows_fts.body LIKE ? ESCAPE '\'`, "%" + r.Replace(strings.TrimSpace(search)) + "%"
+}
+
+// filterSQL is the condition of a RowFilter on rows (" AND …", "" for
+// none) and its arguments.
+func filterSQL(f store.RowFilter) (string, []any, error) {
+	var (
+		conds []string
+		args  []any
+	)
+	switch f.State {
+	case "":
+	case store.RowStateError:
+		conds = append(conds, "rows.is_active = -1")
+	case store.RowStateOff:
+		conds = append(conds, "rows.is_active = 0")
+	default:
+		return "", nil, task.Invalid("filter", "unknown state %q", task.Truncate(f.State, 32))
+	}
+	if !f.DueBy.IsZero() {
+		if f.State != "" {
+			return "", nil, task.Invalid("filter", "a state and a due time do not combine")
+		}
+		conds = append(conds, "rows.is_active = 1 AND rows.next_fire > 0 AND rows.next_fire <= ?")
+		args = append(args, f.DueBy.UnixMilli())
+	}
+	if f.Field != "" {
+		if !store.ValidSortField(f.Field) {
+			return "", nil, task.Invalid("filter", "%q is not a field name", task.Truncate(f.Field, 70))
+		}
+		c := fieldExpr(f.Field) + " = ?"
+		if f.OrMissing {
+			c = "(" + c + " OR " + fieldExpr(f.Field) + " = '' OR json_extract(fields, '$." + f.Field + "') IS NULL)"
+		}
+		conds = append(conds, c)
+		args = append(args, f.Value)
+	}
+	if len(conds) == 0 {
+		return "", nil, nil
+	}
+	return " AND " + strings.Join(conds, " AND "), args, nil
 }
 
 // ftsPhrase quotes search as one FTS5 string: with the trigram tokenizer it

@@ -71,7 +71,7 @@ func TestRowTablePlans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan := explain(t, s, broadPageSQL(order), "memos", `"title"`, 10, 100)
+		plan := explain(t, s, broadPageSQL(order, ftsMatch, ""), "memos", `"title"`, 10, 100)
 		t.Logf("broad search, sort %+v:\n%s", so, plan)
 		if strings.Contains(plan, "SCAN rows\n") || !strings.Contains(plan, "VIRTUAL TABLE INDEX") {
 			t.Errorf("broad search, sort %+v:\n%s", so, plan)
@@ -121,7 +121,7 @@ func TestBroadSearchPlanAgrees(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	for i := range 60 {
 		r := &task.Row{Scenario: "memos", ID: fmt.Sprintf("m%04d", i), IsActive: 1,
-			Fields: map[string]any{"title": fmt.Sprintf("Title %d", i%9), "note": map[bool]string{true: "zebra", false: "lion"}[i%3 == 0]}}
+			Fields: map[string]any{"title": fmt.Sprintf("Title %d", i%9), "note": map[bool]string{true: "zebra 斑马", false: "lion"}[i%3 == 0]}}
 		if err := s.InsertRow(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -132,26 +132,42 @@ func TestBroadSearchPlanAgrees(t *testing.T) {
 	if err := s.PrepareRowTable(ctx, "memos", []string{"title"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, so := range []store.RowSort{{}, {Desc: true}, {Field: "title"}, {Field: "title", Desc: true}, {Column: store.SortNextFire}} {
-		for _, off := range []int{0, 3, 15, 19, 25} {
-			q := store.RowQuery{Scenario: "memos", Search: "zebra", Sort: so, Offset: off, Limit: 4}
-			narrow, err := s.queryRows(ctx, q, 1<<62)
-			if err != nil {
-				t.Fatal(err)
-			}
-			broad, err := s.queryRows(ctx, q, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids := func(p *store.RowPage) string {
-				var out []string
-				for _, r := range p.Rows {
-					out = append(out, r.ID)
+	// Both plans also agree with a filter and with a search too short for
+	// a trigram (two Chinese characters: a LIKE).
+	for _, c := range []struct {
+		search string
+		filter store.RowFilter
+		want   int64
+	}{
+		{"zebra", store.RowFilter{}, 20},
+		{"斑马", store.RowFilter{}, 20},
+		{"zebra", store.RowFilter{Field: "title", Value: "Title 3"}, 7},
+		{"斑马", store.RowFilter{Field: "title", Value: "title 6"}, 6}, // the SQLite driver ignores ASCII case
+	} {
+		for _, so := range []store.RowSort{{}, {Desc: true}, {Field: "title"}, {Field: "title", Desc: true}, {Column: store.SortNextFire}} {
+			for _, off := range []int{0, 3, 15, 19, 25} {
+				q := store.RowQuery{Scenario: "memos", Search: c.search, Filter: c.filter, Sort: so, Offset: off, Limit: 4}
+				narrow, err := s.queryRows(ctx, q, 1<<62)
+				if err != nil {
+					t.Fatal(err)
 				}
-				return fmt.Sprint(p.Filtered, out)
-			}
-			if ids(narrow) != ids(broad) {
-				t.Errorf("sort %+v offset %d: sorted matches %s, index walk %s", so, off, ids(narrow), ids(broad))
+				broad, err := s.queryRows(ctx, q, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids := func(p *store.RowPage) string {
+					var out []string
+					for _, r := range p.Rows {
+						out = append(out, r.ID)
+					}
+					return fmt.Sprint(p.Filtered, out)
+				}
+				if ids(narrow) != ids(broad) {
+					t.Errorf("%+v sort %+v offset %d: sorted matches %s, index walk %s", c, so, off, ids(narrow), ids(broad))
+				}
+				if narrow.Filtered != c.want {
+					t.Errorf("%+v: %d matches, want %d", c, narrow.Filtered, c.want)
+				}
 			}
 		}
 	}

@@ -122,6 +122,87 @@ func RunRowTable(t *testing.T, newStore func(t *testing.T) RowTableStore) {
 			p = b.query(store.RowQuery{Scenario: scenario, Search: "我喝水吧", Limit: 10})
 			b.wantCounts(p, 33, 0)
 		}},
+		{"SearchTwoChineseCharacters", func(b *rtBundle) {
+			b.insert(scenario, "c1", map[string]any{"title": "写周报"})
+			b.insert(scenario, "c2", map[string]any{"title": "值班", "content": "夜里"})
+			b.insert(scenario, "c3", map[string]any{"title": "周末", "content": "报名"})
+			p := b.query(store.RowQuery{Scenario: scenario, Search: "周报", Limit: 10})
+			b.wantCounts(p, 33, 1)
+			b.wantIDs(p, []string{"c1"})
+			p = b.query(store.RowQuery{Scenario: scenario, Search: " 值班 ", Limit: 10})
+			b.wantCounts(p, 33, 1)
+			b.wantIDs(p, []string{"c2"})
+			p = b.query(store.RowQuery{Scenario: scenario, Search: "周", Limit: 10})
+			b.wantCounts(p, 33, 2)
+			b.wantIDs(p, []string{"c1", "c3"})
+			p = b.query(store.RowQuery{Scenario: scenario, Search: "%报", Limit: 10})
+			b.wantCounts(p, 33, 0)
+			p = b.query(store.RowQuery{Scenario: scenario, Search: "周报", Limit: 10,
+				Filter: store.RowFilter{State: store.RowStateOff}})
+			b.wantCounts(p, 33, 0)
+		}},
+		{"Filters", func(b *rtBundle) {
+			now := time.Now()
+			ins := func(id string, active int, next time.Time, channel any) {
+				b.t.Helper()
+				f := map[string]any{"title": "f " + id}
+				if channel != nil {
+					f["channel"] = channel
+				}
+				err := b.s.InsertRow(b.t.Context(), &task.Row{Scenario: scenario, ID: id, IsActive: active, NextFire: next, Fields: f})
+				if err != nil {
+					b.t.Fatalf("InsertRow(%s): %v", id, err)
+				}
+			}
+			ins("f1", -1, time.Time{}, "email")
+			ins("f2", -1, time.Time{}, "sms")
+			ins("f3", 0, now.Add(10*time.Minute), "email") // off: not due
+			ins("f4", 1, now.Add(10*time.Minute), "email")
+			ins("f5", 1, now.Add(59*time.Minute), nil)
+			ins("f6", 1, now.Add(2*time.Hour), "sms")
+			ins("f7", 1, now.Add(-time.Minute), "")
+			if err := b.s.PrepareRowTable(b.t.Context(), scenario, []string{"channel"}); err != nil {
+				b.t.Fatal(err)
+			}
+			total := int64(37)
+			p := b.query(store.RowQuery{Scenario: scenario, Limit: 10, Filter: store.RowFilter{State: store.RowStateError}})
+			b.wantCounts(p, total, 2)
+			b.wantIDs(p, []string{"f1", "f2"})
+			p = b.query(store.RowQuery{Scenario: scenario, Limit: 10, Filter: store.RowFilter{State: store.RowStateOff}})
+			b.wantCounts(p, total, 1)
+			b.wantIDs(p, []string{"f3"})
+			p = b.query(store.RowQuery{Scenario: scenario, Limit: 10, Filter: store.RowFilter{DueBy: now.Add(time.Hour)}})
+			b.wantCounts(p, total, 3) // f4, f5 and the overdue f7
+			b.wantIDs(p, []string{"f4", "f5", "f7"})
+			p = b.query(store.RowQuery{Scenario: scenario, Limit: 10, Sort: store.RowSort{Column: store.SortNextFire, Desc: true},
+				Filter: store.RowFilter{DueBy: now.Add(time.Hour)}})
+			b.wantIDs(p, []string{"f5", "f4", "f7"})
+			p = b.query(store.RowQuery{Scenario: scenario, Limit: 10, Filter: store.RowFilter{Field: "channel", Value: "sms"}})
+			b.wantCounts(p, total, 2)
+			b.wantIDs(p, []string{"f2", "f6"})
+			// The default channel's filter also keeps the rows that leave it out.
+			p = b.query(store.RowQuery{Scenario: scenario, Limit: 10, Offset: 1,
+				Filter: store.RowFilter{Field: "channel", Value: "email", OrMissing: true}})
+			b.wantCounts(p, total, 30+5) // the 30 m rows have no channel
+			p = b.query(store.RowQuery{Scenario: scenario, Limit: 10,
+				Filter: store.RowFilter{State: store.RowStateError, Field: "channel", Value: "email"}})
+			b.wantCounts(p, total, 1)
+			b.wantIDs(p, []string{"f1"})
+			p = b.query(store.RowQuery{Scenario: scenario, Limit: 10, Search: "f f",
+				Filter: store.RowFilter{Field: "channel", Value: "sms"}})
+			b.wantCounts(p, total, 2)
+			b.wantIDs(p, []string{"f2", "f6"})
+			_, err := b.s.QueryRows(b.t.Context(), store.RowQuery{Scenario: scenario, Limit: 10,
+				Filter: store.RowFilter{State: "maybe"}})
+			if !errors.Is(err, task.ErrInvalid) {
+				b.t.Errorf("an unknown state: %v, want task.ErrInvalid", err)
+			}
+			_, err = b.s.QueryRows(b.t.Context(), store.RowQuery{Scenario: scenario, Limit: 10,
+				Filter: store.RowFilter{Field: "a'b", Value: "x"}})
+			if !errors.Is(err, task.ErrInvalid) {
+				b.t.Errorf("a bad field: %v, want task.ErrInvalid", err)
+			}
+		}},
 		{"SearchError", func(b *rtBundle) {
 			row, err := b.s.GetRow(b.t.Context(), scenario, "m07")
 			if err != nil {
