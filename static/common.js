@@ -27,6 +27,7 @@
       // flows
       "nav.flows": "Flows", "fl.list": "Flows", "fl.new": "New flow", "fl.edit": "Edit flow", "fl.id": "id",
       "fl.start": "start step", "fl.max_depth": "max depth", "fl.description": "description",
+      "fl.schedule": "schedule", "fl.tz": "time zone", "fl.state.idle": "idle", "fl.state.running": "running",
       "fl.step": "step", "fl.targets": "targets", "fl.result": "result", "fl.timeout": "timeout (s)",
       "fl.on.success": "on success", "fl.on.failure": "on failure", "fl.on.timeout": "on timeout",
       "fl.params": "params (k=v; …)", "fl.step.add": "Add step", "fl.step.remove": "Remove",
@@ -111,6 +112,7 @@
       "refresh": "刷新", "prev": "上一页", "next": "下一页",
       "nav.flows": "任务流", "fl.list": "任务流", "fl.new": "新任务流", "fl.edit": "编辑任务流", "fl.id": "ID",
       "fl.start": "起始步骤", "fl.max_depth": "最大深度", "fl.description": "描述",
+      "fl.schedule": "调度", "fl.tz": "时区", "fl.state.idle": "空闲", "fl.state.running": "运行中",
       "fl.step": "步骤", "fl.targets": "目标", "fl.result": "结果模式", "fl.timeout": "超时（秒）",
       "fl.on.success": "成功时", "fl.on.failure": "失败时", "fl.on.timeout": "超时时",
       "fl.params": "参数（k=v; …）", "fl.step.add": "添加步骤", "fl.step.remove": "移除",

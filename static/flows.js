@@ -89,6 +89,12 @@
     if (d) b.description = d;
     const m = field("max_depth").value.trim();
     if (m) b.max_depth = /^\d+$/.test(m) ? Number(m) : m;
+    // The flow's own schedule (and its zone): a PUT replaces the flow, so
+    // a field the form did not carry would be dropped.
+    const sc = field("schedule").value.trim();
+    if (sc) b.schedule = sc;
+    const tz = field("tz").value.trim();
+    if (tz) b.tz = tz;
     return b;
   }
 
@@ -99,6 +105,8 @@
     field("start").value = f ? f.start || "" : "";
     field("description").value = f ? f.description || "" : "";
     field("max_depth").value = f && f.max_depth ? f.max_depth : "";
+    field("schedule").value = f ? f.schedule || "" : "";
+    field("tz").value = f ? f.tz || "" : "";
     document.getElementById("flow-title").textContent = t(f ? "fl.edit" : "fl.new");
     document.getElementById("flow-version").textContent = f ? f.id + " v" + f.version : "";
     const tbody = document.getElementById("steps");
@@ -148,6 +156,13 @@
       a.dataset.id = f.id;
       a.textContent = f.id;
       li.appendChild(a);
+      if (f.state) {
+        // idle, or running while an execution of it is unfinished.
+        const st = document.createElement("span");
+        st.className = "f-state f-" + f.state;
+        st.textContent = " " + t("fl.state." + f.state);
+        li.appendChild(st);
+      }
       ul.appendChild(li);
     }
   }

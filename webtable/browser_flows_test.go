@@ -60,10 +60,27 @@ func TestBrowserFlows(t *testing.T) {
 			chromedp.SendKeys(css(`#steps tr:nth-child(2) input.s-id`), "b"),
 			chromedp.SendKeys(css(`#steps tr:nth-child(2) input.s-targets`), "hook"),
 			waitJS(`document.querySelectorAll('#flow-graph path.edge-success[data-from="a"][data-to="b"]').length === 1`),
+			chromedp.SendKeys(css(`#flow-form input[name="schedule"]`), "every 1h"),
 			chromedp.Click(css(`#flow-save`)),
 			waitJS(`document.getElementById("flow-version").textContent === "`+lang.id+` v1"`),
 			waitJS(`document.querySelector('#flow-list a[data-id="`+lang.id+`"]') !== null`),
+			waitJS(`document.querySelector('#flow-list a[data-id="`+lang.id+`"] + .f-state.f-idle') !== null`),
 		)
+		// The schedule went with the flow, and a second save through the
+		// form keeps it (a PUT replaces the flow).
+		run(t, ctx, "save again ("+lang.code+")", 30*time.Second,
+			waitJS(`document.querySelector('#flow-form input[name="schedule"]').value === "every 1h"`),
+			chromedp.Click(css(`#flow-save`)),
+			waitJS(`document.getElementById("flow-version").textContent === "`+lang.id+` v2"`),
+		)
+		var saved struct {
+			Schedule string `json:"schedule"`
+			State    string `json:"state"`
+		}
+		getDoc(t, base+"/api/v1/flows/"+lang.id, &saved)
+		if saved.Schedule != "every 1h" || saved.State != "idle" {
+			t.Errorf("flow %s after two saves: schedule %q state %q, want every 1h and idle", lang.id, saved.Schedule, saved.State)
+		}
 		run(t, ctx, "trigger and watch the execution ("+lang.code+")", 60*time.Second,
 			jsClick(`#flow-trigger`),
 			chromedp.WaitVisible(css(`#exec-detail`)),
