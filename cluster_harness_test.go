@@ -202,7 +202,15 @@ func startHook(t *testing.T, maxDelay time.Duration) *hook {
 	h.srv = httptest.NewUnstartedServer(http.HandlerFunc(h.serve))
 	h.srv.Config.ConnState = func(conn net.Conn, state http.ConnState) {
 		if state == http.StateNew {
-			h.senders.identify(conn)
+			// Off the accept loop: identifying reads /proc, tens of
+			// milliseconds with thousands of sockets, and done inline it
+			// held up every new connection behind it. The handler waits
+			// for its own connection's answer (senderIndex.of).
+			done := h.senders.begin(conn.RemoteAddr().String())
+			go func() {
+				defer close(done)
+				h.senders.identify(conn)
+			}()
 		}
 	}
 	h.srv.Start()
@@ -259,18 +267,19 @@ func (h *hook) count() int {
 type senderIndex struct {
 	mu sync.Mutex
 	// identified and spent count the connections identified and the
-	// time spent on it (in the hook's accept loop).
+	// time spent on it (summed over the connections).
 	identified int
 	spent      time.Duration
-	pids       map[int]string       // pid → incarnation
-	conns      map[string]string    // remote address → incarnation
-	deaths     map[string]time.Time // incarnation → SIGKILL time
-	instances  map[string]string    // registry incarnation → incarnation
+	pending    map[string]chan struct{} // remote address → closed once identified
+	pids       map[int]string           // pid → incarnation
+	conns      map[string]string        // remote address → incarnation
+	deaths     map[string]time.Time     // incarnation → SIGKILL time
+	instances  map[string]string        // registry incarnation → incarnation
 }
 
 func newSenderIndex() *senderIndex {
 	return &senderIndex{pids: map[int]string{}, conns: map[string]string{}, deaths: map[string]time.Time{},
-		instances: map[string]string{}}
+		instances: map[string]string{}, pending: map[string]chan struct{}{}}
 }
 
 // addInstance records that the process who runs as registry incarnation
@@ -308,8 +317,28 @@ func (s *senderIndex) deathOf(who string) (time.Time, bool) {
 	return at, ok
 }
 
-// of returns the incarnation that opened the connection from remote.
+// begin marks the connection from remote as being identified; the
+// returned channel is closed when it is.
+func (s *senderIndex) begin(remote string) chan struct{} {
+	done := make(chan struct{})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending[remote] = done
+	return done
+}
+
+// of returns the incarnation that opened the connection from remote,
+// waiting (up to 10 s) for its identification to end.
 func (s *senderIndex) of(remote string) string {
+	s.mu.Lock()
+	done := s.pending[remote]
+	s.mu.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if who, ok := s.conns[remote]; ok {
