@@ -164,25 +164,55 @@ func openDriver(ctx context.Context, cfg StoreConfig) (store.Store, error) {
 	}
 }
 
+// built is what the steps of build hand each other.
+type built struct {
+	scenarios   map[string]*mapping.Scenario
+	registry    *executors.Registry
+	checkTarget func(*task.Target) error
+	checkJob    func(*task.Task) error
+	table       *webtable.Table
+}
+
+// build assembles the node from its configuration, in named steps; each
+// needs the ones before it.
 func (s *Server) build() error {
-	scenarios, err := s.scenarios()
-	if err != nil {
+	var b built
+	for _, step := range []func(*built) error{
+		s.buildScenarios, s.buildDelivery, s.buildScheduler, s.buildPatrols, s.buildJobs, s.buildHTTP,
+	} {
+		if err := step(&b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildScenarios reads the scenarios and the executors, and prepares the
+// web table (its indexes are made before anything starts).
+func (s *Server) buildScenarios(b *built) error {
+	var err error
+	if b.scenarios, err = s.scenarios(); err != nil {
 		return err
 	}
-	registry, checkTarget, checkJob, err := s.executors()
-	if err != nil {
+	if b.registry, b.checkTarget, b.checkJob, err = s.executors(); err != nil {
 		return err
 	}
-	// The web table: its indexes are made before anything starts.
-	table := webtable.NewTable(webtable.TableDeps{Logger: s.logger, Store: s.store, Scenarios: scenarios})
-	if err := table.Prepare(context.Background()); err != nil {
+	b.table = webtable.NewTable(webtable.TableDeps{Logger: s.logger, Store: s.store, Scenarios: b.scenarios})
+	if err := b.table.Prepare(context.Background()); err != nil {
 		return fmt.Errorf("prepare the web table: %w", err)
 	}
+	return nil
+}
+
+// buildDelivery makes flow control, metrics, the store clock, the node
+// registry and the firer.
+func (s *Server) buildDelivery(b *built) error {
 	cfg := s.cfg
 	hosts := make(map[string]flow.HostLimit, len(cfg.Flow.Hosts))
 	for h, l := range cfg.Flow.Hosts {
 		hosts[h] = flow.HostLimit{Rate: l.Rate, Burst: l.Burst}
 	}
+	var err error
 	if s.flow, err = flow.New(flow.Config{HostRate: cfg.Flow.HostRate, HostBurst: cfg.Flow.HostBurst, HostRates: hosts}); err != nil {
 		return fmt.Errorf("flow: %w", err)
 	}
@@ -194,10 +224,16 @@ func (s *Server) build() error {
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
 		OnRun: s.onRun, Gate: s.gate, LiveNodes: s.nodes.liveNodes, MaxDeliveries: cfg.Fire.Workers,
 		Instance: s.nodes.self.Incarnation,
-	}, s.store, registry, nil)
+	}, s.store, b.registry, nil)
+	return nil
+}
+
+// buildScheduler makes gocron and the armer over it.
+func (s *Server) buildScheduler(*built) error {
+	var err error
 	s.sched, err = gocron.NewScheduler(
 		gocron.WithLogger(s.logger.With("component", "gocron")),
-		gocron.WithStopTimeout(cfg.ShutdownTimeout),
+		gocron.WithStopTimeout(s.cfg.ShutdownTimeout),
 	)
 	if err != nil {
 		return fmt.Errorf("create scheduler: %w", err)
@@ -206,13 +242,21 @@ func (s *Server) build() error {
 	s.stopArm = stopArm
 	s.armer = newArmer(armCtx, s.logger, s.sched, s.firer, s.store)
 	s.armer.fireHook = func(_ time.Time, lag time.Duration) { s.metrics.TriggerLag(lag) }
-	s.armer.window = cfg.Fire.ArmWindow
-	trigger := func(ctx context.Context, taskID string, tt task.TriggerType, params map[string]string) ([]*task.Run, error) {
-		return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: taskID, At: time.Now(), Type: tt, Params: params})
-	}
+	s.armer.window = s.cfg.Fire.ArmWindow
+	return nil
+}
 
-	mappers := make(map[string]patrol.Mapper, len(scenarios))
-	for name, sc := range scenarios {
+// trigger fires taskID now, by hand or from a flow, with params.
+func (s *Server) trigger(ctx context.Context, taskID string, tt task.TriggerType, params map[string]string) ([]*task.Run, error) {
+	return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: taskID, At: time.Now(), Type: tt, Params: params})
+}
+
+// buildPatrols makes the patrol runner: sync, publish, reconcile, renew,
+// the heartbeat and the rescuer.
+func (s *Server) buildPatrols(b *built) error {
+	cfg := s.cfg
+	mappers := make(map[string]patrol.Mapper, len(b.scenarios))
+	for name, sc := range b.scenarios {
 		mappers[name] = sc
 	}
 	p := cfg.Patrol
@@ -228,8 +272,16 @@ func (s *Server) build() error {
 		reconcile,
 		patrol.NewRenew(s.store, cfg.NodeID, p.Lease, s.clock.Now),
 	)
-	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: checkJob, Wake: s.runner.Wake,
+	return nil
+}
+
+// buildJobs makes the jobs service, the event sink, the intake channels
+// and the builtin executor (which needs the runner and flows).
+func (s *Server) buildJobs(b *built) error {
+	cfg := s.cfg
+	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: b.checkJob, Wake: s.runner.Wake,
 		Trigger: func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error) { return s.firer.Trigger(ctx, p) }})
+	var err error
 	if s.events, err = newSink(s.logger, cfg.Events); err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
@@ -250,15 +302,20 @@ func (s *Server) build() error {
 		}
 		s.closers = append(s.closers, s.kafkaIn.Close)
 	}
-	registry.Register(task.ChannelBuiltin, builtin.New(builtin.Deps{
+	b.registry.Register(task.ChannelBuiltin, builtin.New(builtin.Deps{
 		Logger: s.logger, Store: s.store, Wake: s.runner.Wake,
 		Trigger: func(ctx context.Context, taskID string, params map[string]string) error {
-			_, err := trigger(ctx, taskID, task.TriggerFlow, params)
+			_, err := s.trigger(ctx, taskID, task.TriggerFlow, params)
 			return err
 		},
 		Flows: &builtin.FlowFuncs{Start: s.startFlow, Stop: s.stopFlow},
 	}))
+	return nil
+}
 
+// buildHTTP makes the HTTP server: the guard, the API, the web table,
+// flows, metrics, status and the pages.
+func (s *Server) buildHTTP(b *built) error {
 	engine := gin.New()
 	guard, err := s.guard(engine)
 	if err != nil {
@@ -270,20 +327,20 @@ func (s *Server) build() error {
 	webtable.New(webtable.Deps{
 		Logger:    s.logger,
 		Store:     feedbackStore{Product: s.store, s: s},
-		Scenarios: scenarios,
+		Scenarios: b.scenarios,
 		Wake:      s.runner.Wake,
 		Health:    s.health,
 		Trigger: func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error) {
-			return trigger(ctx, taskID, task.TriggerManual, params)
+			return s.trigger(ctx, taskID, task.TriggerManual, params)
 		},
 		CancelRun: func(ctx context.Context, triggerID, why string) (*task.Run, error) {
 			return s.firer.CancelRun(ctx, triggerID, why)
 		},
-		CheckTarget: checkTarget,
+		CheckTarget: b.checkTarget,
 		Jobs:        s.jobs,
 		JobsSocket:  s.socket,
 	}).Register(engine)
-	table.Register(engine)
+	b.table.Register(engine)
 	if fs, ok := s.store.(flows.Store); ok {
 		observer := &flowEvents{metrics: s.metrics.NewFlowMetrics(), sink: s.events}
 		s.flows = flows.New(s.logger, flows.Config{Wake: s.runner.Wake, Observer: observer}, fs, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
