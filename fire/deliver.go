@@ -3,6 +3,7 @@ package fire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"cronsheet/mapping"
@@ -33,11 +34,18 @@ func (f *Firer) deliver(ctx context.Context, t *task.Task, tg *task.Target, run 
 // the run is finished or ctx ended.
 func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run, stored bool) (wait time.Duration, again bool) {
 	if f.cfg.Gate != nil {
+		began := f.now()
 		release, err := f.cfg.Gate(ctx, t, tg)
 		if err != nil {
 			return 0, false // shutting down: the run stays unfinished, for resumption
 		}
 		defer release()
+		if f.now().Sub(began) > longWait {
+			// Waited for a concurrency group or a host's rate: the run may
+			// have been taken over meanwhile, so the attempt starts with
+			// its fenced record (which also renews its deadline).
+			stored = false
+		}
 	}
 	log := f.logger.With("task_id", t.TaskID, "trigger_id", run.TriggerID)
 	if run.Attempt > 1+t.MaxRetries {
@@ -56,6 +64,10 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 		}
 	}
 	out, err := f.call(ctx, t, tg, run)
+	if errors.Is(err, errNotStarted) {
+		log.InfoContext(ctx, "attempt not started after waiting for a delivery slot", "attempt", run.Attempt, "error", err)
+		return 0, false
+	}
 	if err != nil && ctx.Err() != nil {
 		// Shutting down: leave the run unfinished for whoever arms the task
 		// next; this attempt is counted when it resumes. (An attempt that
@@ -99,14 +111,32 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 // outcome's group commit) never hold a slot, so deliveries do not queue
 // behind a busy store writer while calls could go on.
 func (f *Firer) call(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run) (string, error) {
+	began := f.now()
 	select {
 	case f.slots <- struct{}{}:
 		defer func() { <-f.slots }()
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+	if f.now().Sub(began) > longWait {
+		// All slots were busy for a while: re-assert the run (fenced) so
+		// that a run taken over meanwhile is not sent twice.
+		run.Deadline = f.now().Add(ttlOf(t))
+		if err := f.persist(ctx, run, func(sctx context.Context) error { return f.store.UpdateRun(sctx, run) }); err != nil {
+			return "", fmt.Errorf("%w: %w", errNotStarted, err)
+		}
+	}
 	return f.attempt(ctx, t, tg, run)
 }
+
+// longWait is how long a delivery may wait (for a delivery slot, a
+// concurrency group, a host's rate) before its attempt first re-asserts
+// the run with a fenced write: another node may have taken it over.
+const longWait = time.Second
+
+// errNotStarted says an attempt was not made: its run could not be
+// re-asserted after a long wait (taken over, gone, or the store is out).
+var errNotStarted = errors.New("attempt not started")
 
 // sleep waits for d (not at all when d <= 0) and reports whether ctx was
 // still alive then.
@@ -197,6 +227,7 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, tg *task.Target, run *
 	case err != nil:
 		f.logger.ErrorContext(ctx, "finish run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
 	default:
+		f.deactivate(run) // its outcome is stored: the task's next slot no longer overlaps it
 		f.notify(t, tg, run)
 		f.alertLater(t, run)
 	}

@@ -116,6 +116,7 @@ type Firer struct {
 	mu       sync.Mutex
 	inflight map[string]bool          // trigger ids being delivered here
 	active   map[string]int           // deliveries in progress here, per task
+	counted  map[string]bool          // trigger ids counted in active
 	queued   map[string][][]queuedRun // per task, slots waiting (overlap: queue), oldest first
 	waiting  map[string]bool          // trigger ids in queued
 	closed   bool
@@ -156,6 +157,7 @@ func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() 
 		cancelWork: cancel,
 		inflight:   map[string]bool{},
 		active:     map[string]int{},
+		counted:    map[string]bool{},
 		queued:     map[string][][]queuedRun{},
 		waiting:    map[string]bool{},
 		started:    now(),
@@ -216,7 +218,7 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 		return 0, t, err
 	}
 	overlap := task.OverlapOf(t)
-	if overlap != task.OverlapAllow && f.busy(t.TaskID) {
+	if overlap != task.OverlapAllow && f.busy(t.TaskID) && f.unfinishedInLedger(ctx, t.TaskID) {
 		holdForOverlap(routes, overlap, f.now())
 	}
 	status := store.TaskStatusParams{TaskID: t.TaskID, LastFire: p.Slot, NextFire: p.NextFire, SetNextFire: true}
@@ -460,6 +462,7 @@ func (f *Firer) reserve(r *task.Run) bool {
 	f.inflight[r.TriggerID] = true
 	if overlaps(r) {
 		f.active[r.TaskID]++
+		f.counted[r.TriggerID] = true
 	}
 	f.wg.Add(1)
 	return true
@@ -470,8 +473,21 @@ func (f *Firer) reserve(r *task.Run) bool {
 func (f *Firer) release(r *task.Run) {
 	f.mu.Lock()
 	delete(f.inflight, r.TriggerID)
+	f.mu.Unlock()
+	f.deactivate(r)
+	f.wg.Done()
+}
+
+// deactivate stops counting r as a delivery in progress of its task for
+// the overlap policy, once: as soon as its outcome is stored (finish), or
+// when its delivery ends. The work after the outcome (callbacks, alerts)
+// then no longer makes the task's next slot look overlapping. The last
+// one of a task starts its oldest queued slot (overlap: queue).
+func (f *Firer) deactivate(r *task.Run) {
+	f.mu.Lock()
 	var next []queuedRun
-	if overlaps(r) {
+	if f.counted[r.TriggerID] {
+		delete(f.counted, r.TriggerID)
 		if f.active[r.TaskID]--; f.active[r.TaskID] <= 0 {
 			delete(f.active, r.TaskID)
 			next = f.popQueuedLocked(r.TaskID)
@@ -481,7 +497,6 @@ func (f *Firer) release(r *task.Run) {
 	for _, q := range next {
 		f.deliverAsync(q.t, q.target, q.run, false)
 	}
-	f.wg.Done()
 }
 
 // isWaiting reports whether a run is queued here (overlap: queue).
@@ -494,6 +509,25 @@ func (f *Firer) isWaiting(triggerID string) bool {
 // overlaps reports whether r counts as a delivery of its task for the
 // overlap policy: an alert about the task does not.
 func overlaps(r *task.Run) bool { return r.TriggerType != task.TriggerAlert }
+
+// unfinishedInLedger reports whether the ledger holds an unfinished run of
+// taskID (not an alert): the check behind busy, since a delivery here is
+// still counted for a moment after its outcome is stored. A read error
+// counts as unfinished (the overlap policy then applies, as before).
+func (f *Firer) unfinishedInLedger(ctx context.Context, taskID string) bool {
+	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	defer cancel()
+	runs, err := f.store.UnfinishedRuns(sctx, taskID)
+	if err != nil {
+		return true
+	}
+	for _, r := range runs {
+		if overlaps(r) {
+			return true
+		}
+	}
+	return false
+}
 
 // busy reports whether taskID has deliveries in progress here, or slots
 // waiting for them.

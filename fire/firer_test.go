@@ -721,10 +721,6 @@ func TestRetries(t *testing.T) {
 		b := setup(t)
 		tk := newTask("until")
 		tk.ExecuteType = task.UntilSuccess
-		// Overlap allow: the second slot fires as soon as the first run's
-		// outcome is stored, while its delivery may still be ending here,
-		// which the default (skip) would record as skipped.
-		tk.Overlap = task.OverlapAllow
 		armed := b.add(t, tk, node)
 		b.exec.set(func(_ context.Context, n int, _ task.Delivery) (string, error) {
 			if n == 1 {

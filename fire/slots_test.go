@@ -88,3 +88,62 @@ func TestDeliverySlotOnlyForTheCall(t *testing.T) {
 		}
 	}
 }
+
+// TestLongSlotWaitReassertsTheRun: a fresh fire that waited long for a
+// delivery slot re-asserts its run (a fenced write) before calling; a run
+// another node took over meanwhile is not sent a second time from here.
+func TestLongSlotWaitReassertsTheRun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	f := fire.New(slog.New(slog.DiscardHandler), fire.Config{
+		Node: node, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond, MaxDeliveries: 1,
+	}, b.store, b.execs, nil)
+	g := newGate()
+	var mu sync.Mutex
+	called := map[string]int{}
+	b.exec.set(func(ctx context.Context, n int, d task.Delivery) (string, error) {
+		mu.Lock()
+		called[d.TaskID]++
+		mu.Unlock()
+		if d.TaskID == "holder" {
+			return "", g.wait(ctx, n)
+		}
+		return "ok", nil
+	})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = f.Shutdown(ctx)
+	})
+
+	holder := b.add(t, newTask("holder"), node)
+	waiter := b.add(t, newTask("waiter"), node)
+	if out, _ := b.fire(t, f, holder, slot(1)); out != fire.Fired {
+		t.Fatalf("fire holder = %v", out)
+	}
+	g.awaitStart(t) // the one slot is taken
+	if out, _ := b.fire(t, f, waiter, slot(1)); out != fire.Fired {
+		t.Fatalf("fire waiter = %v", out)
+	}
+	// While the waiter waits for the slot, another node takes its run over.
+	r := b.run(t, "waiter", slot(1))
+	if _, err := b.store.TakeOverRun(t.Context(), store.TakeOverParams{TriggerID: r.TriggerID, Fence: r.Fence, Node: "node-b"}); err != nil {
+		t.Fatalf("TakeOverRun: %v", err)
+	}
+	time.Sleep(1500 * time.Millisecond) // past the long wait
+	close(g.release)
+	b.finalRun(t, "holder", slot(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := f.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if called["waiter"] != 0 {
+		t.Errorf("the taken-over run was called %d times here, want 0", called["waiter"])
+	}
+	if got := b.run(t, "waiter", slot(1)); got.Node != "node-b" {
+		t.Errorf("waiter's run owned by %q, want node-b (untouched)", got.Node)
+	}
+}
