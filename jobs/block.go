@@ -102,7 +102,13 @@ func (s *Service) Unblock(ctx context.Context, id string) (*View, error) {
 			// slot of its own just after (the same one for a repeated
 			// unblock, so the ledger lets only one through).
 			at := latest.Slot.Add(time.Millisecond)
-			if _, err := s.trigger(ctx, fire.TriggerParams{TaskID: id, At: at}); err != nil {
+			tt := task.TriggerManual
+			if t.IsDone == 1 {
+				// The patrol found its one slot in the ledger (the block's
+				// run) and marked it done: only a backfill runs it now.
+				tt = task.TriggerBackfill
+			}
+			if _, err := s.trigger(ctx, fire.TriggerParams{TaskID: id, At: at, Type: tt}); err != nil {
 				r, rerr := s.runAt(ctx, id, at)
 				if rerr != nil || r == nil {
 					return nil, fmt.Errorf("fire unblocked job %s: %w", id, err)
@@ -125,7 +131,7 @@ func (s *Service) Unblock(ctx context.Context, id string) (*View, error) {
 // (it ran or is running), or a cron job's run is in progress.
 func (s *Service) blockable(ctx context.Context, t *task.Task, verb string) error {
 	if t.State == task.StateClosed {
-		return fmt.Errorf("job %s is cancelled and cannot be %s: %w", t.TaskID, verb, task.ErrConflict)
+		return conflict(task.CodeAlreadyCancelled, "job %s is cancelled, so it cannot be %s", t.TaskID, verb)
 	}
 	latest, err := s.latestRun(ctx, t.TaskID)
 	if err != nil {
@@ -136,14 +142,13 @@ func (s *Service) blockable(ctx context.Context, t *task.Task, verb string) erro
 	}
 	if !t.Job.DueAt.IsZero() {
 		if latest != nil {
-			return fmt.Errorf("job %s already ran (%s), so it cannot be %s: %w: %w",
-				t.TaskID, task.DeriveJobState(t, latest), verb, ErrTooLate, task.ErrConflict)
+			return tooLate("job %s already ran (it is %s), so it cannot be %s",
+				t.TaskID, task.DeriveJobState(t, latest), verb)
 		}
 		return nil
 	}
 	if t.IsDone == 1 {
-		return fmt.Errorf("job %s is finished (its schedule ended), so it cannot be %s: %w: %w",
-			t.TaskID, verb, ErrTooLate, task.ErrConflict)
+		return tooLate("job %s is finished (its schedule ended), so it cannot be %s", t.TaskID, verb)
 	}
 	if verb != "blocked" {
 		return nil
@@ -156,8 +161,8 @@ func (s *Service) blockable(ctx context.Context, t *task.Task, verb string) erro
 	}
 	for _, r := range runs {
 		if !r.State.Final() {
-			return fmt.Errorf("job %s is running (the run of %s is %s); block it once that run ends: %w",
-				t.TaskID, r.Slot.Format(time.RFC3339Nano), r.State, task.ErrConflict)
+			return conflict(task.CodeJobRunning, "job %s is running (its run of %s is %s); block it once that run ends",
+				t.TaskID, r.Slot.UTC().Format(time.RFC3339), r.State)
 		}
 	}
 	return nil
@@ -201,16 +206,16 @@ func (s *Service) holdSlot(ctx context.Context, t *task.Task, slot time.Time) er
 		}
 		switch {
 		case r == nil:
-			return fmt.Errorf("job %s: the slot %s is taken but its run is not found: %w",
-				t.TaskID, slot.Format(time.RFC3339Nano), task.ErrConflict)
+			return conflict(task.CodeConflict, "job %s: its slot of %s is taken but no run holds it; try again",
+				t.TaskID, slot.UTC().Format(time.RFC3339))
 		case isBlockMarker(r):
 			return nil // a concurrent block took it
 		case !t.Job.DueAt.IsZero():
-			return fmt.Errorf("job %s fired as it was being blocked (%s): %w: %w",
-				t.TaskID, r.State, ErrTooLate, task.ErrConflict)
+			return tooLate("job %s fired as it was being blocked (its run is %s), so it cannot be blocked",
+				t.TaskID, r.State)
 		case !r.State.Final():
-			return fmt.Errorf("job %s is running (the run of %s began as it was being blocked); block it once that run ends: %w",
-				t.TaskID, slot.Format(time.RFC3339Nano), task.ErrConflict)
+			return conflict(task.CodeJobRunning, "job %s is running (its run of %s began as it was being blocked); "+
+				"block it once that run ends", t.TaskID, slot.UTC().Format(time.RFC3339))
 		}
 		if slots == nil {
 			sched, err := schedule.Parse(t.CronPara, t.TZ)
@@ -249,4 +254,26 @@ func (s *Service) runAt(ctx context.Context, id string, slot time.Time) (*task.R
 		return nil, nil
 	}
 	return runs[0], nil
+}
+
+// jobConflict is a 409 of the jobs API: its text alone, matching each of
+// errs (task.ErrConflict, and ErrTooLate when it says the job ran).
+type jobConflict struct {
+	msg  string
+	errs []error
+}
+
+func (e *jobConflict) Error() string   { return e.msg }
+func (e *jobConflict) Unwrap() []error { return e.errs }
+
+// conflict is a task.ErrConflict with code and the text for people.
+func conflict(code task.Code, format string, args ...any) error {
+	return task.Conflict(code, format, args...)
+}
+
+// tooLate is the conflict of a job that already fired: it matches
+// ErrTooLate and task.ErrConflict, code task.CodeAlreadyRan.
+func tooLate(format string, args ...any) error {
+	return task.WithCode(task.CodeAlreadyRan,
+		&jobConflict{msg: fmt.Sprintf(format, args...), errs: []error{ErrTooLate, task.ErrConflict}})
 }

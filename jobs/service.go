@@ -443,7 +443,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
 		return nil, err
 	}
 	if t.State == task.StateClosed {
-		return nil, fmt.Errorf("job %s is already cancelled or replaced: %w", id, task.ErrConflict)
+		return nil, conflict(task.CodeAlreadyCancelled, "job %s is already cancelled or replaced", id)
 	}
 	ok, err := s.cancelSlot(ctx, t, "cancelled")
 	if err != nil {
@@ -455,7 +455,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
 		if gerr == nil {
 			state = v.State
 		}
-		return nil, fmt.Errorf("job %s is %s: %w: %w", id, state, ErrTooLate, task.ErrConflict)
+		return nil, tooLate("job %s already fired (it is %s), so it cannot be cancelled", id, state)
 	}
 	if _, err := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: task.StateClosed, Now: s.now()}); err != nil {
 		return nil, err

@@ -15,8 +15,8 @@ import (
 )
 
 // postVerb posts to /api/v1/jobs/id/verb and returns the status and the
-// error body's text.
-func (b *testBundle) postVerb(t *testing.T, id, verb string) (int, string) {
+// error body's text; a 409 must carry code want409 (when not "").
+func (b *testBundle) postVerb(t *testing.T, id, verb string, want409 ...task.Code) (int, string) {
 	t.Helper()
 	resp, err := http.Post(b.base+"/api/v1/jobs/"+id+"/"+verb, "application/json", nil)
 	if err != nil {
@@ -25,9 +25,13 @@ func (b *testBundle) postVerb(t *testing.T, id, verb string) (int, string) {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	var e struct {
-		Error string `json:"error"`
+		Error string    `json:"error"`
+		Code  task.Code `json:"code"`
 	}
 	_ = json.Unmarshal(raw, &e)
+	if resp.StatusCode == http.StatusConflict && len(want409) > 0 && e.Code != want409[0] {
+		t.Errorf("%s %s: 409 with code %q (%q), want %q", verb, id, e.Code, e.Error, want409[0])
+	}
 	return resp.StatusCode, e.Error
 }
 
@@ -65,7 +69,7 @@ func TestJobsBlockRacesFire(t *testing.T) {
 		at := due[i].Add(time.Duration(i)*step - 40*time.Millisecond)
 		wg.Go(func() {
 			time.Sleep(time.Until(at))
-			code, msg := b.postVerb(t, id, "block")
+			code, msg := b.postVerb(t, id, "block", task.CodeAlreadyRan)
 			switch code {
 			case http.StatusOK:
 				mu.Lock()
@@ -156,7 +160,7 @@ func TestJobsBlockRacesFire(t *testing.T) {
 	// A job that ran can be neither blocked nor unblocked again.
 	for id := range unblocked {
 		for _, verb := range []string{"block", "unblock"} {
-			if code, msg := b.postVerb(t, id, verb); code != http.StatusConflict || !strings.Contains(msg, "already ran") {
+			if code, msg := b.postVerb(t, id, verb, task.CodeAlreadyRan); code != http.StatusConflict || !strings.Contains(msg, "already ran") {
 				t.Errorf("%s of unblocked job %s that ran: %d %q, want 409 saying it already ran", verb, id, code, msg)
 			}
 		}
@@ -201,7 +205,7 @@ func TestJobsBlockCronRunning(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the cron job never called its hook")
 	}
-	if code, msg := b.postVerb(t, v.ID, "block"); code != http.StatusConflict || !strings.Contains(msg, "running") {
+	if code, msg := b.postVerb(t, v.ID, "block", task.CodeJobRunning); code != http.StatusConflict || !strings.Contains(msg, "running") {
 		t.Errorf("block while a run is in progress: %d %q, want 409 saying it is running", code, msg)
 	}
 	close(release)
@@ -232,7 +236,7 @@ func TestJobsBlockCronRunning(t *testing.T) {
 		t.Fatalf("cancel: %d", resp.StatusCode)
 	}
 	for _, verb := range []string{"block", "unblock"} {
-		if code, msg := b.postVerb(t, v.ID, verb); code != http.StatusConflict || !strings.Contains(msg, "cancelled") {
+		if code, msg := b.postVerb(t, v.ID, verb, task.CodeAlreadyCancelled); code != http.StatusConflict || !strings.Contains(msg, "cancelled") {
 			t.Errorf("%s of a cancelled cron job: %d %q, want 409 saying it is cancelled", verb, code, msg)
 		}
 	}
