@@ -443,7 +443,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
 		return nil, err
 	}
 	if t.State == task.StateClosed {
-		return nil, fmt.Errorf("job %s is already cancelled or replaced: %w", id, task.ErrConflict)
+		return nil, conflict(task.CodeAlreadyCancelled, "job %s is already cancelled or replaced", id)
 	}
 	ok, err := s.cancelSlot(ctx, t, "cancelled")
 	if err != nil {
@@ -455,7 +455,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
 		if gerr == nil {
 			state = v.State
 		}
-		return nil, fmt.Errorf("job %s is %s: %w: %w", id, state, ErrTooLate, task.ErrConflict)
+		return nil, tooLate("job %s already fired (it is %s), so it cannot be cancelled", id, state)
 	}
 	if _, err := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: task.StateClosed, Now: s.now()}); err != nil {
 		return nil, err
@@ -485,7 +485,13 @@ func (s *Service) cancelSlot(ctx context.Context, t *task.Task, why string) (boo
 		})
 	}
 	if !t.Job.DueAt.IsZero() {
-		return take(t.Job.DueAt)
+		ok, err := take(t.Job.DueAt)
+		if ok || err != nil {
+			return ok, err
+		}
+		// A block holds the slot: nothing fired, so the cancel wins.
+		r, err := s.runAt(ctx, t.TaskID, t.Job.DueAt)
+		return r != nil && isBlockMarker(r), err
 	}
 	slot := t.NextFire
 	if !slot.IsZero() {
@@ -517,56 +523,6 @@ func (s *Service) cancelSlot(ctx context.Context, t *task.Task, why string) (boo
 
 // cancelSlotTries bounds the slots a cron job's cancel tries to take.
 const cancelSlotTries = 3
-
-// Block keeps a job from running until Unblock.
-func (s *Service) Block(ctx context.Context, id string) (*View, error) {
-	return s.setState(ctx, id, task.StateStopped, task.JobBlocked, "blocked")
-}
-
-// Unblock lets a blocked job run again (at once, when its time has passed).
-func (s *Service) Unblock(ctx context.Context, id string) (*View, error) {
-	return s.setState(ctx, id, task.StateRunning, task.JobPending, "unblocked")
-}
-
-func (s *Service) setState(ctx context.Context, id string, st task.State, js task.JobState, why string) (*View, error) {
-	t, err := s.jobTask(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if t.State == task.StateClosed {
-		return nil, fmt.Errorf("job %s is cancelled: %w", id, task.ErrConflict)
-	}
-	fired, err := s.delayedFired(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	if fired != nil {
-		return nil, fmt.Errorf("job %s already ran (%s): %w: %w", id, fired.State, ErrTooLate, task.ErrConflict)
-	}
-	now := s.now()
-	if _, err := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: st, Anchor: now, Now: now}); err != nil {
-		return nil, err
-	}
-	s.event(store.JobEvent{JobID: id, At: now, State: js, Reason: why})
-	s.wake()
-	return s.Get(ctx, id)
-}
-
-// delayedFired returns the run of a delayed job's one slot when it has
-// fired (nil when not, and for cron jobs, which may be blocked any time).
-func (s *Service) delayedFired(ctx context.Context, t *task.Task) (*task.Run, error) {
-	if t.Job.DueAt.IsZero() {
-		return nil, nil
-	}
-	runs, err := s.store.ListRuns(ctx, t.TaskID, t.Job.DueAt.Add(time.Millisecond), 1)
-	if err != nil {
-		return nil, fmt.Errorf("runs of job %s: %w", t.TaskID, err)
-	}
-	if len(runs) == 0 || !runs[0].Slot.Equal(t.Job.DueAt) {
-		return nil, nil
-	}
-	return runs[0], nil
-}
 
 // BatchResult is one job's answer in a batch: its view, or why it was
 // refused.

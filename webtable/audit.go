@@ -137,7 +137,7 @@ func (a *API) listAudit(c *gin.Context) {
 // edits) or one of @target, @task, @job, @run, @user, @token.
 func (a *API) queryAudit(c *gin.Context) {
 	if a.audit == nil {
-		c.AbortWithStatusJSON(http.StatusNotImplemented, errorBody{Error: "this store keeps no audit trail"})
+		c.AbortWithStatusJSON(http.StatusNotImplemented, statusBody(http.StatusNotImplemented, "this store keeps no audit trail"))
 		return
 	}
 	var q store.AuditQuery

@@ -165,7 +165,7 @@ func (a *API) bulkActive(c *gin.Context, sc *mapping.Scenario, field, id string,
 	})
 	if err != nil {
 		err = describe(err, task.ErrNotFound, "row %q was deleted while saving", id)
-		return describe(err, task.ErrConflict, "row %q was changed by someone else while saving; try again", id)
+		return describeAs(err, task.ErrConflict, task.CodeVersionConflict, "row %q changed while your edit was saved; try again", id)
 	}
 	a.record(ctx, user, sc.Name(), id, action, cur.Fields, row.Fields)
 	return nil

@@ -40,7 +40,7 @@ func tooLarge(limit int64) error {
 	case limit >= 1<<10 && limit%(1<<10) == 0:
 		size = fmt.Sprintf("%d KiB", limit>>10)
 	}
-	return httpErr(http.StatusRequestEntityTooLarge, "body", "body: larger than %s", size)
+	return httpErr(http.StatusRequestEntityTooLarge, "body", "the body is larger than %s; send less", size)
 }
 
 // readJSON decodes the request body, at most maxBodyBytes, as one JSON

@@ -15,16 +15,27 @@ import (
 // internalMsg is all a client learns about a 500; the log has the cause.
 const internalMsg = "internal error"
 
-// errorBody is the JSON body of every 4xx and 5xx answer.
+// errorBody is the JSON body of every 4xx and 5xx answer: the text for
+// people, its stable code for programs and translations (task.Code; README
+// lists them), and the field at fault when one is.
 type errorBody struct {
-	Error string `json:"error"`
-	Field string `json:"field,omitempty"`
+	Error string    `json:"error"`
+	Code  task.Code `json:"code"`
+	Field string    `json:"field,omitempty"`
+}
+
+// statusBody is the body of an answer with status and text msg, coded by
+// the status alone.
+func statusBody(status int, msg string) errorBody {
+	return errorBody{Error: msg, Code: task.StatusCode(status)}
 }
 
 // apiError carries the message a client sees. Status 0 means "derive it from
 // err" (task.ErrNotFound → 404 and so on); err keeps errors.Is working.
+// code "" means: err's code (task.CodeOf), else the status's.
 type apiError struct {
 	status int
+	code   task.Code
 	field  string
 	msg    string
 	err    error
@@ -49,9 +60,22 @@ func describe(err, sentinel error, format string, args ...any) error {
 	return &apiError{msg: fmt.Sprintf(format, args...), err: err}
 }
 
+// describeAs is describe with the code the answer carries.
+func describeAs(err, sentinel error, code task.Code, format string, args ...any) error {
+	if !errors.Is(err, sentinel) {
+		return err
+	}
+	return &apiError{code: code, msg: fmt.Sprintf(format, args...), err: err}
+}
+
 // httpErr is an error with a fixed status and message.
 func httpErr(status int, field, format string, args ...any) error {
 	return &apiError{status: status, field: field, msg: fmt.Sprintf(format, args...)}
+}
+
+// codedErr is httpErr with a code more precise than the status's.
+func codedErr(status int, code task.Code, field, format string, args ...any) error {
+	return &apiError{status: status, code: code, field: field, msg: fmt.Sprintf(format, args...)}
 }
 
 // unknownScenario is the 404 for a scenario name nobody configured.
@@ -82,7 +106,8 @@ func writeError(logger *slog.Logger, c *gin.Context, err error) {
 	c.AbortWithStatusJSON(status, body)
 }
 
-// classify returns the status and body for err.
+// classify returns the status and body for err. The 5xx bodies say
+// nothing of the cause.
 func classify(err error) (int, errorBody) {
 	var ae *apiError
 	if errors.As(err, &ae) {
@@ -91,19 +116,37 @@ func classify(err error) (int, errorBody) {
 			status = sentinelStatus(ae.err)
 		}
 		if status >= http.StatusInternalServerError {
-			return status, errorBody{Error: internalMsg}
+			return status, statusBody(status, internalMsg)
 		}
-		return status, errorBody{Error: ae.msg, Field: ae.field}
+		code := ae.code
+		if code == "" && ae.status == 0 {
+			code = task.CodeOf(ae.err) // the status comes from err: so does the code
+		}
+		if code == "" {
+			code = task.StatusCode(status)
+		}
+		if code == task.CodeInvalidRequest && ae.field != "" {
+			code = task.CodeInvalidField
+		}
+		return status, errorBody{Error: ae.msg, Code: code, Field: ae.field}
 	}
 	var ve *task.ValidationError
 	if errors.As(err, &ve) {
-		return http.StatusBadRequest, errorBody{Error: ve.Error(), Field: ve.Field}
+		code := task.CodeOf(err)
+		if code == task.CodeInvalidRequest && ve.Field != "" {
+			code = task.CodeInvalidField
+		}
+		return http.StatusBadRequest, errorBody{Error: ve.Error(), Code: code, Field: ve.Field}
 	}
 	status := sentinelStatus(err)
 	if status >= http.StatusInternalServerError {
-		return status, errorBody{Error: internalMsg}
+		return status, statusBody(status, internalMsg)
 	}
-	return status, errorBody{Error: err.Error()}
+	code := task.CodeOf(err)
+	if code == "" {
+		code = task.StatusCode(status)
+	}
+	return status, errorBody{Error: err.Error(), Code: code}
 }
 
 // sentinelStatus maps the task sentinels to a status, 500 for the rest.

@@ -28,7 +28,7 @@ func (t *Table) exportCSV(c *gin.Context) {
 	name := c.Param("scenario")
 	cols, ok := t.columns[name]
 	if !ok {
-		c.AbortWithStatusJSON(http.StatusNotFound, errorBody{Error: unknownScenario(name).Error()})
+		c.AbortWithStatusJSON(http.StatusNotFound, statusBody(http.StatusNotFound, unknownScenario(name).Error()))
 		return
 	}
 	form := c.Request.URL.Query()
@@ -36,7 +36,7 @@ func (t *Table) exportCSV(c *gin.Context) {
 	form.Del("length")
 	req, err := parseTableRequest(form, cols)
 	if err != nil {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: err.Error()})
+		c.AbortWithStatusJSON(http.StatusBadRequest, statusBody(http.StatusBadRequest, err.Error()))
 		return
 	}
 	if req.query.Filter, err = t.filterOf(name, cols, form, time.Now()); err != nil {

@@ -149,7 +149,7 @@ func (f *FlowsAPI) create(c *gin.Context) {
 		return
 	}
 	if err := f.store.CreateFlow(c.Request.Context(), fl); err != nil {
-		f.api.writeError(c, describe(err, task.ErrConflict, "flow %q already exists", fl.ID))
+		f.api.writeError(c, describeAs(err, task.ErrConflict, task.CodeAlreadyExists, "flow %q already exists", fl.ID))
 		return
 	}
 	f.api.recordChange(c, store.AuditKindFlow, fl.ID, store.AuditCreate, flowSummary(fl))
@@ -209,7 +209,8 @@ func (f *FlowsAPI) put(c *gin.Context) {
 	saved, err := f.store.UpdateFlow(c.Request.Context(), fl, want)
 	if err != nil {
 		err = describe(err, task.ErrNotFound, "flow %q not found", id)
-		err = describe(err, task.ErrConflict, "flow %q is not at version %d: it was changed after you read it; reload it and edit again", id, want)
+		err = describeAs(err, task.ErrConflict, task.CodeVersionConflict, "flow %q changed since you loaded it "+
+			"(you sent version %d); reload and try again", id, want)
 		f.api.writeError(c, err)
 		return
 	}

@@ -148,7 +148,7 @@ func (g *Guard) Middleware() gin.HandlerFunc {
 			access = AccessViewer // unknown paths: 404 only for the signed-in
 		case !known:
 			g.logger.ErrorContext(c.Request.Context(), "route without access policy", "route", route)
-			c.AbortWithStatusJSON(http.StatusForbidden, errorBody{Error: "route " + route + " has no access policy"})
+			c.AbortWithStatusJSON(http.StatusForbidden, statusBody(http.StatusForbidden, "route "+route+" has no access policy"))
 			return
 		}
 		if route != "GET /healthz" {

@@ -42,6 +42,7 @@ type lineError struct {
 // importRefused is the answer of an import that wrote nothing.
 type importRefused struct {
 	Error string      `json:"error"`
+	Code  task.Code   `json:"code"`
 	Lines []lineError `json:"lines"`
 }
 
@@ -101,14 +102,18 @@ func (a *API) importCSV(c *gin.Context) {
 			a.writeError(c, tooLarge(maxImportBytes))
 			return
 		}
-		a.writeError(c, httpErr(http.StatusBadRequest, "body", "body: %v", err))
+		a.writeError(c, httpErr(http.StatusBadRequest, "body", "cannot read the body: %v", err))
 		return
 	}
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	importID := importIDOf(sc.Name(), data)
 	rows, lines, status, msg := a.parseImportAs(sc, data, importID)
 	if msg != "" {
-		c.AbortWithStatusJSON(status, importRefused{Error: msg, Lines: lines})
+		code := task.StatusCode(status)
+		if len(lines) > 0 && status == http.StatusBadRequest {
+			code = task.CodeInvalidField
+		}
+		c.AbortWithStatusJSON(status, importRefused{Error: msg, Code: code, Lines: lines})
 		return
 	}
 	ctx := c.Request.Context()
@@ -139,7 +144,7 @@ func (a *API) importCSV(c *gin.Context) {
 		if existing > len(lines) {
 			msg += fmt.Sprintf(" (the first %d are listed)", len(lines))
 		}
-		c.AbortWithStatusJSON(http.StatusConflict, importRefused{Error: msg, Lines: lines})
+		c.AbortWithStatusJSON(http.StatusConflict, importRefused{Error: msg, Code: task.CodeAlreadyExists, Lines: lines})
 		return
 	}
 	var inserted []importRow
@@ -156,7 +161,7 @@ func (a *API) importCSV(c *gin.Context) {
 		if err != nil {
 			a.undoImport(ctx, sc.Name(), inserted)
 			if errors.Is(err, task.ErrConflict) {
-				c.AbortWithStatusJSON(http.StatusConflict, importRefused{
+				c.AbortWithStatusJSON(http.StatusConflict, importRefused{Code: task.CodeAlreadyExists,
 					Error: fmt.Sprintf("row %q was created by someone else during the import; nothing was imported", r.row.ID),
 					Lines: []lineError{{Line: r.line, Field: sc.IDField(), Error: "already exists"}}})
 				return
@@ -308,7 +313,8 @@ func (a *API) parseImportAs(sc *mapping.Scenario, data []byte, importID string) 
 	switch {
 	case failed > 0:
 		return nil, lines, http.StatusBadRequest,
-			fmt.Sprintf("%d of %d lines have errors; nothing was imported", failed, failed+len(rows))
+			fmt.Sprintf("%d of %d lines have errors; nothing was imported (the first: %s)", failed, failed+len(rows),
+				task.LineError(lines[0].Line, lines[0].Field, lines[0].Error))
 	case len(rows) == 0:
 		return nil, []lineError{{Line: 2, Error: "no rows after the header"}}, http.StatusBadRequest, "no rows to import"
 	}

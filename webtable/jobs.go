@@ -51,7 +51,7 @@ func (a *API) noJobs(c *gin.Context) bool {
 	if a.jobs != nil {
 		return false
 	}
-	c.AbortWithStatusJSON(http.StatusNotImplemented, errorBody{Error: "the jobs API is not available on this server"})
+	c.AbortWithStatusJSON(http.StatusNotImplemented, statusBody(http.StatusNotImplemented, "the jobs API is not available on this server"))
 	return true
 }
 

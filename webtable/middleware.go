@@ -66,7 +66,7 @@ func recovery(logger *slog.Logger) gin.HandlerFunc {
 				c.Abort()
 				return
 			}
-			c.AbortWithStatusJSON(http.StatusInternalServerError, errorBody{Error: internalMsg})
+			c.AbortWithStatusJSON(http.StatusInternalServerError, statusBody(http.StatusInternalServerError, internalMsg))
 		}()
 		c.Next()
 	}

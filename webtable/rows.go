@@ -62,7 +62,7 @@ func (a *API) createRow(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	if err := a.store.InsertRow(ctx, row); err != nil {
-		a.writeError(c, describe(err, task.ErrConflict, "row %q already exists in scenario %q", id, sc.Name()))
+		a.writeError(c, describeAs(err, task.ErrConflict, task.CodeAlreadyExists, "row %q already exists in scenario %q", id, sc.Name()))
 		return
 	}
 	a.wake()
@@ -154,8 +154,7 @@ func (a *API) patchRow(c *gin.Context) {
 		return
 	}
 	if want > 0 && want != cur.Version {
-		a.writeError(c, httpErr(http.StatusConflict, "", "row %q was changed by someone else after you opened it "+
-			"(you edited version %d; it is now version %d); reload it and edit again", id, want, cur.Version))
+		a.writeError(c, task.VersionConflict(fmt.Sprintf("row %q", id), cur.Version, want))
 		return
 	}
 	fields, err := merge(sc, cur, patch)
@@ -175,8 +174,8 @@ func (a *API) patchRow(c *gin.Context) {
 	})
 	if err != nil {
 		err = describe(err, task.ErrNotFound, "row %q was deleted while saving", id)
-		err = describe(err, task.ErrConflict, "row %q was changed by someone else while saving "+
-			"(it was at version %d); reload it and edit again", id, cur.Version)
+		err = describeAs(err, task.ErrConflict, task.CodeVersionConflict, "row %q changed while your edit was saved "+
+			"(you sent version %d); reload and try again", id, cur.Version)
 		a.writeError(c, err)
 		return
 	}

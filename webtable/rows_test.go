@@ -84,9 +84,11 @@ func TestRowLifecycle(t *testing.T) {
 	t.Run("PatchStaleVersion", func(t *testing.T) {
 		rec := b.do(t, http.MethodPatch, rowPath, `{"title":"lost"}`, "If-Match", "1")
 		wantError(t, rec, http.StatusConflict, "",
-			"was changed by someone else after you opened it (you edited version 1; it is now version 2); reload it and edit again")
+			"changed since you loaded it (version 2 now, you sent 1); reload and try again")
+		wantCode(t, rec, task.CodeVersionConflict)
 		rec = b.do(t, http.MethodPatch, rowPath, `{"title":"lost","_version":1}`)
-		wantError(t, rec, http.StatusConflict, "", "reload it")
+		wantError(t, rec, http.StatusConflict, "", "reload and try again")
+		wantCode(t, rec, task.CodeVersionConflict)
 		rec = b.do(t, http.MethodPatch, rowPath, `{"title":"kept","_version":2}`)
 		got := want[task.Row](t, rec, http.StatusOK)
 		if got.Version != 3 || got.Fields["title"] != "kept" {

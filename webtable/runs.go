@@ -168,7 +168,7 @@ const maxCancelReason = 500
 // backfilled afterwards.
 func (a *API) cancelRunHandler(c *gin.Context) {
 	if a.cancelRun == nil {
-		c.JSON(http.StatusNotImplemented, errorBody{Error: "cancelling runs is not available"})
+		c.JSON(http.StatusNotImplemented, statusBody(http.StatusNotImplemented, "cancelling runs is not available"))
 		return
 	}
 	id, err := pathID(c, "trigger_id")

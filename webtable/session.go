@@ -165,7 +165,7 @@ func (g *Guard) addUser(c *gin.Context) {
 		u.PasswordHash = h
 	}
 	if err := g.users.AddUser(c.Request.Context(), u); err != nil {
-		writeError(g.logger, c, describe(err, task.ErrConflict, "user %q exists", u.Name))
+		writeError(g.logger, c, describeAs(err, task.ErrConflict, task.CodeAlreadyExists, "user %q already exists", u.Name))
 		return
 	}
 	g.record(c, store.AuditKindUser, u.Name, store.AuditCreate, userSummary(u, req.Password != nil))

@@ -113,7 +113,7 @@ func (a *API) createTarget(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	if err := a.control.CreateTarget(ctx, t); err != nil {
-		a.writeError(c, describe(err, task.ErrConflict, "target %q already exists", t.ID))
+		a.writeError(c, describeAs(err, task.ErrConflict, task.CodeAlreadyExists, "target %q already exists", t.ID))
 		return
 	}
 	saved, err := a.control.GetTarget(ctx, t.ID)
@@ -174,8 +174,8 @@ func (a *API) putTarget(c *gin.Context) {
 	saved, err := a.control.UpdateTarget(c.Request.Context(), t, want)
 	if err != nil {
 		err = describe(err, task.ErrNotFound, "target %q not found", id)
-		err = describe(err, task.ErrConflict, "target %q is not at version %d: it was changed after you read it; "+
-			"reload it and edit again", id, want)
+		err = describeAs(err, task.ErrConflict, task.CodeVersionConflict, "target %q changed since you loaded it "+
+			"(you sent version %d); reload and try again", id, want)
 		a.writeError(c, err)
 		return
 	}

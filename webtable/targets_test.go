@@ -68,12 +68,13 @@ func TestTargetLifecycle(t *testing.T) {
 			t.Errorf("after PUT: %+v, ETag %s", got, rec.Header().Get("ETag"))
 		}
 		// A stale version is refused; nothing changes.
-		wantError(t, b.do(t, http.MethodPut, targetsPath+"/hook", hookBody, "If-Match", `"1"`),
-			http.StatusConflict, "", "is not at version 1")
+		stale := b.do(t, http.MethodPut, targetsPath+"/hook", hookBody, "If-Match", `"1"`)
+		wantError(t, stale, http.StatusConflict, "", `target "hook" changed since you loaded it (you sent version 1); reload and try again`)
+		wantCode(t, stale, task.CodeVersionConflict)
 		// A GET answer goes back as it is; its version is the If-Match.
 		cur := b.do(t, http.MethodGet, targetsPath+"/hook", "").Body.String()
 		wantError(t, b.do(t, http.MethodPut, targetsPath+"/hook", strings.Replace(cur, `"version":2`, `"version":1`, 1)),
-			http.StatusConflict, "", "reload it")
+			http.StatusConflict, "", "reload and try again")
 		cur = strings.Replace(cur, `"name":"the hook"`, `"name":"renamed"`, 1)
 		got = want[task.Target](t, b.do(t, http.MethodPut, targetsPath+"/hook", cur), http.StatusOK)
 		if got.Name != "renamed" || got.Version != 3 || got.State != task.TargetPaused {

@@ -24,6 +24,7 @@ type triggerBody struct {
 // runs made, one per target; Error, on a 409, says why none was accepted.
 type triggerAnswer struct {
 	Error string      `json:"error,omitempty"`
+	Code  task.Code   `json:"code,omitempty"`
 	Runs  []*task.Run `json:"runs"`
 }
 
@@ -43,7 +44,7 @@ type stateBody struct {
 func (a *API) triggerTask(c *gin.Context) {
 	if a.trigger == nil {
 		// Not through writeError: it hides the message of every 5xx.
-		c.AbortWithStatusJSON(http.StatusNotImplemented, errorBody{Error: "manual triggers are not available on this server"})
+		c.AbortWithStatusJSON(http.StatusNotImplemented, statusBody(http.StatusNotImplemented, "manual triggers are not available on this server"))
 		return
 	}
 	id, err := pathID(c, "task_id")
@@ -74,7 +75,7 @@ func (a *API) triggerTask(c *gin.Context) {
 	keys := slices.Sorted(maps.Keys(body.Params))
 	a.recordChange(c, store.AuditKindTask, id, store.AuditTrigger, map[string]any{"runs": len(runs), "params": keys})
 	if why := rejected(runs); why != "" {
-		c.AbortWithStatusJSON(http.StatusConflict, triggerAnswer{Error: why, Runs: runs})
+		c.AbortWithStatusJSON(http.StatusConflict, triggerAnswer{Error: why, Code: task.CodeConflict, Runs: runs})
 		return
 	}
 	c.JSON(http.StatusAccepted, triggerAnswer{Runs: runs})

@@ -20,6 +20,7 @@ import (
 
 	"cronsheet/mapping"
 	"cronsheet/store"
+	"cronsheet/task"
 	"cronsheet/webtable"
 )
 
@@ -122,8 +123,21 @@ func want[T any](t *testing.T, rec *httptest.ResponseRecorder, status int) T {
 
 // errBody is the API's error answer.
 type errBody struct {
-	Error string `json:"error"`
-	Field string `json:"field"`
+	Error string    `json:"error"`
+	Code  task.Code `json:"code"`
+	Field string    `json:"field"`
+}
+
+// wantCode checks an error answer's stable code.
+func wantCode(t *testing.T, rec *httptest.ResponseRecorder, code task.Code) {
+	t.Helper()
+	var got errBody
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatalf("decode %s: %v", rec.Body, err)
+	}
+	if got.Code != code {
+		t.Errorf("code = %q, want %q (error %q)", got.Code, code, got.Error)
+	}
 }
 
 // wantError checks an error answer's status, field and message.
