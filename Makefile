@@ -5,7 +5,7 @@ BIN      := bin/cronsheet
 CONFIG   ?= config.yaml
 PKGS     := ./...
 
-.PHONY: run build static test vet fmt-check bench bench-jobs fuzz clean
+.PHONY: run build static test vet fmt-check bench bench-jobs bench-compare fuzz clean
 
 run: build
 	./$(BIN) -config $(CONFIG)
@@ -44,6 +44,15 @@ bench:
 # jobs, memory per pending job (about 10 minutes).
 bench-jobs:
 	$(GO) run ./cmd/jobs-bench
+
+# bench-compare: asynq v0.26.0 on a throwaway redis-server (AOF on; Debian
+# package redis-server) and cronsheet (cmd/jobs-bench) on the same
+# workloads, one table with both and their ratio. tools/bench-compare is a
+# module of its own, so cronsheet's go.mod stays free of asynq. About 3
+# minutes with the defaults; e.g. BENCH_COMPARE_FLAGS="-n 100000 -spread 60".
+BENCH_COMPARE_FLAGS ?= -n 10000 -spread 20
+bench-compare:
+	cd tools/bench-compare && $(GO) run . -repo $(CURDIR) $(BENCH_COMPARE_FLAGS)
 
 # fuzz runs each fuzz target for FUZZTIME (default 30s), one at a time (go
 # test -fuzz takes one target per run); a failing input lands in the

@@ -70,6 +70,9 @@ type Service struct {
 	closed  bool
 	finals  []func(*View) // OnFinal subscribers
 	stored  []func([]store.JobEvent)
+	// creates group-commits single creates; nil when the store cannot
+	// create jobs in batches (each is then its own CreateJob).
+	creates *creates
 }
 
 // eventBuffer bounds transitions waiting to be stored; past it, OnRun
@@ -97,6 +100,9 @@ func New(d Deps) *Service {
 	}
 	if s.rate <= 0 {
 		s.rate = 20
+	}
+	if b, ok := d.Store.(store.JobBatcher); ok {
+		s.creates = newCreates(b)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Go(s.recordEvents)
@@ -244,7 +250,7 @@ func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
 			return nil, err
 		}
 	}
-	if err := s.store.CreateJob(ctx, b.Task); err != nil {
+	if err := s.createJob(ctx, b.Task); err != nil {
 		if errors.Is(err, task.ErrConflict) && b.Task.Job.Key != "" {
 			// Another submission with the key won the race: it is this one.
 			if old, gerr := s.store.JobByKey(ctx, b.Task.Job.Key); gerr == nil {
@@ -256,6 +262,15 @@ func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
 	s.event(store.JobEvent{JobID: b.Task.TaskID, At: s.now(), State: task.JobPending, Reason: "submitted"})
 	s.wake()
 	return s.answerNew(ctx, b)
+}
+
+// createJob stores the new job t as store.Jobs.CreateJob does, in a group
+// commit with the creates of concurrent callers when the store can.
+func (s *Service) createJob(ctx context.Context, t *task.Task) error {
+	if s.creates == nil {
+		return s.store.CreateJob(ctx, t)
+	}
+	return s.creates.create(ctx, t)
 }
 
 // build validates r into a new job.
@@ -291,7 +306,7 @@ func (s *Service) Upsert(ctx context.Context, key string, r Request) (*View, err
 	old, err := s.store.JobByKey(ctx, key)
 	switch {
 	case errors.Is(err, task.ErrNotFound):
-		if err := s.store.CreateJob(ctx, b.Task); err != nil {
+		if err := s.createJob(ctx, b.Task); err != nil {
 			return nil, fmt.Errorf("store job: %w", err)
 		}
 	case err != nil:

@@ -18,8 +18,13 @@
 // Usage:
 //
 //	go run ./cmd/jobs-bench [-n 10000,100000] [-batch 500] [-spread 60] [-clients 8]
-//	                        [-budget 0] [-single=true] [-patrol-batch 5000]
-//	                        [-calls-csv prefix] [-goroutines prefix] [-cpuprofile file]
+//	                        [-budget 0] [-single=true] [-lag=true] [-patrol-batch 5000] [-whole-seconds]
+//	                        [-calls-csv prefix] [-goroutines prefix] [-cpuprofile file] [-json file]
+//
+// -spread 0 makes every job of the lag case due at the same instant;
+// -whole-seconds makes every due instant a whole second (N/spread jobs
+// due at each). -json also writes the results as JSON (what
+// tools/bench-compare reads).
 package main
 
 import (
@@ -57,6 +62,10 @@ type options struct {
 	clients int
 	budget  time.Duration
 	single  bool
+	lag     bool // the batch intake and lag case
+	// wholeSeconds rounds every due instant of the lag case to a whole
+	// second.
+	wholeSeconds bool
 	// patrolBatch is the node's patrol.batch: tasks claimed per query.
 	patrolBatch int
 	// callsCSV, when set, is the prefix of files that get every callback
@@ -65,23 +74,28 @@ type options struct {
 	// goroutines, when set, is the prefix of files that get a goroutine
 	// dump halfway through the lag case's window (<prefix>-<n>.txt).
 	goroutines string
+	// jsonOut, when set, is the file that gets the results as JSON.
+	jsonOut string
 }
 
 func main() {
 	ns := flag.String("n", "10000,100000", "comma-separated counts of jobs")
 	batch := flag.Int("batch", 500, "jobs per request in the batch case (at most 1000)")
-	spread := flag.Int("spread", 60, "seconds the due instants of the lag case are spread over")
+	spread := flag.Int("spread", 60, "seconds the due instants of the lag case are spread over (0: all due at one instant)")
 	clients := flag.Int("clients", 8, "concurrent HTTP clients submitting jobs")
 	budget := flag.Duration("budget", 0, "time from the start of submission to the first due instant (0: 15s + 1.5ms per job)")
 	single := flag.Bool("single", true, "also measure intake one job per request (a node of its own per count)")
+	lag := flag.Bool("lag", true, "measure batch intake, trigger lag and memory (-lag=false: only -single)")
 	patrolBatch := flag.Int("patrol-batch", 5000, "the node's patrol.batch (tasks claimed and armed per query)")
 	callsCSV := flag.String("calls-csv", "", "write every callback's due and arrival time to <prefix>-<n>.csv")
 	goroutines := flag.String("goroutines", "", "write a goroutine dump halfway through the due window to <prefix>-<n>.txt")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	wholeSeconds := flag.Bool("whole-seconds", false, "make every due instant of the lag case a whole second")
+	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	flag.Parse()
 
-	o := options{batch: *batch, spread: time.Duration(*spread) * time.Second, clients: *clients, budget: *budget, single: *single,
-		patrolBatch: *patrolBatch, callsCSV: *callsCSV, goroutines: *goroutines}
+	o := options{batch: *batch, spread: time.Duration(*spread) * time.Second, clients: *clients, budget: *budget, single: *single, lag: *lag,
+		patrolBatch: *patrolBatch, callsCSV: *callsCSV, goroutines: *goroutines, wholeSeconds: *wholeSeconds, jsonOut: *jsonOut}
 	for f := range strings.SplitSeq(*ns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
@@ -89,8 +103,8 @@ func main() {
 		}
 		o.ns = append(o.ns, n)
 	}
-	if o.batch < 1 || o.batch > 1000 || o.clients < 1 || o.spread <= 0 {
-		fail(errors.New("-batch must be 1..1000, -clients and -spread positive"))
+	if o.batch < 1 || o.batch > 1000 || o.clients < 1 || o.spread < 0 {
+		fail(errors.New("-batch must be 1..1000, -clients positive, -spread not negative"))
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -127,6 +141,9 @@ func run(o options) error {
 			intake = append(intake, r)
 			progress("single requests, %d jobs: %.0f jobs/s", n, r.rate())
 		}
+		if !o.lag {
+			continue
+		}
 		r, err := lagCase(o, n)
 		if err != nil {
 			return fmt.Errorf("batches, %d jobs: %w", n, err)
@@ -136,6 +153,11 @@ func run(o options) error {
 		progress("batches, %d jobs: %.0f jobs/s; fire lag p99 %s", n, r.intake.rate(), ms(r.fire.p99))
 	}
 
+	if o.jsonOut != "" {
+		if err := writeJSON(o, intake, lags); err != nil {
+			return err
+		}
+	}
 	fmt.Printf("| intake | jobs | clients | jobs/request | accepted/s | submission took | all armed after |\n")
 	fmt.Printf("|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range intake {
@@ -205,6 +227,8 @@ type lagResult struct {
 	conns          int64         // TCP connections the hook accepted
 	sampled        int
 	sampledDone    int
+	// lastAfterDue is the first due instant → the last callback.
+	lastAfterDue time.Duration
 }
 
 // singleCase submits n jobs one per request from o.clients clients to a
@@ -281,7 +305,10 @@ func lagCase(o options, n int) (lagResult, error) {
 		budget = 15*time.Second + time.Duration(n)*3*time.Millisecond/2
 	}
 	first := time.Now().Add(budget)
-	bodies := batchBodies(h.url, n, o.batch, first, o.spread)
+	if o.wholeSeconds {
+		first = first.Truncate(time.Second).Add(time.Second)
+	}
+	bodies := batchBodies(h.url, n, o.batch, first, o.spread, o.wholeSeconds)
 	start := time.Now()
 	err = parallel(len(bodies), o.clients, func(i int) error {
 		var items []struct {
@@ -360,13 +387,15 @@ func lagCase(o options, n int) (lagResult, error) {
 	}
 	r.fires, r.calls, r.conns = fires.len(), h.calls.Load(), h.conns.Load()
 	r.callSpan = time.Duration(h.last.Load() - h.first.Load())
+	r.lastAfterDue = time.Unix(0, h.last.Load()).Sub(first)
 	r.intake.errors = nd.errors.Load()
 	return r, nil
 }
 
 // batchBodies encodes n POST jobs to url in batches of size: job i is due
-// at first + spread·i/n (millisecond precision, as due_at keeps it).
-func batchBodies(url string, n, size int, first time.Time, spread time.Duration) [][]byte {
+// at first + spread·i/n (millisecond precision, as due_at keeps it; whole
+// seconds when whole, first being one).
+func batchBodies(url string, n, size int, first time.Time, spread time.Duration, whole bool) [][]byte {
 	var out [][]byte
 	var buf bytes.Buffer
 	for i := range n {
@@ -381,6 +410,9 @@ func batchBodies(url string, n, size int, first time.Time, spread time.Duration)
 			buf.WriteByte(',')
 		}
 		due := first.Add(spread * time.Duration(i) / time.Duration(n)).UTC().Truncate(time.Millisecond)
+		if whole {
+			due = due.Truncate(time.Second)
+		}
 		fmt.Fprintf(&buf, `{"method":"POST","name":%q,"params":"{\"i\":%d}","at":%q}`, url, i, due.Format(time.RFC3339Nano))
 	}
 	buf.WriteByte(']')
@@ -701,4 +733,63 @@ func parallel(n, workers int, f func(i int) error) error {
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// jsonIntake and jsonLag are the results as -json writes them.
+type jsonIntake struct {
+	Name        string  `json:"name"`
+	N           int     `json:"n"`
+	Clients     int     `json:"clients"`
+	PerRequest  int     `json:"per_request"`
+	AcceptedPS  float64 `json:"accepted_per_s"`
+	TookS       float64 `json:"took_s"`
+	ArmedAfterS float64 `json:"armed_after_s"`
+	Armed       int64   `json:"armed"`
+	Errors      int64   `json:"errors"`
+}
+
+type jsonLag struct {
+	N              int     `json:"n"`
+	SpreadS        float64 `json:"spread_s"`
+	WholeSeconds   bool    `json:"whole_seconds"`
+	BudgetS        float64 `json:"budget_s"`
+	ArmedBeforeDue int64   `json:"armed_before_due"`
+	FireP50MS      float64 `json:"fire_p50_ms"`
+	FireP99MS      float64 `json:"fire_p99_ms"`
+	FireMaxMS      float64 `json:"fire_max_ms"`
+	CallbackP50MS  float64 `json:"callback_p50_ms"`
+	CallbackP99MS  float64 `json:"callback_p99_ms"`
+	CallbackMaxMS  float64 `json:"callback_max_ms"`
+	HeapPerJob     float64 `json:"heap_per_pending_job_bytes"`
+	Fires          int     `json:"fires"`
+	Calls          int64   `json:"calls"`
+	CallSpanS      float64 `json:"call_span_s"`
+	LastAfterDueS  float64 `json:"last_callback_after_first_due_s"`
+	Errors         int64   `json:"errors"`
+}
+
+// writeJSON writes the results to o.jsonOut.
+func writeJSON(o options, intake []intakeResult, lags []lagResult) error {
+	msf := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	var out struct {
+		Intake []jsonIntake `json:"intake"`
+		Lag    []jsonLag    `json:"lag"`
+	}
+	for _, r := range intake {
+		out.Intake = append(out.Intake, jsonIntake{Name: r.name, N: r.n, Clients: r.clients, PerRequest: r.perRequest,
+			AcceptedPS: r.rate(), TookS: r.took.Seconds(), ArmedAfterS: r.armed.Seconds(), Armed: r.armedN, Errors: r.errors})
+	}
+	for _, r := range lags {
+		out.Lag = append(out.Lag, jsonLag{N: r.intake.n, SpreadS: o.spread.Seconds(), WholeSeconds: o.wholeSeconds,
+			BudgetS: r.budget.Seconds(), ArmedBeforeDue: r.armedBeforeDue,
+			FireP50MS: msf(r.fire.p50), FireP99MS: msf(r.fire.p99), FireMaxMS: msf(r.fire.max),
+			CallbackP50MS: msf(r.hook.p50), CallbackP99MS: msf(r.hook.p99), CallbackMaxMS: msf(r.hook.max),
+			HeapPerJob: r.heapPerJob, Fires: r.fires, Calls: r.calls, CallSpanS: r.callSpan.Seconds(),
+			LastAfterDueS: r.lastAfterDue.Seconds(), Errors: r.intake.errors})
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(o.jsonOut, append(b, '\n'), 0o644)
 }

@@ -175,6 +175,16 @@ func (s *Store) taskIDFree(ctx context.Context, id string) error {
 // created and updated now, a zero anchor now. A taken task_id is
 // task.ErrConflict saying so.
 func (s *Store) insertJob(ctx context.Context, t *task.Task, now int64) error {
+	_, err := s.tasks.InsertOne(ctx, s.jobTaskDoc(t, now))
+	if isDuplicate(err) {
+		return fmt.Errorf("%w: task_id %s is taken: %w", task.ErrConflict, t.TaskID, err)
+	}
+	return err
+}
+
+// jobTaskDoc is the document of t as a new job: version 1, unclaimed, not
+// done, created and updated now, a zero anchor now.
+func (s *Store) jobTaskDoc(t *task.Task, now int64) taskDoc {
 	anchor := store.UnixMS(t.Anchor)
 	if anchor == 0 {
 		anchor = now
@@ -183,15 +193,11 @@ func (s *Store) insertJob(ctx context.Context, t *task.Task, now int64) error {
 	if t.IsEnable == 1 {
 		enable = 1
 	}
-	_, err := s.tasks.InsertOne(ctx, taskDoc{
+	return taskDoc{
 		TaskID: t.TaskID, Scenario: t.Scenario, Content: contentOf(t, anchor), Job: jobDocOf(t.Job),
 		IsEnable: enable, NextFire: store.UnixMS(t.NextFire), LastFire: store.UnixMS(t.LastFire),
 		LastStatus: t.LastStatus, Version: 1, CreatedAt: now, UpdatedAt: now,
-	})
-	if isDuplicate(err) {
-		return fmt.Errorf("%w: task_id %s is taken: %w", task.ErrConflict, t.TaskID, err)
 	}
-	return err
 }
 
 // setCreated sets on t what CreateJob stored beyond t's own fields.

@@ -27,6 +27,7 @@ func RunJobs(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Opti
 		{"Jobs", []testCase{
 			{name: "RoundTrip", fn: testJobRoundTrip},
 			{name: "CreateConflicts", fn: testCreateJobConflicts},
+			{name: "CreateBatch", fn: testCreateJobs},
 			{name: "ByKey", fn: testJobByKey},
 			{name: "Replace", fn: testReplaceJob},
 			{name: "ReplaceConflicts", fn: testReplaceJobConflicts},
@@ -245,6 +246,92 @@ func testCreateJobConflicts(b *bundle) {
 	b.createJob(newJob("j3", ""))
 	b.createJob(newJob("j4", ""))
 	b.wantKeyHeldBy("no key", "", "")
+}
+
+// testCreateJobs: store.JobBatcher's CreateJobs answers each job as
+// CreateJob would (its own conflict or invalid error, also against another
+// job of the same call) and stores exactly the others.
+func testCreateJobs(b *bundle) {
+	jb, ok := b.s.(store.JobBatcher)
+	if !ok {
+		b.t.Skipf("%T does not implement store.JobBatcher", b.s)
+	}
+	old := newJob("old", "k-old")
+	b.createJob(old)
+	noJob := newJob("nojob", "")
+	noJob.Job = nil
+	ts := []*task.Task{
+		newJob("a", "ka"),    // 0: stored, takes ka
+		newJob("b", ""),      // 1: stored
+		newJob("c", "ka"),    // 2: ka is a's, taken in this call
+		newJob("d", "k-old"), // 3: k-old is held by old
+		newJob("old", "ke"),  // 4: the id is taken: ke stays free
+		noJob,                // 5: invalid
+		newJob("b", "kb"),    // 6: the id is b's, taken in this call: kb stays free
+		newJob("h", "kh"),    // 7: stored, takes kh
+	}
+	want := make([]task.Task, len(ts))
+	for i, t := range ts {
+		want[i] = *t
+	}
+	errs, err := jb.CreateJobs(b.ctx, ts)
+	b.noErr("CreateJobs", err)
+	if len(errs) != len(ts) {
+		b.t.Fatalf("CreateJobs gave %d results for %d jobs", len(errs), len(ts))
+	}
+	for _, i := range []int{0, 1, 7} {
+		if errs[i] != nil {
+			b.t.Errorf("CreateJobs: job %d (%s): %v, want it stored", i, ts[i].TaskID, errs[i])
+			continue
+		}
+		if ts[i].Version != 1 || ts[i].CreatedAt.IsZero() || !ts[i].UpdatedAt.Equal(ts[i].CreatedAt) {
+			b.t.Errorf("CreateJobs set on %s version %d, created %v, updated %v; want 1 and two equal times",
+				ts[i].TaskID, ts[i].Version, ts[i].CreatedAt, ts[i].UpdatedAt)
+		}
+		w := want[i]
+		w.Version = 1
+		b.checkJob("GetTask after CreateJobs", b.getTask(ts[i].TaskID), &w)
+	}
+	b.wantConflictSaying("CreateJobs: a key taken by an earlier job of the call", errs[2], "ka")
+	b.wantConflictSaying("CreateJobs: a held key", errs[3], "k-old")
+	b.wantConflictSaying("CreateJobs: a taken id", errs[4], "old")
+	b.wantErr("CreateJobs: a job without Job", errs[5], task.ErrInvalid)
+	b.wantConflictSaying("CreateJobs: an id taken by an earlier job of the call", errs[6], "b")
+	for _, id := range []string{"c", "d", "nojob"} {
+		b.wantNoTask("after CreateJobs", id)
+	}
+	b.checkJob("old after CreateJobs", b.getTask("old"), old)
+	if got := b.getTask("b"); got.Job == nil || got.Job.Key != "" {
+		b.t.Errorf("b after CreateJobs holds key %q, want none", got.Job.Key)
+	}
+	b.wantKeyHeldBy("after CreateJobs", "ka", "a")
+	b.wantKeyHeldBy("after CreateJobs", "k-old", "old")
+	b.wantKeyHeldBy("after CreateJobs", "ke", "")
+	b.wantKeyHeldBy("after CreateJobs", "kb", "")
+	b.wantKeyHeldBy("after CreateJobs", "kh", "h")
+	listed, err := b.jobs().ListJobs(b.ctx, store.ListJobsParams{Limit: 100})
+	b.noErr("ListJobs", err)
+	var ids []string
+	for _, t := range listed {
+		ids = append(ids, t.TaskID)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{"a", "b", "h", "old"}) {
+		b.t.Errorf("jobs after CreateJobs: %v, want [a b h old]", ids)
+	}
+
+	// None at all, and only refused ones, store nothing and fail nothing.
+	errs, err = jb.CreateJobs(b.ctx, nil)
+	b.noErr("CreateJobs of none", err)
+	if len(errs) != 0 {
+		b.t.Errorf("CreateJobs of none gave %d results", len(errs))
+	}
+	errs, err = jb.CreateJobs(b.ctx, []*task.Task{newJob("a", "")})
+	b.noErr("CreateJobs of a taken id alone", err)
+	if len(errs) != 1 {
+		b.t.Fatalf("CreateJobs of one gave %d results", len(errs))
+	}
+	b.wantConflictSaying("CreateJobs of a taken id alone", errs[0], "a")
 }
 
 func testJobByKey(b *bundle) {

@@ -1,0 +1,130 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// maxCreateGroup bounds the jobs one group commit of creates writes.
+const maxCreateGroup = 500
+
+// createTimeout bounds one group commit of creates.
+const createTimeout = 30 * time.Second
+
+// creates group-commits the new jobs of concurrent single submissions
+// (Submit, Upsert without a holder, a keyed job of a batch), the way the
+// fire ledger group-commits fire records (fire/recorder.go): while one
+// group is being written, the creates that arrive queue up, and the next
+// group takes them all (up to maxCreateGroup) in one store.JobBatcher call
+// — one transaction on SQLite, one bulk insert on MongoDB. Each create
+// gets its own result: its own task.ErrConflict (a key or id taken, also
+// by another create of the same group) or task.ErrInvalid.
+//
+// It adds no wait: a create that finds nobody writing is written at once,
+// alone. It starts no goroutine: the first create of a group writes that
+// group; when more creates queued meanwhile, it hands the writing over to
+// the first of them, whose create the next group then contains. No
+// caller writes groups other than its own, so none is held up behind a
+// stream of others.
+type creates struct {
+	write   func(ctx context.Context, ts []*task.Task) ([]error, error)
+	max     int
+	timeout time.Duration
+
+	mu      sync.Mutex
+	queue   []*createReq
+	writing bool // a create of the queue's first group is writing it (or about to)
+}
+
+// createReq is one queued create.
+type createReq struct {
+	ctx  context.Context
+	t    *task.Task
+	done chan createAnswer // buffered: at most one answer is pending
+}
+
+// createAnswer is what a queued create is told: its result, or that it is
+// now the one to write the next group (which starts with it).
+type createAnswer struct {
+	err  error
+	lead bool
+}
+
+// newCreates returns the group committer over b.
+func newCreates(b store.JobBatcher) *creates {
+	return &creates{write: b.CreateJobs, max: maxCreateGroup, timeout: createTimeout}
+}
+
+// create stores t as store.Jobs.CreateJob does, in a group with the
+// creates queued with it, and returns t's own result once the group is
+// committed. The group is written with ctx's values but not its
+// cancellation (the other creates of the group do not depend on this
+// caller staying).
+func (c *creates) create(ctx context.Context, t *task.Task) error {
+	req := &createReq{ctx: ctx, t: t, done: make(chan createAnswer, 1)}
+	c.mu.Lock()
+	c.queue = append(c.queue, req)
+	lead := !c.writing // nobody writing: the queue was empty, req is first
+	c.writing = true
+	c.mu.Unlock()
+	if lead {
+		c.writeGroup()
+	}
+	for {
+		a := <-req.done
+		if !a.lead {
+			return a.err
+		}
+		c.writeGroup() // req is the first of the queue now
+	}
+}
+
+// pending returns how many creates are queued, not yet being written.
+func (c *creates) pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue)
+}
+
+// writeGroup writes the queue's first group (whose first create is the
+// caller's), answers each of its creates, then hands the writing over to
+// the first create queued meanwhile, if any.
+func (c *creates) writeGroup() {
+	c.mu.Lock()
+	n := min(len(c.queue), c.max)
+	group := append([]*createReq(nil), c.queue[:n]...)
+	c.queue = append(c.queue[:0], c.queue[n:]...)
+	c.mu.Unlock()
+
+	ts := make([]*task.Task, len(group))
+	for i, req := range group {
+		ts[i] = req.t
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), c.timeout)
+	errs, err := c.write(ctx, ts)
+	cancel()
+	if err == nil && len(errs) != len(ts) {
+		err = fmt.Errorf("the store answered %d results for %d jobs", len(errs), len(ts))
+	}
+	for i, req := range group {
+		switch {
+		case err != nil:
+			req.done <- createAnswer{err: fmt.Errorf("create job %s in a group of %d: %w", req.t.TaskID, len(ts), err)}
+		default:
+			req.done <- createAnswer{err: errs[i]}
+		}
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) == 0 {
+		c.writing = false
+		return
+	}
+	c.queue[0].done <- createAnswer{lead: true} // its channel is empty: it has had no answer yet
+}
