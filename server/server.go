@@ -53,7 +53,7 @@ type Server struct {
 	// lastErrors keeps the newest run errors for /api/v1/status.
 	lastErrors errorRing
 	flow       *flow.Controller
-	cc         *ccSlots // the cluster-wide slots of cc groups
+	cc         *ccSlots      // the cluster-wide slots of cc groups
 	flows      *flows.Engine // nil when the store keeps no flows
 	metrics    *metrics.Metrics
 	socket     *intake.WebSocket
