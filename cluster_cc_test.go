@@ -27,8 +27,8 @@ type ccHook struct {
 	max       int
 	arrived   int
 	answered  int
-	instances map[string]int // deliveries per X-Cronsheet-Instance (sender process)
-	lastAt    time.Time      // the latest arrival
+	instances map[string]int      // deliveries per X-Cronsheet-Instance (sender process)
+	lastAt    time.Time           // the latest arrival
 	byTrigger map[string][]string // senders of each trigger id, in arrival order
 }
 
