@@ -104,14 +104,41 @@ func checkLimit(what string, hl HostLimit) (HostLimit, error) {
 // back and is safe to call more than once. If ctx ends first, Acquire
 // returns ctx.Err() and holds nothing.
 func (c *Controller) Acquire(ctx context.Context, req Request) (release func(), err error) {
+	return c.AcquireWith(ctx, req, nil)
+}
+
+// Admit is a further gate of a group, passed once the group has room on
+// this Controller and before the host token: a cluster-wide slot of the
+// group (the caller's). It waits as long as it must, returning the
+// release of what it took, or an error (ctx ended) holding nothing.
+type Admit func(ctx context.Context) (release func(), err error)
+
+// AcquireWith is Acquire with admit (when not nil) between the group and
+// the host token: a request waits its turn in its group's FIFO here, so
+// at most the group's limit of requests of this Controller wait in admit
+// at once. The returned release gives back admit's holding, then the
+// group slot.
+func (c *Controller) AcquireWith(ctx context.Context, req Request, admit Admit) (release func(), err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := c.enterGroup(ctx, req); err != nil {
 		return nil, err
 	}
+	leaveAdmit := func() {}
+	if admit != nil {
+		if leaveAdmit, err = admit(ctx); err != nil {
+			c.leaveGroup(req.Group)
+			return nil, err
+		}
+	}
 	var once sync.Once
-	release = func() { once.Do(func() { c.leaveGroup(req.Group) }) }
+	release = func() {
+		once.Do(func() {
+			leaveAdmit()
+			c.leaveGroup(req.Group)
+		})
+	}
 	if err := c.takeToken(ctx, req.Host); err != nil {
 		release()
 		return nil, err

@@ -6,6 +6,10 @@
 // release when it is done. Acquire waits, in FIFO order per group, until the
 // group is under its limit, then for a token of the host's bucket. Nothing is
 // ever dropped: a request waits until it gets through or its context ends.
+// [Controller.AcquireWith] adds a gate of the caller's between the group
+// and the host token (the server's cluster-wide slot of the group, taken
+// in the store): only requests at the head of the group's FIFO here wait
+// on it.
 //
 // The global worker pool (how many deliveries run at once in all) stays with
 // the caller (fire.Config.MaxDeliveries). Take that slot after Acquire

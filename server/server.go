@@ -53,6 +53,7 @@ type Server struct {
 	// lastErrors keeps the newest run errors for /api/v1/status.
 	lastErrors errorRing
 	flow       *flow.Controller
+	cc         *ccSlots      // the cluster-wide slots of cc groups
 	flows      *flows.Engine // nil when the store keeps no flows
 	metrics    *metrics.Metrics
 	socket     *intake.WebSocket
@@ -110,6 +111,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (
 		s.closeBuilt()
 		return nil, fmt.Errorf("register node: %w", err)
 	}
+	s.cc.releaseAll(ctx) // a crashed predecessor's, if any
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		_ = s.nodes.deregister(ctx)
@@ -219,6 +221,7 @@ func (s *Server) buildDelivery(b *built) error {
 	s.metrics = metrics.New()
 	s.metrics.SetQueueDepthFunc(func() map[string]int { return s.flow.Stats().QueueDepths() })
 	s.clock = newStoreClock(s.logger, s.store, cfg.Patrol.Lease/4)
+	s.cc = newCCSlots(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, s.clock.Now)
 	s.nodes = newNodeRegistry(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, s.clock.Now, func() int { return len(s.armer.Armed()) })
 	s.firer = fire.New(s.logger, fire.Config{
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
@@ -264,7 +267,7 @@ func (s *Server) buildPatrols(b *built) error {
 	reconcile.ExpireOnlyWhen(s.nodes.judging)
 	s.runner = patrol.NewRunner(s.logger, patrol.RunnerConfig{Interval: p.Interval, RenewEvery: p.Lease / 3,
 		Observe: s.metrics.PatrolDuration, Beat: func(ctx context.Context) error {
-			return errors.Join(s.clock.measure(ctx), s.nodes.beat(ctx))
+			return errors.Join(s.clock.measure(ctx), s.nodes.beat(ctx), s.cc.renew(ctx))
 		},
 		Rescue: func(ctx context.Context) (int, error) { return s.firer.Rescue(ctx, p.Batch) }},
 		patrol.NewSync(s.logger, s.store, mappers, p.Batch, nil),
@@ -597,12 +600,20 @@ func (s *Server) stopFlow(ctx context.Context, flowID string) (int, error) {
 	return s.flows.StopFlow(ctx, flowID)
 }
 
-// gate is the firer's flow control: a job's concurrency group, then the
-// callback host's rate limit.
+// gate is the firer's flow control: a job's concurrency group (its FIFO
+// on this node, then one of the group's slots in the store, so that the
+// limit holds across nodes), then the callback host's rate limit (per
+// node).
 func (s *Server) gate(ctx context.Context, t *task.Task, tg *task.Target) (func(), error) {
-	var req flow.Request
+	var (
+		req   flow.Request
+		admit flow.Admit
+	)
 	if t.Job != nil {
 		req.Group, req.Limit = t.Job.CC, t.Job.CCLimit
+		if req.Limit > 0 {
+			admit = s.cc.admit(req.Group, req.Limit, t.TaskID)
+		}
 	}
 	if tg != nil && tg.HTTP != nil {
 		req.Host = flow.HostOf(tg.HTTP.URL)
@@ -610,7 +621,7 @@ func (s *Server) gate(ctx context.Context, t *task.Task, tg *task.Target) (func(
 	if req == (flow.Request{}) {
 		return func() {}, nil
 	}
-	return s.flow.Acquire(ctx, req)
+	return s.flow.AcquireWith(ctx, req, admit)
 }
 
 // expireAccepted turns accepted runs whose feedback deadline passed into
@@ -697,6 +708,9 @@ func (s *Server) shutdown(ctx context.Context) {
 		s.stopArm()
 		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		// Deliveries released their cc slots as they ended; any row left
+		// (a release the store refused) goes now, not after the lease.
+		s.cc.releaseAll(rctx)
 		for _, id := range s.armer.Armed() {
 			if err := s.store.ReleaseTask(rctx, id, s.cfg.NodeID); err != nil && !errors.Is(err, task.ErrNotFound) {
 				s.logger.Warn("release claim", "task_id", id, "error", err)

@@ -71,8 +71,12 @@ type status struct {
 	Dead    []string `json:"dead"`
 	// Queues is the flow control: per concurrency group in flight,
 	// waiting and limit; per host waiting.
-	Queues     flow.Stats    `json:"queues"`
-	LastErrors []statusError `json:"last_errors"`
+	Queues flow.Stats `json:"queues"`
+	// CC is, per concurrency group with a slot held anywhere or a request
+	// here, the group's slots held cluster-wide (every node's, from the
+	// store) next to this node's local queue.
+	CC         map[string]statusCC `json:"cc"`
+	LastErrors []statusError       `json:"last_errors"`
 	// Nodes are the processes in the store's node registry, each with its
 	// last heartbeat and the tasks it held then; Live says whether that
 	// beat is within the lease. Queues and Armed above are this node's.
@@ -80,6 +84,66 @@ type status struct {
 	// ClockOffset is the store's clock minus this node's, in
 	// milliseconds, as last measured (0 on a store without a clock).
 	ClockOffset int64 `json:"clock_offset_ms"`
+}
+
+// statusCC is one concurrency group in the status.
+type statusCC struct {
+	// Held lists the group's slots in the store, every node's; a slot
+	// whose lease ended (its node died) is marked expired until another
+	// node reclaims it.
+	Held []statusCCSlot `json:"held"`
+	// HeldByNode counts the live slots per node.
+	HeldByNode map[string]int `json:"held_by_node"`
+	// Local is this node's queue of the group: waiting in its FIFO, and
+	// in flight past it (holding a slot, or waiting for one).
+	Local flow.GroupStats `json:"local"`
+	// WaitingSlot counts the deliveries here that passed the FIFO and
+	// wait for a slot in the store (all of them are held elsewhere).
+	WaitingSlot int `json:"waiting_slot"`
+}
+
+// statusCCSlot is one slot of a group in the store.
+type statusCCSlot struct {
+	store.CCSlot
+	Expired bool `json:"expired"`
+}
+
+// ccStatus builds the CC part of the status from the store's slots, this
+// node's flow stats and its waiters.
+func (s *Server) ccStatus(ctx context.Context, queues flow.Stats) (map[string]statusCC, error) {
+	out := map[string]statusCC{}
+	get := func(g string) statusCC {
+		c, ok := out[g]
+		if !ok {
+			c = statusCC{Held: []statusCCSlot{}, HeldByNode: map[string]int{}}
+		}
+		return c
+	}
+	slots, err := s.store.ListCCSlots(ctx)
+	now := s.clock.Now()
+	for _, sl := range slots {
+		c := get(sl.Group)
+		expired := sl.LeaseUntil.Before(now)
+		c.Held = append(c.Held, statusCCSlot{CCSlot: sl, Expired: expired})
+		if !expired {
+			c.HeldByNode[sl.Node]++
+		}
+		out[sl.Group] = c
+	}
+	for g, gs := range queues.Groups {
+		if gs.Limit <= 0 {
+			continue
+		}
+		c := get(g)
+		c.Local = gs
+		out[g] = c
+	}
+	for g, n := range s.cc.waitingByGroup() {
+		c := get(g)
+		c.WaitingSlot = n
+		out[g] = c
+	}
+	return out, err
 }
 
 // statusNode is one entry of the node registry.
@@ -150,6 +214,9 @@ func (s *Server) serveStatus(c *gin.Context) {
 	}
 	st.ClockOffset = s.clock.Offset().Milliseconds()
 	st.Queues = s.flow.Stats()
+	if st.CC, err = s.ccStatus(ctx, st.Queues); err != nil {
+		st.Store.OK, st.Store.Error = false, err.Error()
+	}
 	st.LastErrors = append([]statusError{}, s.lastErrors.newestFirst()...)
 	code := http.StatusOK
 	if !st.Store.OK {

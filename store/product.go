@@ -8,7 +8,8 @@ import (
 // Product is everything the cronsheet server needs of a store: the core
 // Store (rows, tasks, the ledger, the outbox, targets and run queries,
 // jobs), the web table (RowTable), the row audit trail (AuditLog),
-// export/import (Dumper) and the health check (Prober). Both drivers implement all of it; the server
+// export/import (Dumper), the health check (Prober) and the cluster-wide
+// concurrency-group slots (CCSlots). Both drivers implement all of it; the server
 // refuses to start on a store that does not (see AsProduct).
 type Product interface {
 	Store
@@ -16,6 +17,7 @@ type Product interface {
 	AuditLog
 	Dumper
 	Prober
+	CCSlots
 }
 
 // AsProduct returns st as a Product, or an error naming each interface it
@@ -37,6 +39,9 @@ func AsProduct(st Store) (Product, error) {
 	}
 	if _, ok := st.(Prober); !ok {
 		missing = append(missing, "Prober (the health check)")
+	}
+	if _, ok := st.(CCSlots); !ok {
+		missing = append(missing, "CCSlots (cluster-wide concurrency groups)")
 	}
 	return nil, fmt.Errorf("store %T cannot serve cronsheet: it lacks %s", st, strings.Join(missing, ", "))
 }

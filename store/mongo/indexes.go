@@ -70,6 +70,10 @@ import (
 // fifth sort index on a collection every fire writes was not worth it).
 // targets needs no index but its _id (the target id); nor does flows.
 //
+// cc_slots ux_cc_slot (group, slot): the gate of the cluster-wide
+// concurrency groups (ccslots.go); ix_cc_node (node): a node's renewal
+// and release.
+//
 // flow_executions ix_executions_flow (flow_id, started_at, _id):
 // ListExecutions; ix_executions_state (state, started_at, _id):
 // RunningExecutions (resumption).
@@ -121,6 +125,9 @@ func (s *Store) indexSpecs() []indexSpec {
 
 		{s.executions(), "ix_executions_flow", k("flow_id", "started_at", "_id"), false},
 		{s.executions(), "ix_executions_state", k("state", "started_at", "_id"), false},
+
+		{s.ccSlots(), "ux_cc_slot", k("group", "slot"), true},
+		{s.ccSlots(), "ix_cc_node", k("node"), false},
 	}
 }
 
