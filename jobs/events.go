@@ -117,28 +117,6 @@ func (s *Service) recordEvents() {
 	}
 }
 
-// BackfillRequest chooses jobs to re-run: the given ids, or the newest
-// dead (or cancelled) jobs, at most Limit.
-type BackfillRequest struct {
-	IDs   []string      `json:"ids,omitempty"`
-	State task.JobState `json:"state,omitempty"` // dead (default) or cancelled, when IDs is empty
-	// Method and Name (a substring) narrow the jobs chosen by State.
-	Method task.JobMethod `json:"method,omitempty"`
-	Name   string         `json:"name,omitempty"`
-	Limit  int            `json:"limit,omitempty"` // default and maximum 1000
-}
-
-// BackfillAnswer lists the jobs a backfill will re-run and those refused.
-type BackfillAnswer struct {
-	Accepted []string          `json:"accepted"`
-	Refused  map[string]string `json:"refused,omitempty"`
-	// Rate is how many are triggered per second.
-	Rate float64 `json:"rate"`
-}
-
-// MaxBackfill bounds one backfill.
-const MaxBackfill = 1000
-
 // Backfill re-runs chosen dead or cancelled jobs (trigger type backfill)
 // in the background, at most BackfillRate per second; their state shows
 // backfilling, then done or dead.
@@ -212,27 +190,12 @@ func (s *Service) runBackfill(ids []string) {
 	}
 }
 
-// ListQuery chooses jobs by state (dead letters: State dead), newest
-// first.
-type ListQuery struct {
-	State task.JobState
-	// Method and Name (a substring of the job's name) narrow the list;
-	// empty matches all.
-	Method task.JobMethod
-	Name   string
-	// Cursor is where the previous page ended, as List returned it: a
-	// run's (fired_at, trigger_id) for the states read from the ledger, a
-	// job's (created_at, id) for pending and blocked.
-	Cursor store.RunCursor
-	Limit  int
-}
-
 // maxJobScan bounds the jobs one List call of pending or blocked jobs
 // reads; a page may come back short, with a cursor to go on from.
 const maxJobScan = 10_000
 
 // matches reports whether v passes q's filters.
-func (q *ListQuery) matches(v *View) bool {
+func matches(q *ListQuery, v *View) bool {
 	return v.State == q.State && (q.Method == "" || v.Method == q.Method) &&
 		(q.Name == "" || strings.Contains(v.Name, q.Name))
 }
@@ -294,7 +257,7 @@ func (s *Service) List(ctx context.Context, q ListQuery) ([]*View, store.RunCurs
 			if err != nil {
 				return nil, store.RunCursor{}, err
 			}
-			if v := viewOf(t, latest); q.matches(v) {
+			if v := viewOf(t, latest); matches(&q, v) {
 				out = append(out, v)
 				if len(out) == q.Limit {
 					return out, cursor, nil
@@ -328,7 +291,7 @@ func (s *Service) listByJob(ctx context.Context, q ListQuery) ([]*View, store.Ru
 			if err != nil {
 				return nil, store.RunCursor{}, err
 			}
-			if v := viewOf(t, latest); q.matches(v) {
+			if v := viewOf(t, latest); matches(&q, v) {
 				out = append(out, v)
 				if len(out) == q.Limit {
 					return out, next(), nil

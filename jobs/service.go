@@ -186,33 +186,6 @@ func NewID() string {
 	return "job_" + rand.Text()[:20]
 }
 
-// View is a job as the API shows it.
-type View struct {
-	ID         string           `json:"id"`
-	State      task.JobState    `json:"state"`
-	Method     task.JobMethod   `json:"method"`
-	Name       string           `json:"name"`
-	Key        string           `json:"key,omitempty"`
-	CC         string           `json:"cc,omitempty"`
-	CCLimit    int              `json:"cc_limit,omitempty"`
-	DueAt      time.Time        `json:"due_at,omitzero"`
-	Cron       string           `json:"cron,omitempty"`
-	NextFire   time.Time        `json:"next_fire,omitzero"`
-	MaxRetries int              `json:"max_retries"`
-	TTL        float64          `json:"ttl"`
-	ReplacedBy string           `json:"replaced_by,omitempty"`
-	Attempts   int              `json:"attempts"`
-	Result     string           `json:"result,omitempty"`
-	Error      string           `json:"error,omitempty"`
-	Run        *task.Run        `json:"run,omitempty"` // the newest run
-	Runs       []*task.Run      `json:"runs,omitempty"`
-	Events     []store.JobEvent `json:"events,omitempty"`
-	CreatedAt  time.Time        `json:"created_at,omitzero"`
-	// Created is false when a submission found the job its key names
-	// (idempotent repeat).
-	Created bool `json:"created"`
-}
-
 // viewOf builds the view of t with its newest runs (newest first).
 func viewOf(t *task.Task, runs []*task.Run) *View {
 	j := t.Job
@@ -538,13 +511,6 @@ func (s *Service) cancelSlot(ctx context.Context, t *task.Task, why string) (boo
 
 // cancelSlotTries bounds the slots a cron job's cancel tries to take.
 const cancelSlotTries = 3
-
-// BatchResult is one job's answer in a batch: its view, or why it was
-// refused.
-type BatchResult struct {
-	View *View
-	Err  error
-}
 
 // SubmitBatch submits each request on its own (one bad job does not stop
 // the others) but stores the new ones together when the store can

@@ -14,7 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"cronsheet/jobs"
+	"cronsheet/jobs/jobapi"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -36,15 +36,15 @@ import (
 //	GET    /api/v1/jobs/dead.jsonl       every dead job as JSON lines
 //
 // Errors are {"error", "field"} like the rest of the API; every intake
-// channel shares jobs.ParseRequest and jobs.Build, so the messages are the
+// channel shares jobapi.ParseRequest and jobapi.Build, so the messages are the
 // same on HTTP, WebSocket and Kafka.
 
 // batchItem is one answer of a batch submission.
 type batchItem struct {
-	Index int        `json:"index"`
-	Job   *jobs.View `json:"job,omitempty"`
-	Error string     `json:"error,omitempty"`
-	Field string     `json:"field,omitempty"`
+	Index int          `json:"index"`
+	Job   *jobapi.View `json:"job,omitempty"`
+	Error string       `json:"error,omitempty"`
+	Field string       `json:"field,omitempty"`
 }
 
 func (a *API) noJobs(c *gin.Context) bool {
@@ -69,9 +69,9 @@ func readBody(c *gin.Context, limit int64) ([]byte, error) {
 }
 
 // maxBatchBytes bounds a submission's body, one job or a batch: the
-// limit jobs.ParseBatch applies, enforced while reading, so a larger body
+// limit jobapi.ParseBatch applies, enforced while reading, so a larger body
 // is a 413 before it is read whole.
-const maxBatchBytes = jobs.MaxRequestBytes
+const maxBatchBytes = jobapi.MaxRequestBytes
 
 func (a *API) submitJobs(c *gin.Context) {
 	if a.noJobs(c) {
@@ -87,7 +87,7 @@ func (a *API) submitJobs(c *gin.Context) {
 		a.submitBatch(c, []byte(trimmed))
 		return
 	}
-	req, err := jobs.ParseRequest(body)
+	req, err := jobapi.ParseRequest(body)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -108,7 +108,7 @@ func (a *API) submitJobs(c *gin.Context) {
 // submitBatch answers each job of a batch on its own: one bad job does not
 // stop the others.
 func (a *API) submitBatch(c *gin.Context, body []byte) {
-	reqs, err := jobs.ParseBatch(body)
+	reqs, err := jobapi.ParseBatch(body)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -188,12 +188,12 @@ func (a *API) upsertJob(c *gin.Context) {
 	if a.noJobs(c) {
 		return
 	}
-	body, err := readBody(c, jobs.MaxRequestBytes)
+	body, err := readBody(c, jobapi.MaxRequestBytes)
 	if err != nil {
 		a.writeError(c, err)
 		return
 	}
-	req, err := jobs.ParseRequest(body)
+	req, err := jobapi.ParseRequest(body)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -218,7 +218,7 @@ func (a *API) unblockJob(c *gin.Context) {
 	}
 }
 
-func (a *API) jobState(c *gin.Context, action string, fn func(ctx context.Context, id string) (*jobs.View, error)) {
+func (a *API) jobState(c *gin.Context, action string, fn func(ctx context.Context, id string) (*jobapi.View, error)) {
 	id := c.Param("id")
 	v, err := fn(c.Request.Context(), id)
 	if err != nil {
@@ -236,7 +236,7 @@ func (a *API) backfillJobs(c *gin.Context) {
 	if a.noJobs(c) {
 		return
 	}
-	var req jobs.BackfillRequest
+	var req jobapi.BackfillRequest
 	if err := readJSON(c, &req, false); err != nil {
 		a.writeError(c, err)
 		return
@@ -252,21 +252,21 @@ func (a *API) backfillJobs(c *gin.Context) {
 
 // jobsPage is the answer of GET /api/v1/jobs.
 type jobsPage struct {
-	Jobs []*jobs.View `json:"jobs"`
-	Next string       `json:"next"`
+	Jobs []*jobapi.View `json:"jobs"`
+	Next string         `json:"next"`
 }
 
 // listQuery reads state, cursor and limit of GET /api/v1/jobs.
-func listQuery(c *gin.Context) (jobs.ListQuery, error) {
-	q := jobs.ListQuery{State: task.JobState(c.DefaultQuery("state", string(task.JobDead))),
+func listQuery(c *gin.Context) (jobapi.ListQuery, error) {
+	q := jobapi.ListQuery{State: task.JobState(c.DefaultQuery("state", string(task.JobDead))),
 		Method: task.JobMethod(strings.ToUpper(c.Query("method"))), Name: c.Query("name")}
 	if len(q.Name) > maxQueryLen {
 		return q, task.Invalid("name", "at most %d bytes", maxQueryLen)
 	}
 	if s := c.Query("limit"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > jobs.MaxBackfill {
-			return q, task.Invalid("limit", "must be 1 to %d", jobs.MaxBackfill)
+		if err != nil || n < 1 || n > jobapi.MaxBackfill {
+			return q, task.Invalid("limit", "must be 1 to %d", jobapi.MaxBackfill)
 		}
 		q.Limit = n
 	}
@@ -304,7 +304,7 @@ func (a *API) listJobs(c *gin.Context) {
 		return
 	}
 	if views == nil {
-		views = []*jobs.View{}
+		views = []*jobapi.View{}
 	}
 	c.JSON(http.StatusOK, jobsPage{Jobs: views, Next: jobCursor(next)})
 }
@@ -319,7 +319,7 @@ func (a *API) exportDead(c *gin.Context) {
 	c.Status(http.StatusOK)
 	w := bufio.NewWriter(c.Writer)
 	enc := json.NewEncoder(w)
-	q := jobs.ListQuery{State: task.JobDead, Limit: 500}
+	q := jobapi.ListQuery{State: task.JobDead, Limit: 500}
 	for {
 		views, next, err := a.jobs.List(c.Request.Context(), q)
 		if err != nil {

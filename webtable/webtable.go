@@ -24,7 +24,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"cronsheet/jobs"
 	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
@@ -81,7 +80,7 @@ type Deps struct {
 	// answered 400 naming the target's kind.
 	CheckTarget func(*task.Target) error
 	// Jobs serves /api/v1/jobs…; nil answers 501.
-	Jobs *jobs.Service
+	Jobs JobsService
 	// JobsSocket, when set, serves GET /api/v1/jobs/ws (the WebSocket
 	// intake).
 	JobsSocket http.Handler
@@ -113,7 +112,7 @@ type API struct {
 	cancelRun func(ctx context.Context, triggerID, why string) (*task.Run, error)
 	control   store.Control // Store's targets, task states, run queries
 	check     func(*task.Target) error
-	jobs      *jobs.Service
+	jobs      JobsService
 	socket    http.Handler
 	audit     store.AuditLog // Store's audit trail
 }

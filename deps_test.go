@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// forbiddenDeps are the arrows the design forbids (docs/DESIGN.md), as
+// package → the packages of this module (exact paths) or other modules
+// it must not depend on, directly or through another package.
+var forbiddenDeps = map[string][]string{
+	// The HTTP layer serves the table and the API through small
+	// interfaces; it never pulls in delivery (executors, SMTP, Twilio,
+	// Kafka), the scheduler, or a store driver.
+	"cronsheet/webtable": {"cronsheet/executors", "cronsheet/fire", "cronsheet/jobs", "cronsheet/server",
+		"cronsheet/patrol", "cronsheet/store/sqlite", "cronsheet/store/mongo",
+		"github.com/twilio/twilio-go", "gopkg.in/gomail.v2", "github.com/twmb/franz-go"},
+	"cronsheet/jobs/jobapi": {"cronsheet/fire", "cronsheet/executors", "cronsheet/jobs"},
+	// The model and the storage contract depend on nothing of the product
+	// but the schedule language.
+	"cronsheet/task":  {"cronsheet/store", "cronsheet/mapping", "cronsheet/fire", "cronsheet/executors"},
+	"cronsheet/store": {"cronsheet/mapping", "cronsheet/fire", "cronsheet/executors", "cronsheet/webtable", "cronsheet/server"},
+	// Delivery knows nothing of HTTP serving, patrols or the jobs API.
+	"cronsheet/fire":      {"cronsheet/server", "cronsheet/webtable", "cronsheet/patrol", "cronsheet/jobs", "github.com/gin-gonic/gin"},
+	"cronsheet/executors": {"cronsheet/store", "cronsheet/fire", "cronsheet/server", "cronsheet/webtable"},
+	"cronsheet/patrol":    {"cronsheet/server", "cronsheet/webtable", "cronsheet/fire"},
+}
+
+// TestForbiddenDeps fails when a package gains a dependency the design
+// forbids (issue 16 item 21), read from `go list -deps`.
+func TestForbiddenDeps(t *testing.T) {
+	for pkg, banned := range forbiddenDeps {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) < 2 {
+			t.Fatalf("go list -deps %s listed %d packages; want the package and its dependencies", pkg, len(deps))
+		}
+		for _, d := range deps {
+			for _, b := range banned {
+				// A package of this module is banned by its exact path;
+				// another module with all its packages.
+				if d == b || !strings.HasPrefix(b, "cronsheet/") && strings.HasPrefix(d, b+"/") {
+					t.Errorf("%s depends on %s (through %s); the design forbids it", pkg, b, d)
+				}
+			}
+		}
+	}
+}
