@@ -16,6 +16,7 @@ type Product interface {
 	AuditLog
 	Dumper
 	Prober
+	RunStats
 }
 
 // AsProduct returns st as a Product, or an error naming each interface it
@@ -37,6 +38,9 @@ func AsProduct(st Store) (Product, error) {
 	}
 	if _, ok := st.(Prober); !ok {
 		missing = append(missing, "Prober (the health check)")
+	}
+	if _, ok := st.(RunStats); !ok {
+		missing = append(missing, "RunStats (the status charts and outcome strips)")
 	}
 	return nil, fmt.Errorf("store %T cannot serve cronsheet: it lacks %s", st, strings.Join(missing, ", "))
 }
