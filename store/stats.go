@@ -152,7 +152,7 @@ type FireStatsBuilder struct {
 func NewFireStatsBuilder(p FireStatsParams) *FireStatsBuilder {
 	n := p.Buckets()
 	b := &FireStatsBuilder{p: p, fromM: UnixMS(p.From), bms: p.Bucket.Milliseconds(),
-		out: &FireStats{From: p.From.UTC(), To: p.To.UTC(), Bucket: p.Bucket, Buckets: make([]FireBucket, n)},
+		out:  &FireStats{From: p.From.UTC(), To: p.To.UTC(), Bucket: p.Bucket, Buckets: make([]FireBucket, n)},
 		lags: make([][]int64, n)}
 	for i := range b.out.Buckets {
 		b.out.Buckets[i].Start = p.From.Add(time.Duration(i) * p.Bucket).UTC()
@@ -197,4 +197,3 @@ func (b *FireStatsBuilder) Result() *FireStats {
 	}
 	return b.out
 }
-
