@@ -13,13 +13,14 @@ run: build
 build: static
 	$(GO) build -o $(BIN) .
 
-# static: jQuery and DataTables from npm (exact versions in package-lock.json)
+# static: jQuery, DataTables and uPlot from npm (exact versions in package-lock.json)
 # copied into static/vendor/, which the Go build embeds. npm runs only when
 # package.json or the lock changed.
 VENDOR_FILES := node_modules/jquery/dist/jquery.min.js \
 	node_modules/datatables.net/js/dataTables.min.js \
 	node_modules/datatables.net-dt/css/dataTables.dataTables.min.css \
-	node_modules/datatables.net-plugins/i18n/zh.json
+	node_modules/datatables.net-plugins/i18n/zh.json \
+	node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css
 static: static/vendor/.stamp
 
 static/vendor/.stamp: package.json package-lock.json

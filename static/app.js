@@ -27,6 +27,8 @@
       "nav.table": "Table", "nav.outbox": "Outbox", "add.title": "New row", "add.button": "Add row", "add.default": "(default)", "tz.local": "{t} here", "add.tz": "time zone",
       "chips": "Filters", "chip.errors": "Errors", "chip.off": "Off", "chip.due": "Due within 1 h", "chip.count": "{label} ({n})",
       "st.enabled": "Enabled", "st.paused": "Paused", "st.closed": "Closed", "st.error": "Error", "st.done": "Done",
+      "oc.strip": "last outcomes, oldest first", "oc.done": "done", "oc.dead": "dead", "oc.timeout": "timed out",
+      "oc.rejected": "rejected", "oc.cancelled": "cancelled", "oc.skipped": "skipped",
       "st.sync": "syncing: the edit is on its way to the scheduler",
       "why.error": "The row is invalid.", "why.off": "Switched off: nothing fires.",
       "why.stopped": "Task stopped: it fires only on Run now.", "why.closed": "Task closed: it never fires.",
@@ -56,6 +58,8 @@
       "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加", "add.default": "（默认）", "tz.local": "本地 {t}", "add.tz": "时区",
       "chips": "筛选", "chip.errors": "错误", "chip.off": "已停用", "chip.due": "1 小时内触发", "chip.count": "{label}（{n}）",
       "st.enabled": "已启用", "st.paused": "已暂停", "st.closed": "已关闭", "st.error": "错误", "st.done": "已完成",
+      "oc.strip": "最近结果（从旧到新）", "oc.done": "成功", "oc.dead": "失败", "oc.timeout": "超时",
+      "oc.rejected": "被拒绝", "oc.cancelled": "已取消", "oc.skipped": "已跳过",
       "st.sync": "同步中：修改正在交给调度器",
       "why.error": "此行无效。", "why.off": "已停用：不会触发。",
       "why.stopped": "任务已停止：只在“立即运行”时触发。", "why.closed": "任务已关闭：不会再触发。",
@@ -238,13 +242,32 @@
           if (!data) return esc(t("never"));
           return timeCell(data, row);
         default:
-          if (col.data === "last_status" && data) {
-            const cls = /^(done|ok|accepted)$/.test(data) ? "last-ok" : "last-bad";
-            return '<span class="' + cls + '">' + esc(data) + "</span>";
+          if (col.data === "last_status") {
+            let s = "";
+            if (data) {
+              const cls = /^(done|ok|accepted)$/.test(data) ? "last-ok" : "last-bad";
+              s = '<span class="' + cls + '">' + esc(data) + "</span>";
+            }
+            return s + outcomeStrip(row.outcomes);
           }
           return esc(data);
       }
     };
+  }
+
+  // outcomeStrip draws a row's last outcomes (the table answer's
+  // row.outcomes, newest first) as a strip of marks, oldest on the left,
+  // each titled with its state, time and error.
+  function outcomeStrip(list) {
+    if (!list || !list.length) return "";
+    const marks = list.slice(0, 10).reverse().map((o) => {
+      const ok = o.state === "done";
+      const word = t("oc." + o.state) === "oc." + o.state ? o.state : t("oc." + o.state);
+      const title = word + " · " + new Date(o.fired_at).toLocaleString() + (o.error ? " · " + o.error : "");
+      return '<span class="oc ' + (ok ? "oc-ok" : o.state === "cancelled" || o.state === "skipped" ? "oc-muted" : "oc-bad") +
+        '" data-state="' + esc(o.state) + '" title="' + esc(title) + '" aria-label="' + esc(title) + '" role="img"></span>';
+    });
+    return '<span class="oc-strip" aria-label="' + esc(t("oc.strip")) + '">' + marks.join("") + "</span>";
   }
 
   // ---- server-side paging ------------------------------------------------

@@ -29,6 +29,8 @@ func Vendor() []string {
 		"vendor/dataTables.min.js",
 		"vendor/dataTables.dataTables.min.css",
 		"vendor/zh.json",
+		"vendor/uPlot.iife.min.js",
+		"vendor/uPlot.min.css",
 	}
 }
 

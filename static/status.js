@@ -4,6 +4,8 @@
 // run errors. A job id opens GET /api/v1/jobs/:id as JSON in the detail
 // panel (the open job lives in the URL: /status?job=). Values from the
 // server reach the page through textContent (or esc() inside timeHTML).
+// Beside it, charts of fires, failures and lag p99 over time and a
+// timeline of the next 24 hours' fires (GET /api/v1/stats/…, every 30 s).
 (function () {
   "use strict";
   const ui = window.cronsheetUI;
@@ -144,6 +146,120 @@
     setTimeout(tick, pollMS);
   }
 
+  // ---- charts: fires, failures and lag p99 over time ----------------------
+  // GET /api/v1/stats/fires for the chosen window, every 30 s (?stats_poll=ms
+  // overrides), drawn with uPlot (vendor/uPlot.iife.min.js).
+  const statsPollMS = Math.max(1000, Number(params.get("stats_poll")) || 30000);
+  let firesPlot = null, lagPlot = null;
+  const cssVar = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
+  function windowLabel(v) {
+    const n = parseInt(v, 10);
+    return v.endsWith("d") ? t("d", { n: n }) : t("h", { n: n });
+  }
+  function chartWidth(el) { return Math.max(280, Math.min(900, (el.parentElement.clientWidth || 600) - 8)); }
+  function axes() {
+    const stroke = cssVar("--fg"), grid = { stroke: cssVar("--line"), width: 1 };
+    return [{ stroke: stroke, grid: grid, ticks: grid }, { stroke: stroke, grid: grid, ticks: grid }];
+  }
+  function drawCharts(st) {
+    const xs = [], fires = [], fails = [], lag = [];
+    for (const b of st.buckets || []) {
+      xs.push(Date.parse(b.start) / 1000);
+      fires.push(b.fires);
+      fails.push(b.failures);
+      lag.push(b.fires ? b.lag_p99_ms : null);
+    }
+    const fEl = byId("fires-chart"), lEl = byId("lag-chart");
+    if (firesPlot) firesPlot.destroy();
+    if (lagPlot) lagPlot.destroy();
+    firesPlot = new uPlot({
+      width: chartWidth(fEl), height: 180, axes: axes(),
+      series: [{ label: t("st.time") },
+        { label: t("st.fires"), stroke: cssVar("--accent"), fill: cssVar("--accent-bg"), width: 2 },
+        { label: t("st.failures"), stroke: cssVar("--bad"), width: 2 }],
+    }, [xs, fires, fails], fEl);
+    lagPlot = new uPlot({
+      width: chartWidth(lEl), height: 140, axes: axes(),
+      series: [{ label: t("st.time") }, { label: t("st.lag"), stroke: cssVar("--warn"), width: 2, spanGaps: false }],
+    }, [xs, lag], lEl);
+    let nf = 0, nx = 0;
+    for (let i = 0; i < fires.length; i++) { nf += fires[i]; nx += fails[i]; }
+    const totals = byId("stats-totals");
+    totals.textContent = t("st.totals", { fires: nf, failures: nx, window: windowLabel(byId("stats-window").value) }) +
+      (st.truncated ? " " + t("st.truncated") : "");
+    totals.dataset.fires = String(nf);
+    totals.dataset.failures = String(nx);
+  }
+  let statsAnswer = null;
+  async function loadStats() {
+    const opt = byId("stats-window").selectedOptions[0];
+    const q = "window=" + encodeURIComponent(opt.value) + "&bucket=" + encodeURIComponent(opt.dataset.bucket);
+    let r;
+    try {
+      r = await ui.getJSON("/api/v1/stats/fires?" + q);
+    } catch (e) {
+      ui.notice(t("st.unreachable", { error: String(e.message || e) }), true);
+      return;
+    }
+    if (!r.ok) { ui.notice(r.body.error || String(r.status), true); return; }
+    statsAnswer = r.body;
+    drawCharts(r.body);
+    document.body.dataset.stats = String(Number(document.body.dataset.stats || 0) + 1);
+  }
+
+  // ---- timeline: the next 24 hours of fires, by hour ----------------------
+  // GET /api/v1/stats/upcoming (at most 500 fires), one line per hour that
+  // has fires, each fire a link to its task's runs.
+  async function loadTimeline() {
+    let r;
+    try {
+      r = await ui.getJSON("/api/v1/stats/upcoming?within=24h");
+    } catch (e) {
+      ui.notice(t("st.unreachable", { error: String(e.message || e) }), true);
+      return;
+    }
+    if (!r.ok) { ui.notice(r.body.error || String(r.status), true); return; }
+    const list = byId("timeline");
+    list.replaceChildren();
+    const fires = r.body.fires || [];
+    byId("timeline-count").textContent = "(" + fires.length + ")" + (r.body.more ? " " + t("st.tl.limit", { n: fires.length }) : "");
+    const hours = new Map(); // hour start (ms) → fires
+    for (const f of fires) {
+      const d = new Date(f.next_fire);
+      d.setMinutes(0, 0, 0);
+      const k = d.getTime();
+      if (!hours.has(k)) hours.set(k, []);
+      hours.get(k).push(f);
+    }
+    const most = Math.max(1, ...[...hours.values()].map((l) => l.length));
+    for (const [k, l] of hours) {
+      const li = el("li");
+      li.dataset.hour = new Date(k).toISOString();
+      const when = el("time", new Date(k).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" }), "tl-hour");
+      when.setAttribute("datetime", new Date(k).toISOString());
+      const bar = el("span", null, "tl-bar");
+      bar.style.width = Math.max(4, Math.round((l.length / most) * 120)) + "px";
+      bar.title = t("st.tl.hour", { n: l.length });
+      const items = el("span", null, "tl-items");
+      for (const f of l.slice(0, 8)) {
+        const a = el("a", f.row_id || f.task_id, "tl-item");
+        a.href = "/runs?task_id=" + encodeURIComponent(f.task_id);
+        a.dataset.task = f.task_id;
+        a.title = new Date(f.next_fire).toLocaleString() + " · " + f.task_id;
+        items.append(a, " ");
+      }
+      if (l.length > 8) items.append(el("span", t("st.tl.more", { n: l.length - 8 }), "hint"));
+      li.append(when, " ", bar, " ", el("span", String(l.length), "tl-n"), " ", items);
+      list.appendChild(li);
+    }
+    if (!fires.length) list.appendChild(el("li", t("st.tl.none"), "hint"));
+    document.body.dataset.timeline = String(Number(document.body.dataset.timeline || 0) + 1);
+  }
+  async function statsTick() {
+    if (!document.hidden) await Promise.all([loadStats(), loadTimeline()]);
+    setTimeout(statsTick, statsPollMS);
+  }
+
   // ---- job detail --------------------------------------------------------
   function syncURL() {
     const q = new URLSearchParams(location.search);
@@ -184,9 +300,13 @@
       syncURL();
     });
     if (params.get("job")) showJob(params.get("job"));
-    window.cronsheet = { load: load, showJob: showJob };
+    for (const o of byId("stats-window").options) o.textContent = windowLabel(o.value);
+    byId("stats-window").addEventListener("change", loadStats);
+    window.cronsheet = { load: load, showJob: showJob, loadStats: loadStats, loadTimeline: loadTimeline,
+      stats: () => statsAnswer };
     document.body.dataset.ready = "1";
     tick();
+    statsTick();
   }
   start();
 })();

@@ -9,7 +9,8 @@ import (
 // Store (rows, tasks, the ledger, the outbox, targets and run queries,
 // jobs), the web table (RowTable), the row audit trail (AuditLog),
 // export/import (Dumper), the health check (Prober) and the cluster-wide
-// concurrency-group slots (CCSlots). Both drivers implement all of it; the server
+// concurrency-group slots (CCSlots) and the status charts' figures
+// (RunStats). Both drivers implement all of it; the server
 // refuses to start on a store that does not (see AsProduct).
 type Product interface {
 	Store
@@ -18,6 +19,7 @@ type Product interface {
 	Dumper
 	Prober
 	CCSlots
+	RunStats
 }
 
 // AsProduct returns st as a Product, or an error naming each interface it
@@ -42,6 +44,9 @@ func AsProduct(st Store) (Product, error) {
 	}
 	if _, ok := st.(CCSlots); !ok {
 		missing = append(missing, "CCSlots (cluster-wide concurrency groups)")
+	}
+	if _, ok := st.(RunStats); !ok {
+		missing = append(missing, "RunStats (the status charts and outcome strips)")
 	}
 	return nil, fmt.Errorf("store %T cannot serve cronsheet: it lacks %s", st, strings.Join(missing, ", "))
 }

@@ -277,6 +277,41 @@ const dueWithin = time.Hour
 type tableRow struct {
 	*task.Row
 	Task *store.RowTask `json:"task,omitempty"`
+	// Outcomes are the task's newest finished runs (at most
+	// outcomesPerRow, newest first), read for the whole page in one store
+	// call: the row's strip of recent outcomes.
+	Outcomes []store.Outcome `json:"outcomes,omitempty"`
+}
+
+// outcomesPerRow is how many recent outcomes a table row carries.
+const outcomesPerRow = 10
+
+// addOutcomes reads the page's rows' recent outcomes when the store keeps
+// them (store.RunStats; every driver does).
+func (t *Table) addOutcomes(ctx context.Context, rows []tableRow) error {
+	rs, ok := t.store.(store.RunStats)
+	if !ok {
+		return nil
+	}
+	var ids []string
+	for _, r := range rows {
+		if r.Task != nil {
+			ids = append(ids, r.Task.TaskID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	out, err := rs.RecentOutcomes(ctx, ids, outcomesPerRow)
+	if err != nil {
+		return fmt.Errorf("recent outcomes of the page: %w", err)
+	}
+	for i := range rows {
+		if rows[i].Task != nil {
+			rows[i].Outcomes = out[rows[i].Task.TaskID]
+		}
+	}
+	return nil
 }
 
 // tableRows pairs a page's rows with their tasks.
@@ -340,6 +375,10 @@ func (t *Table) serve(c *gin.Context) {
 	}
 	answer := tableAnswer{Draw: req.draw, RecordsTotal: page.Total,
 		RecordsFiltered: page.Filtered, CountsCapped: page.Capped, Data: tableRows(page)}
+	if err := t.addOutcomes(c.Request.Context(), answer.Data); err != nil {
+		fail(err)
+		return
+	}
 	if c.Request.Form.Get("counts") == "1" {
 		if answer.Counts, err = t.counts(c.Request.Context(), name, cols, now); err != nil {
 			fail(err)

@@ -60,6 +60,8 @@ func Policy() map[string]Access {
 		"GET /status":                  AccessViewer,
 		"GET /api/v1/outbox":           AccessViewer,
 		"GET /api/v1/audit":            AccessViewer,
+		"GET /api/v1/stats/fires":      AccessViewer,
+		"GET /api/v1/stats/upcoming":   AccessViewer,
 		"GET /audit":                   AccessViewer,
 		"GET /users":                   AccessAdmin,
 		"GET /api/v1/schedule/preview": AccessViewer,

@@ -30,11 +30,12 @@ import (
 )
 
 // Store is the part of storage that the API calls: rows, tasks, runs and
-// the outbox, targets and run queries (store.Control), and the row audit
-// trail (store.AuditLog). Every driver offers all of it (store.Product).
+// the outbox, targets and run queries (store.Control), the row audit
+// trail (store.AuditLog) and the status aggregates (store.RunStats). Every driver offers all of it (store.Product).
 type Store interface {
 	store.Control
 	store.AuditLog
+	store.RunStats
 
 	// InsertRow stores a new row; an existing (scenario, id) is task.ErrConflict.
 	InsertRow(ctx context.Context, row *task.Row) error
@@ -163,6 +164,7 @@ func New(d Deps) *API {
 //	GET    /api/v1/runs, GET /api/v1/runs/:trigger_id, POST /api/v1/runs/:trigger_id/feedback
 //	POST   /api/v1/runs/:trigger_id/cancel
 //	GET    /api/v1/outbox, GET /api/v1/schedule/preview, GET /api/v1/audit, GET /healthz
+//	GET    /api/v1/stats/fires, GET /api/v1/stats/upcoming
 func (a *API) Register(r gin.IRouter) {
 	v1 := r.Group("/api/v1")
 
@@ -207,6 +209,8 @@ func (a *API) Register(r gin.IRouter) {
 	v1.GET("/outbox", a.listOutbox)
 	v1.GET("/schedule/preview", a.preview)
 	v1.GET("/audit", a.queryAudit)
+	v1.GET("/stats/fires", a.fireStats)
+	v1.GET("/stats/upcoming", a.upcoming)
 
 	r.GET("/healthz", a.healthz)
 }

@@ -28,6 +28,7 @@ func RunControl(t *testing.T, newStore func(t *testing.T) store.Store, opts ...O
 		{"ExpireAccepted", expireCases()},
 		{"QueryRuns", queryRunsCases()},
 		{"CleanupRuns", cleanupCases()},
+		{"RunStats", statsCases()},
 		{"Concurrency", controlRaceCases(cfg)},
 	})
 }
