@@ -326,6 +326,7 @@ func (s *Server) buildHTTP(b *built) error {
 	}
 	engine.Use(webtable.Middleware(s.logger)...)
 	engine.Use(guard.Middleware())
+	webtable.RegisterNotFound(engine)
 	guard.Register(engine)
 	webtable.New(webtable.Deps{
 		Logger:    s.logger,

@@ -300,3 +300,19 @@ func TestSMSThroughTwilioClient(t *testing.T) {
 		t.Errorf("twilio got %v", rec.forms)
 	}
 }
+
+// TestUnknownAPIRoute: a route the API does not have answers 404 with the
+// JSON error body (code not_found), like every other API error.
+func TestUnknownAPIRoute(t *testing.T) {
+	b := setup(t, nil)
+	var body struct {
+		Error string `json:"error"`
+		Code  string `json:"code"`
+	}
+	if code := b.call(t, "GET", "/api/v1/no-such-thing", nil, &body); code != http.StatusNotFound {
+		t.Fatalf("GET /api/v1/no-such-thing = %d, want 404", code)
+	}
+	if body.Code != string(task.CodeNotFound) || !strings.Contains(body.Error, "/api/v1/no-such-thing") {
+		t.Errorf("body = %+v, want code not_found naming the route", body)
+	}
+}

@@ -323,10 +323,28 @@ func tableRows(page *store.RowPage) []tableRow {
 	return out
 }
 
-// tableError is the DataTables answer to a request that failed.
+// tableError is the DataTables answer to a request that failed: its draw
+// and error (what DataTables reads), with the stable code and the field
+// of every other error body.
 type tableError struct {
-	Draw  int    `json:"draw"`
-	Error string `json:"error"`
+	Draw  int       `json:"draw"`
+	Error string    `json:"error"`
+	Code  task.Code `json:"code"`
+	Field string    `json:"field,omitempty"`
+}
+
+// tableErr is the tableError of err, answered with status (a 4xx), for
+// draw.
+func tableErr(draw, status int, err error) tableError {
+	te := tableError{Draw: draw, Error: err.Error(), Code: task.CodeOf(err)}
+	if te.Code == "" {
+		te.Code = task.StatusCode(status)
+	}
+	var ve *task.ValidationError
+	if errors.As(err, &ve) {
+		te.Field = ve.Field
+	}
+	return te
 }
 
 // tableRequest is a parsed, validated DataTables request.
@@ -339,26 +357,26 @@ func (t *Table) serve(c *gin.Context) {
 	name := c.Param("scenario")
 	cols, ok := t.columns[name]
 	if !ok {
-		c.AbortWithStatusJSON(http.StatusNotFound, tableError{Error: unknownScenario(name).Error()})
+		c.AbortWithStatusJSON(http.StatusNotFound, tableErr(0, http.StatusNotFound, unknownScenario(name)))
 		return
 	}
 	if err := limitBody(c, maxBodyBytes); err != nil {
-		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, tableError{Error: err.Error()})
+		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, tableErr(0, http.StatusRequestEntityTooLarge, err))
 		return
 	}
 	if err := c.Request.ParseForm(); err != nil {
-		c.AbortWithStatusJSON(http.StatusBadRequest, tableError{Error: "cannot read the request: " + err.Error()})
+		c.AbortWithStatusJSON(http.StatusBadRequest, tableErr(0, http.StatusBadRequest, fmt.Errorf("cannot read the request: %w", err)))
 		return
 	}
 	req, err := parseTableRequest(c.Request.Form, cols)
 	if err != nil {
-		c.AbortWithStatusJSON(http.StatusBadRequest, tableError{Draw: req.draw, Error: err.Error()})
+		c.AbortWithStatusJSON(http.StatusBadRequest, tableErr(req.draw, http.StatusBadRequest, err))
 		return
 	}
 	req.query.Scenario, req.query.WithTasks = name, true
 	now := time.Now()
 	if req.query.Filter, err = t.filterOf(name, cols, c.Request.Form, now); err != nil {
-		c.AbortWithStatusJSON(http.StatusBadRequest, tableError{Draw: req.draw, Error: err.Error()})
+		c.AbortWithStatusJSON(http.StatusBadRequest, tableErr(req.draw, http.StatusBadRequest, err))
 		return
 	}
 	fail := func(err error) {
@@ -366,7 +384,7 @@ func (t *Table) serve(c *gin.Context) {
 		if status >= http.StatusInternalServerError && !errors.Is(c.Request.Context().Err(), context.Canceled) {
 			t.logger.ErrorContext(c.Request.Context(), "table query failed", "scenario", name, "error", err)
 		}
-		c.AbortWithStatusJSON(status, tableError{Draw: req.draw, Error: body.Error})
+		c.AbortWithStatusJSON(status, tableError{Draw: req.draw, Error: body.Error, Code: body.Code, Field: body.Field})
 	}
 	page, err := t.store.QueryRows(c.Request.Context(), req.query)
 	if err != nil {

@@ -87,6 +87,7 @@ type tableAnswer struct {
 	RecordsFiltered int64      `json:"recordsFiltered"`
 	Data            []task.Row `json:"data"`
 	Error           *string    `json:"error"`
+	Code            string     `json:"code"`
 }
 
 func (b *tableBundle) get(t *testing.T, q url.Values, method string) (int, tableAnswer) {
@@ -239,12 +240,16 @@ func TestTableBadRequests(t *testing.T) {
 			if a.Draw != tt.wantDraw {
 				t.Errorf("draw = %d, want %d", a.Draw, tt.wantDraw)
 			}
+			if a.Code != string(task.CodeInvalidField) && a.Code != string(task.CodeInvalidRequest) {
+				t.Errorf("code = %q, want %s or %s (the stable code of every error body)", a.Code, task.CodeInvalidField, task.CodeInvalidRequest)
+			}
 		})
 	}
 	t.Run("UnknownScenario", func(t *testing.T) {
 		rec := httptest.NewRecorder()
 		b.router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/scenarios/nope/table?draw=1", nil))
-		if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), `"error"`) {
+		if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), `"error"`) ||
+			!strings.Contains(rec.Body.String(), `"code":"`+string(task.CodeNotFound)+`"`) {
 			t.Errorf("got %d %s", rec.Code, rec.Body)
 		}
 	})

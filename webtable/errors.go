@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -160,4 +161,18 @@ func sentinelStatus(err error) int {
 		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
+}
+
+// RegisterNotFound answers unknown routes under /api/ with the JSON error
+// body of every other answer (404, code not_found) instead of gin's plain
+// text; pages keep gin's 404.
+func RegisterNotFound(r *gin.Engine) {
+	r.NoRoute(func(c *gin.Context) {
+		if strings.HasPrefix(c.Request.URL.Path, "/api/") {
+			c.AbortWithStatusJSON(http.StatusNotFound, statusBody(http.StatusNotFound,
+				"no such API route: "+c.Request.Method+" "+task.Truncate(c.Request.URL.Path, 200)))
+			return
+		}
+		c.String(http.StatusNotFound, "404 page not found")
+	})
 }
