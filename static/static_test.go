@@ -27,6 +27,8 @@ func TestMissing(t *testing.T) {
 		"vendor/jquery.min.js":     {Data: []byte("x")},
 		"vendor/dataTables.min.js": {Data: nil}, // an empty copy counts as missing
 		"vendor/zh.json":           {Data: []byte("{}")},
+		"vendor/uPlot.iife.min.js": {Data: []byte("x")},
+		"vendor/uPlot.min.css":     {Data: []byte("x")},
 	}
 	if got, want := Missing(partial), []string{"vendor/dataTables.min.js", "vendor/dataTables.dataTables.min.css"}; !slices.Equal(got, want) {
 		t.Errorf("Missing(partial) = %v, want %v", got, want)

@@ -64,8 +64,6 @@ func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Ta
 	if err := store.CheckLimit(p.Limit); err != nil {
 		return nil, fmt.Errorf("claim tasks: %w", err)
 	}
-	ctx, cancel := s.call(ctx)
-	defer cancel()
 	filter := bson.D{{Key: "is_enable", Value: 1}, {Key: "is_claimed", Value: 0}, {Key: "is_done", Value: 0}}
 	update := bson.D{{Key: "$set", Value: bson.D{
 		{Key: "is_claimed", Value: 1}, {Key: "claimed_by", Value: p.Owner}, {Key: "lease_until", Value: store.UnixMS(p.LeaseUntil)},
@@ -73,8 +71,13 @@ func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Ta
 	opts := options.FindOneAndUpdate().SetSort(bson.D{{Key: "_id", Value: 1}}).SetReturnDocument(options.After)
 	var out []*task.Task
 	for len(out) < p.Limit {
+		// The store's timeout bounds each claim, not the batch: a batch of
+		// hundreds on a slow server (FerretDB sorts in Go) would otherwise
+		// run out of time half way every pass. ctx bounds the whole.
 		var d taskDoc
-		err := s.tasks.FindOneAndUpdate(ctx, filter, update, opts).Decode(&d)
+		cctx, cancel := s.call(ctx)
+		err := s.tasks.FindOneAndUpdate(cctx, filter, update, opts).Decode(&d)
+		cancel()
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			break
 		}
