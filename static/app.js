@@ -42,7 +42,7 @@
       "import": "Import CSV", "imported": "Imported {n} rows.", "import.line": "line {line}",
       "bulk.activate": "Activate", "bulk.deactivate": "Deactivate", "bulk.delete": "Delete",
       "bulk.count": "{n} selected:", "bulk.sure": "Delete {n} rows?", "bulk.done": "{action}: {ok} done, {failed} failed.",
-      "select": "select row", "select.all": "select the rows of this page",
+      "select": "select row", "of.row": "{what}, row {row}", "select.all": "select the rows of this page",
       "export": "Export CSV", "runs": "Runs", "runs.title": "Runs of", "runs.older": "Older runs", "runs.none": "No runs yet.",
       "run.now": "Run now", "run.ok": "{id} triggered.",
       "nav.targets": "Targets", "nav.flows": "Flows", "nav.runs": "Runs", "nav.jobs": "Jobs", "nav.status": "Status", "nav.audit": "Audit", "nav.users": "Users", "runs.all": "All runs of this task",
@@ -73,7 +73,7 @@
       "import": "导入 CSV", "imported": "已导入 {n} 行。", "import.line": "第 {line} 行",
       "bulk.activate": "启用", "bulk.deactivate": "停用", "bulk.delete": "删除",
       "bulk.count": "已选 {n} 行：", "bulk.sure": "删除这 {n} 行？", "bulk.done": "{action}：成功 {ok}，失败 {failed}。",
-      "select": "选择此行", "select.all": "选择本页所有行",
+      "select": "选择此行", "of.row": "{what}（行 {row}）", "select.all": "选择本页所有行",
       "export": "导出 CSV", "runs": "运行记录", "runs.title": "运行记录：", "runs.older": "更早的记录", "runs.none": "还没有运行记录。",
       "run.now": "立即运行", "run.ok": "已触发 {id}。",
       "nav.targets": "目标", "nav.flows": "任务流", "nav.runs": "运行记录", "nav.jobs": "作业", "nav.status": "状态", "nav.audit": "审计", "nav.users": "用户", "runs.all": "此任务的全部运行记录",
@@ -224,12 +224,15 @@
     if (tk.state === "stopped") return { state: "paused", why: t("why.stopped"), armed: false, run: true };
     return { state: "enabled", why: "", armed: true, run: true };
   }
+  // ofRow names a row's control after what it does and the row's id, so
+  // a screen reader tells one row's "Run now" from the next.
+  function ofRow(what, row) { return t("of.row", { what: what, row: row.id }); }
   function renderer(col) {
     return function (data, type, row) {
       if (type !== "display") return data == null ? "" : data;
       switch (col.type) {
         case "switch":
-          return '<input type="checkbox" class="act-switch" aria-label="' + esc(t("switch.active")) + '"' + (isOn(data) ? " checked" : "") + ">";
+          return '<input type="checkbox" class="act-switch" aria-label="' + esc(ofRow(t("switch.active"), row)) + '"' + (isOn(data) ? " checked" : "") + ">";
         case "status": {
           const st = rowState(row);
           let s = '<span class="st st-' + st.state + '">' + esc(t("st." + st.state)) + "</span>";
@@ -468,7 +471,7 @@
     }
     input.value = cur == null ? "" : String(cur);
     input.className = "cell-input";
-    input.setAttribute("aria-label", col.title);
+    input.setAttribute("aria-label", ofRow(col.title, row));
     const ed = { id: row.id, col: col, td: td, input: input, preview: document.createElement("span") };
     ed.preview.className = "preview";
     td.classList.add("editing");
@@ -795,7 +798,7 @@
   function stateCell(data, type, row) {
     if (type !== "display") return "";
     const cur = row.task && row.task.state;
-    let html = '<select class="task-state" aria-label="' + esc(t("state")) + '"' + (cur ? "" : " disabled") + ">";
+    let html = '<select class="task-state" aria-label="' + esc(ofRow(t("state"), row)) + '"' + (cur ? "" : " disabled") + ">";
     if (!cur) html += '<option value="">' + esc(t("state.unknown")) + "</option>";
     for (const s of ["running", "stopped", "closed"]) {
       html += '<option value="' + s + '"' + (s === cur ? " selected" : "") + ">" + esc(t("state." + s)) + "</option>";
@@ -928,17 +931,18 @@
         // button says why (its title) instead of a refusal after the click.
         const st = rowState(row);
         const no = st.run ? "" : ' disabled title="' + esc(t("run.cannot", { why: st.why })) + '"';
-        return '<button type="button" class="run-now"' + no + ">" + esc(t("run.now")) + "</button> " +
-          '<button type="button" class="run-params"' + (st.run ? ' title="' + esc(t("run.params.title")) + '"' : no) + ">" + esc(t("run.params")) + "</button> " +
-          '<button type="button" class="runs">' + esc(t("runs")) + '</button> ' +
-          '<button type="button" class="del">' + esc(t("del")) + "</button>";
+        const named = (key) => ' aria-label="' + esc(ofRow(t(key), row)) + '"';
+        return '<button type="button" class="run-now"' + named("run.now") + no + ">" + esc(t("run.now")) + "</button> " +
+          '<button type="button" class="run-params"' + named("run.params") + (st.run ? ' title="' + esc(t("run.params.title")) + '"' : no) + ">" + esc(t("run.params")) + "</button> " +
+          '<button type="button" class="runs"' + named("runs") + ">" + esc(t("runs")) + '</button> ' +
+          '<button type="button" class="del"' + named("del") + ">" + esc(t("del")) + "</button>";
       },
     });
     columns.push({
       data: null, title: '<input type="checkbox" id="select-all" aria-label="' + esc(t("select.all")) + '">',
       orderable: false, searchable: false, defaultContent: "", className: "sel",
       render: (data, type, row) => type !== "display" ? "" :
-        '<input type="checkbox" class="sel-row" aria-label="' + esc(t("select")) + '"' + (selected.has(row.id) ? " checked" : "") + ">",
+        '<input type="checkbox" class="sel-row" aria-label="' + esc(ofRow(t("select"), row)) + '"' + (selected.has(row.id) ? " checked" : "") + ">",
     });
     table = new DataTable("#rows", {
       serverSide: true, processing: false, ajax: fetchPage, rowId: "id",

@@ -59,6 +59,21 @@
     return tr;
   }
 
+  // labelSteps names every control of the step table after its column and
+  // its row (the step's id, else its position), for screen readers: the
+  // inputs have no visible label but the column header.
+  const stepFields = ["fl.step", "fl.targets", "fl.result", "fl.timeout", "fl.on.success", "fl.on.failure",
+    "fl.on.timeout", "fl.params", "fl.step.remove"];
+  function labelSteps() {
+    [...document.querySelectorAll("#steps tr")].forEach((tr, i) => {
+      const idInput = tr.querySelector(".s-id");
+      const step = (idInput && idInput.value.trim()) || String(i + 1);
+      [...tr.querySelectorAll("input, select, button")].forEach((el, j) => {
+        if (stepFields[j]) el.setAttribute("aria-label", t("fl.step.of", { field: t(stepFields[j]), step: step }));
+      });
+    });
+  }
+
   function readSteps() {
     const steps = [];
     for (const tr of document.querySelectorAll("#steps tr")) {
@@ -112,6 +127,7 @@
     const tbody = document.getElementById("steps");
     tbody.replaceChildren();
     for (const s of f ? f.steps : [{}]) tbody.appendChild(stepRow(s));
+    labelSteps();
     document.getElementById("flow-trigger").disabled = !f;
     document.getElementById("flow-delete").disabled = !f;
     document.getElementById("flow-error").textContent = "";
@@ -350,11 +366,15 @@
     document.getElementById("flow-new").addEventListener("click", () => fill(null));
     document.getElementById("step-add").addEventListener("click", () => {
       document.getElementById("steps").appendChild(stepRow({}));
+      labelSteps();
     });
     document.getElementById("steps").addEventListener("click", (e) => {
-      if (e.target.matches("button.s-remove")) { e.target.closest("tr").remove(); if (!current) draw(); }
+      if (e.target.matches("button.s-remove")) { e.target.closest("tr").remove(); labelSteps(); if (!current) draw(); }
     });
-    form.addEventListener("input", () => { if (!current) draw(); });
+    form.addEventListener("input", (e) => {
+      if (e.target.matches("input.s-id")) labelSteps();
+      if (!current) draw();
+    });
     form.addEventListener("submit", save);
     document.getElementById("flow-trigger").addEventListener("click", trigger);
     document.getElementById("flow-delete").addEventListener("click", remove);

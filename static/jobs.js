@@ -78,7 +78,7 @@
       const tr = document.createElement("tr");
       tr.id = j.id;
       const box = document.createElement("input");
-      box.type = "checkbox"; box.className = "job-sel"; box.setAttribute("aria-label", t("jb.select"));
+      box.type = "checkbox"; box.className = "job-sel"; box.setAttribute("aria-label", t("of.row", { what: t("jb.select"), row: j.id }));
       box.checked = selected.has(j.id);
       box.addEventListener("change", () => { if (box.checked) selected.add(j.id); else selected.delete(j.id); showCount(); });
       const td = document.createElement("td"); td.appendChild(box); tr.appendChild(td);

@@ -179,7 +179,7 @@
 
   function stateCell(data, type, row) {
     if (type !== "display") return data;
-    return '<select class="tg-state" aria-label="' + esc(t("tg.state")) + '">' +
+    return '<select class="tg-state" aria-label="' + esc(t("of.row", { what: t("tg.state"), row: row.id })) + '">' +
       ["preset", "running", "paused"].map((s) => '<option value="' + s + '"' + (s === data ? " selected" : "") + ">" +
         esc(t("tg.st." + s)) + "</option>").join("") + "</select>";
   }
@@ -189,8 +189,9 @@
       return "<span>" + esc(t("tg.del.sure")) + '</span> <button type="button" class="del-yes">' + esc(t("yes")) +
         '</button> <button type="button" class="del-no">' + esc(t("no")) + "</button>";
     }
-    return '<button type="button" class="edit">' + esc(t("tg.edit.btn")) + '</button> ' +
-      '<button type="button" class="del">' + esc(t("tg.del")) + "</button>";
+    const named = (key) => ' aria-label="' + esc(t("of.row", { what: t(key), row: row.id })) + '"';
+    return '<button type="button" class="edit"' + named("tg.edit.btn") + ">" + esc(t("tg.edit.btn")) + '</button> ' +
+      '<button type="button" class="del"' + named("tg.del") + ">" + esc(t("tg.del")) + "</button>";
   }
   const text = (data, type) => type === "display" ? esc(data) : (data == null ? "" : data);
 

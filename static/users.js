@@ -15,11 +15,14 @@
     return td;
   }
 
-  function button(td, cls, label, onClick) {
+  // button adds a button to td, named after its row (row) for screen
+  // readers.
+  function button(td, cls, label, row, onClick) {
     const b = document.createElement("button");
     b.type = "button";
     b.className = cls;
     b.textContent = label;
+    b.setAttribute("aria-label", t("of.row", { what: label, row: row }));
     b.addEventListener("click", onClick);
     td.appendChild(b);
   }
@@ -42,7 +45,7 @@
       const tr = document.createElement("tr");
       tr.dataset.name = u.name;
       cell(tr, u.name); cell(tr, role(u.role)); cell(tr, u.disabled ? t("us.disabled") : ""); cell(tr, u.created_at);
-      button(cell(tr, ""), "del", t("us.delete"), async () => {
+      button(cell(tr, ""), "del", t("us.delete"), u.name, async () => {
         if (await send("DELETE", "/api/v1/users/" + encodeURIComponent(u.name))) { loadUsers(); loadTokens(); }
       });
       tb.appendChild(tr);
@@ -59,7 +62,7 @@
       tr.dataset.id = k.id;
       cell(tr, k.id); cell(tr, k.user); cell(tr, k.name); cell(tr, role(k.role)); cell(tr, k.created_at);
       cell(tr, k.expires_at && !k.expires_at.startsWith("0001") ? k.expires_at : t("never"));
-      button(cell(tr, ""), "del revoke", t("us.revoke"), async () => {
+      button(cell(tr, ""), "del revoke", t("us.revoke"), k.id, async () => {
         if (await send("DELETE", "/api/v1/tokens/" + encodeURIComponent(k.id))) loadTokens();
       });
       tb.appendChild(tr);
