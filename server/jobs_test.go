@@ -247,12 +247,14 @@ func TestJobsCancelRacesFire(t *testing.T) {
 		ids[i], due[i] = v.ID, v.DueAt
 	}
 	// Each cancel is sent around its job's instant: from 40ms before to
-	// 55ms after, so some win and some lose.
+	// 150ms after, so some win and some lose (a fire reaches the ledger
+	// some tens of milliseconds after its instant under -race on a busy
+	// machine: one CI run with 55ms saw every cancel win).
 	var mu sync.Mutex
 	cancelled := map[string]bool{}
 	var wg sync.WaitGroup
 	for i, id := range ids {
-		at := due[i].Add(time.Duration(i*5-40) * time.Millisecond)
+		at := due[i].Add(time.Duration(i*10-40) * time.Millisecond)
 		wg.Go(func() {
 			time.Sleep(time.Until(at))
 			req, _ := http.NewRequest("DELETE", b.base+"/api/v1/jobs/"+id, nil)
