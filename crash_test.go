@@ -12,17 +12,11 @@ import (
 	"cronsheet/task"
 )
 
-// TestCrashSafety runs the real binary, arms tasks firing every second to
-// an HTTP hook, kills it with SIGKILL mid-run, restarts it, stops it with
-// SIGTERM, and proves from the ledger and from the deliveries counted at
-// the hook that every run reached it, none twice unless the kill cut it
-// (then under its own trigger id), and that, with misfire: once, every
-// slot was either fired or covered by the misfire fire that followed the
-// downtime.
-func TestCrashSafety(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+// newCrashNode returns a node of the built binary on a fresh SQLite file
+// (and that file's path), with short patrols and a 2 s lease, allowed to
+// call back to loopback: what the crash tests kill and restart.
+func newCrashNode(t *testing.T) (*process, string) {
+	t.Helper()
 	dir := t.TempDir()
 	bin := buildBinary(t)
 	addr := freeAddr(t)
@@ -37,6 +31,21 @@ shutdown_timeout: 5s
 http: {allow: [127.0.0.0/8]}
 `, addr, dbPath)
 	node := newProcess(t, bin, dir, "cronsheet", addr, cfg)
+	return node, dbPath
+}
+
+// TestCrashSafety runs the real binary, arms tasks firing every second to
+// an HTTP hook, kills it with SIGKILL mid-run, restarts it, stops it with
+// SIGTERM, and proves from the ledger and from the deliveries counted at
+// the hook that every run reached it, none twice unless the kill cut it
+// (then under its own trigger id), and that, with misfire: once, every
+// slot was either fired or covered by the misfire fire that followed the
+// downtime.
+func TestCrashSafety(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	node, dbPath := newCrashNode(t)
 
 	h := startHook(t, 0)
 	node.start(t)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -76,20 +74,7 @@ func TestFlowCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	dir := t.TempDir()
-	bin := buildBinary(t)
-	addr := freeAddr(t)
-	dbPath := filepath.Join(dir, "data", "cronsheet.db")
-	cfg := fmt.Sprintf(`listen: %s
-auth: local_dev
-log_level: warn
-store: {driver: sqlite, path: %s}
-patrol: {interval: 100ms, lease: 2s}
-fire: {backoff_base: 100ms, backoff_max: 1s}
-shutdown_timeout: 5s
-http: {allow: [127.0.0.0/8]}
-`, addr, dbPath)
-	node := newProcess(t, bin, dir, "cronsheet", addr, cfg)
+	node, _ := newCrashNode(t)
 	h := startFlowCrashHook(t, 2*time.Second)
 	node.start(t)
 	base := node.base()
