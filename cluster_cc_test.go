@@ -226,6 +226,7 @@ func TestClusterCC(t *testing.T) {
 		unexplained++
 		t.Logf("KNOWN DEFECT (issue 10): trigger %s delivered %d times, first by %q at %s, not a delivery the kill of %s at %s cut: %v",
 			tr, len(arrivals), who, first.at.Format("05.000"), victimWho, killedAt.Format("05.000"), arrivals)
+		t.Logf("the nodes' log lines about %s:\n%s", tr, c.logsAbout(tr))
 	}
 	h.mu.Unlock()
 	t.Logf("duplicates not explained by the kill: %d", unexplained)

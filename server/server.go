@@ -225,7 +225,7 @@ func (s *Server) buildDelivery(b *built) error {
 	s.nodes = newNodeRegistry(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, s.clock.Now, func() int { return len(s.armer.Armed()) })
 	s.firer = fire.New(s.logger, fire.Config{
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
-		OnRun: s.onRun, Gate: s.gate, LiveNodes: s.nodes.liveNodes, MaxDeliveries: cfg.Fire.Workers,
+		OnRun: s.onRun, Gate: s.gate, Peers: s.nodes.peers, MaxDeliveries: cfg.Fire.Workers,
 		Instance: s.nodes.self.Incarnation,
 	}, s.store, b.registry, nil)
 	return nil
