@@ -164,7 +164,7 @@ func testRecordFiresRetry(b *bundle) {
 
 func testStrandedRuns(b *bundle) {
 	const (
-		self = "node-me"
+		self  = "node-me"
 		live  = "node-live"
 		dead  = "node-dead"
 		quiet = "node-quiet"
