@@ -2,8 +2,9 @@
 // kept instead of sending them (GET /api/v1/outbox), newest first.
 //
 // Its handler holds only the small Store interface declared here. It
-// imports task and httpapi, never a store driver, patrol, fire,
-// executors, jobs or server.
+// imports task, store (for the check that every store satisfies Store)
+// and httpapi, never a store driver, patrol, fire, executors, jobs or
+// server.
 package outboxapi
 
 import (
