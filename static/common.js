@@ -60,6 +60,7 @@
       "rn.fired": "fired", "rn.trigger": "trigger", "rn.attempt": "attempt", "rn.slot": "slot",
       "rn.finished": "finished", "rn.error": "error", "rn.id": "trigger id",
       "rn.detail": "Run", "rn.close": "close", "rn.feedback": "Feedback reports", "rn.nofeedback": "No feedback reports.",
+      "rn.live": "Unfinished: read again every {s} s.",
       "rn.at": "at", "rn.status": "status", "rn.message": "message", "rn.output": "output", "rn.progress": "progress",
       "rn.final": "final", "rn.params": "params", "rn.deadline": "deadline", "rn.node": "node",
       // status
@@ -150,6 +151,7 @@
       "rn.fired": "触发时间", "rn.trigger": "触发方式", "rn.attempt": "尝试", "rn.slot": "计划时间",
       "rn.finished": "结束时间", "rn.error": "错误", "rn.id": "触发 ID",
       "rn.detail": "运行", "rn.close": "关闭", "rn.feedback": "反馈报告", "rn.nofeedback": "没有反馈报告。",
+      "rn.live": "尚未结束：每 {s} 秒自动刷新。",
       "rn.at": "时间", "rn.status": "状态码", "rn.message": "消息", "rn.output": "输出", "rn.progress": "进度",
       "rn.final": "最终", "rn.params": "参数", "rn.deadline": "截止时间", "rn.node": "节点",
       "st.summary": "系统", "st.node": "节点", "st.store": "存储", "st.ok": "正常", "st.down": "不可用",
