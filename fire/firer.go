@@ -66,8 +66,10 @@ type Config struct {
 	// beating but may still run (Peers). A run owned by a node among
 	// neither is orphaned (its node is gone): Resume and Rescue take it
 	// over at once; a quiet node's run only once no attempt of it can be
-	// in flight. Nil means only this node is alive.
-	Peers func(ctx context.Context) (Peers, error)
+	// in flight. The view must have been read at or after notBefore (the
+	// zero time: any recent one will do). Nil means only this node is
+	// alive.
+	Peers func(ctx context.Context, notBefore time.Time) (Peers, error)
 	// RescueGrace is how long past its deadline an unfinished run of a
 	// live node waits before Rescue takes it over (default 5m): its owner
 	// lost it (a write that never got through), or is stuck.
@@ -288,12 +290,15 @@ func (f *Firer) ResumeRuns(ctx context.Context, t *task.Task, runs []*task.Run) 
 	if len(runs) == 0 {
 		return 0, nil
 	}
-	peers, err := f.peers(ctx)
+	j, err := f.newJudge(ctx, f.now()) // runs were read before this call
 	if err != nil {
 		return scheduled, err
 	}
 	for _, r := range runs {
-		why := f.orphaned(r, peers)
+		why, err := j.why(ctx, r)
+		if err != nil {
+			return scheduled, err
+		}
 		if why == "" {
 			continue
 		}
@@ -309,7 +314,7 @@ func (f *Firer) ResumeRuns(ctx context.Context, t *task.Task, runs []*task.Run) 
 // stuck well past their deadline), takes each over and delivers it again;
 // runs of deleted tasks end cancelled. It returns how many runs it took.
 func (f *Firer) Rescue(ctx context.Context, limit int) (int, error) {
-	peers, err := f.peers(ctx)
+	peers, err := f.peers(ctx, time.Time{})
 	if err != nil {
 		return 0, err
 	}
@@ -323,8 +328,16 @@ func (f *Firer) Rescue(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("find stranded runs: %w", err)
 	}
+	j := &judge{f: f, view: peers, readAt: f.now()}
 	n := 0
 	for _, r := range runs {
+		why, err := j.why(ctx, r)
+		if err != nil {
+			return n, err
+		}
+		if why == "" {
+			continue // the store judged on the view before the query; the next pass judges again
+		}
 		t, err := f.getTask(ctx, r.TaskID)
 		if errors.Is(err, task.ErrNotFound) {
 			if f.cancelOrphan(ctx, r, "task deleted while the run was unfinished") {
@@ -334,10 +347,6 @@ func (f *Firer) Rescue(ctx context.Context, limit int) (int, error) {
 		}
 		if err != nil {
 			return n, fmt.Errorf("rescue run %s: %w", r.TriggerID, err)
-		}
-		why := f.orphaned(r, peers)
-		if why == "" {
-			continue // the store's view and this one differ by an instant: the next pass judges again
 		}
 		ok, err := f.rescue(ctx, t, r, why)
 		if err != nil {
@@ -372,11 +381,53 @@ func (f *Firer) orphaned(r *task.Run, p peerSets) string {
 		}
 		return "" // an attempt may be in flight: taking it now could deliver it twice
 	case !p.live[r.Node]:
-		return "its node is gone"
+		return whyGone
 	case !r.Deadline.IsZero() && r.Deadline.Before(now.Add(-f.cfg.RescueGrace)):
 		return "stuck past its deadline"
 	}
 	return ""
+}
+
+// whyGone is orphaned's judgement of a run whose node is neither alive
+// nor quiet.
+const whyGone = "its node is gone"
+
+// judge judges runs read at or before readAt (orphaned). A node the view
+// knows neither as alive nor as quiet may have registered after a cached
+// view was read (at a start, nodes register one after another), so such
+// a judgement is made again, once, on a view read after readAt: only a
+// node absent from that one (it left the registry) or known to have
+// exited is gone.
+type judge struct {
+	f      *Firer
+	view   peerSets
+	readAt time.Time
+	fresh  bool
+}
+
+// newJudge judges runs read at or before readAt, starting from the
+// Firer's recent view of the nodes.
+func (f *Firer) newJudge(ctx context.Context, readAt time.Time) (*judge, error) {
+	view, err := f.peers(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	return &judge{f: f, view: view, readAt: readAt}, nil
+}
+
+// why is orphaned's judgement of r, confirmed on a fresh view when it
+// says r's node is gone.
+func (j *judge) why(ctx context.Context, r *task.Run) (string, error) {
+	why := j.f.orphaned(r, j.view)
+	if why != whyGone || j.fresh {
+		return why, nil
+	}
+	view, err := j.f.peers(ctx, j.readAt)
+	if err != nil {
+		return "", err
+	}
+	j.view, j.fresh = view, true
+	return j.f.orphaned(r, view), nil
 }
 
 // InFlightMargin is how long past its deadline a running run of a quiet
@@ -467,13 +518,13 @@ type Peers struct {
 // peerSets is Peers as sets, with this node always live.
 type peerSets struct{ live, quiet map[string]bool }
 
-// peers reads Config.Peers as sets.
-func (f *Firer) peers(ctx context.Context) (peerSets, error) {
+// peers reads Config.Peers (a view read at or after notBefore) as sets.
+func (f *Firer) peers(ctx context.Context, notBefore time.Time) (peerSets, error) {
 	p := peerSets{live: map[string]bool{f.cfg.Node: true}, quiet: map[string]bool{}}
 	if f.cfg.Peers == nil {
 		return p, nil
 	}
-	got, err := f.cfg.Peers(ctx)
+	got, err := f.cfg.Peers(ctx, notBefore)
 	if err != nil {
 		return p, fmt.Errorf("list live nodes: %w", err)
 	}

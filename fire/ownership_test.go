@@ -25,7 +25,7 @@ func (b *testBundle) peerFirer(t *testing.T, node string, peers func() fire.Peer
 	t.Helper()
 	f := fire.New(slog.New(slog.DiscardHandler), fire.Config{
 		Node: node, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond, RescueGrace: grace,
-		Peers: func(context.Context) (fire.Peers, error) { return peers(), nil },
+		Peers: func(context.Context, time.Time) (fire.Peers, error) { return peers(), nil },
 	}, b.store, b.execs, now)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -121,6 +121,45 @@ func TestQuietNodeInFlight(t *testing.T) {
 		shutdown(t, b.firer)
 		shutdown(t, rescuer)
 		if r := b.run(t, "stalled", slot(1)); r.State != task.RunDone || r.Node != node || r.Fence != 1 {
+			t.Errorf("run = %+v, want done by its own node at fence 1", r)
+		}
+		if n := len(b.exec.seen()); n != 1 {
+			t.Errorf("executor called %d times, want once", n)
+		}
+	})
+
+	t.Run("StaleViewOfTheNodes", func(t *testing.T) {
+		t.Parallel()
+		// node-b's cached view was read before node-a registered: node-a
+		// looks gone in it; a view read after the runs were read knows it.
+		b := setup(t)
+		armed := b.add(t, newTask("newcomer"), node)
+		g := newGate()
+		b.exec.set(func(ctx context.Context, n int, _ task.Delivery) (string, error) { return "sent", g.wait(ctx, n) })
+		b.fire(t, b.firer, armed, slot(1))
+		g.awaitStart(t)
+		var fresh int
+		views := func(_ context.Context, notBefore time.Time) (fire.Peers, error) {
+			if notBefore.IsZero() {
+				return fire.Peers{Live: []string{"node-b"}}, nil // cached, older than node-a
+			}
+			fresh++
+			return fire.Peers{Live: []string{"node-b", node}}, nil
+		}
+		rescuer := fire.New(slog.New(slog.DiscardHandler), fire.Config{Node: "node-b", Peers: views}, b.store, b.execs, nil)
+		if n, err := rescuer.Rescue(t.Context(), 100); err != nil || n != 0 {
+			t.Fatalf("Rescue on a stale view = %d, %v; want 0", n, err)
+		}
+		if n, err := rescuer.Resume(t.Context(), armed); err != nil || n != 1 {
+			t.Fatalf("Resume on a stale view = %d, %v; want 1 unfinished run left alone", n, err)
+		}
+		if fresh != 2 {
+			t.Errorf("fresh views read = %d, want 2 (one to confirm each judgement of gone)", fresh)
+		}
+		close(g.release)
+		shutdown(t, b.firer)
+		shutdown(t, rescuer)
+		if r := b.run(t, "newcomer", slot(1)); r.State != task.RunDone || r.Node != node || r.Fence != 1 {
 			t.Errorf("run = %+v, want done by its own node at fence 1", r)
 		}
 		if n := len(b.exec.seen()); n != 1 {

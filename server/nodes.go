@@ -35,6 +35,7 @@ type nodeRegistry struct {
 
 	mu        sync.Mutex
 	cached    fire.Peers
+	cachedAt  time.Time // when cached was read (before the query)
 	liveUntil time.Time
 	// healthySince is when this node's heartbeats started succeeding
 	// again (its start, or the end of a store outage it saw).
@@ -165,20 +166,22 @@ func (r *nodeRegistry) deregister(ctx context.Context) error {
 }
 
 // peers says which nodes beat within the lease (live) and which stopped
-// beating but may still run (quiet), cached for liveCacheFor. A node that
+// beating but may still run (quiet), cached for liveCacheFor unless the
+// caller needs a view read at or after notBefore. A node that
 // stopped beating is gone (in neither list) only when it is known to have
 // exited: its entry names this host and a process that no longer exists.
 // Elsewhere a missing beat may be a stall, a slow store or a network
 // split, and a quiet node's deliveries in flight are left to it until
 // their deadline (fire.Peers).
-func (r *nodeRegistry) peers(ctx context.Context) (fire.Peers, error) {
+func (r *nodeRegistry) peers(ctx context.Context, notBefore time.Time) (fire.Peers, error) {
 	r.mu.Lock()
-	if r.now().Before(r.liveUntil) {
+	if r.now().Before(r.liveUntil) && !r.cachedAt.Before(notBefore) {
 		p := r.cached
 		r.mu.Unlock()
 		return p, nil
 	}
 	r.mu.Unlock()
+	readAt := r.now()
 	nodes, err := r.store.ListNodes(ctx)
 	if err != nil {
 		return fire.Peers{}, err
@@ -200,7 +203,7 @@ func (r *nodeRegistry) peers(ctx context.Context) (fire.Peers, error) {
 		}
 	}
 	r.mu.Lock()
-	r.cached, r.liveUntil = p, now.Add(liveCacheFor)
+	r.cached, r.cachedAt, r.liveUntil = p, readAt, now.Add(liveCacheFor)
 	r.mu.Unlock()
 	return p, nil
 }

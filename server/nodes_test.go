@@ -111,7 +111,7 @@ func TestLivenessAfterOutage(t *testing.T) {
 		r.mu.Lock()
 		r.liveUntil = time.Time{} // no cache
 		r.mu.Unlock()
-		p, err := r.peers(t.Context())
+		p, err := r.peers(t.Context(), time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func TestPeersGoneOrQuiet(t *testing.T) {
 	if err := st.BeatNode(t.Context(), beating); err != nil {
 		t.Fatal(err)
 	}
-	p, err := r.peers(t.Context())
+	p, err := r.peers(t.Context(), time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,5 +211,19 @@ func TestPeersGoneOrQuiet(t *testing.T) {
 	}
 	if want := []string{"elsewhere", "stalled-here"}; !slices.Equal(p.Quiet, want) {
 		t.Errorf("quiet = %v, want %v (exited-here is gone)", p.Quiet, want)
+	}
+
+	// A node registering after that read: the cached view does not know
+	// it; a view asked for as of now does.
+	late := store.Node{ID: "late", Incarnation: "e", Host: "another-host", PID: 8, StartedAt: now, BeatAt: now}
+	if err := st.RegisterNode(t.Context(), late, now.Add(-lease)); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := r.peers(t.Context(), time.Time{}); err != nil || slices.Contains(p.Live, "late") {
+		t.Errorf("cached view = %v, %v; want it without the late node (read before it registered)", p, err)
+	}
+	now = now.Add(time.Millisecond)
+	if p, err := r.peers(t.Context(), now); err != nil || !slices.Contains(p.Live, "late") {
+		t.Errorf("view read as of now = %v, %v; want the late node live", p, err)
 	}
 }
