@@ -53,6 +53,7 @@
       "params.nokey": "line {n}: a param needs a key", "params.remove": "remove",
       "run.rejected": "{n} of {total} runs rejected: {why}",
       "switch.active": "active", "pagination": "pagination",
+      "table.keys": "Rows: arrow keys move between cells, Enter or F2 edits, Esc leaves the table",
     },
     zh: {
       "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加", "add.default": "（默认）", "tz.local": "本地 {t}", "add.tz": "时区",
@@ -90,6 +91,7 @@
       "ch.email": "邮件", "ch.sms": "短信", "ch.outbox": "发件箱", "switch.active": "启用",
       "dt.orderable": "：点击排序", "dt.orderableReverse": "：点击倒序排序", "dt.orderableRemove": "：点击取消排序",
       "pagination": "分页",
+      "table.keys": "数据行：方向键在单元格间移动，Enter 或 F2 编辑，Esc 离开表格",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||
@@ -455,6 +457,7 @@
     if (!col || !col.editable || col.type === "switch") return;
     if (editing && editing.td === td) return;
     if (editing) cancelEdit();
+    focusCell(td);
     const row = rowOf(td).data();
     const cur = row.fields ? row.fields[col.field] : undefined;
     let input;
@@ -482,8 +485,11 @@
       showPreview(ed);
     }
     input.addEventListener("keydown", (e) => {
-      if (e.key === "Enter") { e.preventDefault(); save(ed, 0); }
-      else if (e.key === "Escape") { e.preventDefault(); cancelEdit(); }
+      // An input method (Chinese, Japanese …) takes Enter to pick its
+      // candidate: that Enter is the IME's, not a save.
+      if (e.isComposing || e.keyCode === 229) return;
+      if (e.key === "Enter") { e.preventDefault(); save(ed, "down"); }
+      else if (e.key === "Escape") { e.preventDefault(); cancelEdit(); backToCell(ed.td); }
       else if (e.key === "Tab") { e.preventDefault(); save(ed, e.shiftKey ? -1 : 1); }
     });
     editing = ed;
@@ -506,6 +512,9 @@
 
   // save PATCHes the edited field with the row's version; a refusal keeps
   // the input and what was typed, with the server's message beside it.
+  // move is where to go once saved: "down" (Enter) focuses the cell below,
+  // 1 or -1 (Tab, Shift+Tab) edits the next or previous editable cell of
+  // the row.
   async function save(ed, move) {
     const row = rowOf(ed.td).data();
     const value = ed.input.value;
@@ -513,7 +522,7 @@
     if (value === (cur == null ? "" : String(cur))) {
       closeEdit(ed);
       rowOf(ed.td).invalidate("data");
-      if (move) openNext(ed, move);
+      moveOn(ed, move);
       return;
     }
     if (ed.col.type === "schedule" && value.trim() !== "") {
@@ -531,7 +540,51 @@
     closeEdit(ed);
     rowOf(ed.td).data(withTask(r.body, row));
     notice(t("saved"));
+    moveOn(ed, move);
+  }
+
+  // moveOn goes where a save sends the keyboard (see save).
+  function moveOn(ed, move) {
+    if (move === "down") { backToCell(ed.td); table.keys.move("down"); return; }
     if (move) openNext(ed, move);
+    else backToCell(ed.td);
+  }
+
+  // ---- keyboard: KeyTable's focused cell ----------------------------------
+  // One cell of the table has the keyboard (KeyTable, class "focus"): the
+  // arrows, Tab, Home/End and Page Up/Down move it; Enter or F2 edits it
+  // (Enter switches a row on or off in the active column); Esc leaves the
+  // table. The table itself takes the browser's focus (tabindex 0), so Tab
+  // reaches it and a closed editor gives the focus back to it.
+  function focusCell(td) {
+    if (table.keys.enabled() && !td.classList.contains("focus")) table.cell(td).focus();
+  }
+  function backToCell(td) {
+    if (td.isConnected) focusCell(td);
+    document.getElementById("rows").focus({ preventScroll: true });
+  }
+  function onCellKey(e, dt, code, cell, orig) {
+    if (editing || orig.isComposing || code === 229) return;
+    if (code !== 13 && code !== 113) return; // Enter, F2
+    const td = cell.node();
+    const col = colOf(td);
+    if (!col) return;
+    orig.preventDefault();
+    if (col.type === "switch") {
+      const sw = td.querySelector("input.act-switch");
+      if (sw && !sw.disabled) sw.click();
+      return;
+    }
+    if (col.editable) openEdit(td);
+  }
+  // The table takes the browser's focus from the keyboard (Tab): its
+  // first editable cell of the page gets the keyboard unless one has it.
+  function onTableFocus(e) {
+    const el = document.getElementById("rows");
+    if (e.target !== el || !el.matches(":focus-visible") || table.cell({ focused: true }).any()) return;
+    const first = cols.findIndex((c) => c.editable && c.type !== "switch");
+    const cell = table.cell(":eq(0)", first, { page: "current" });
+    if (cell.any()) cell.focus();
   }
 
   function openNext(ed, move) {
@@ -944,8 +997,19 @@
       render: (data, type, row) => type !== "display" ? "" :
         '<input type="checkbox" class="sel-row" aria-label="' + esc(ofRow(t("select"), row)) + '"' + (selected.has(row.id) ? " checked" : "") + ">",
     });
+    // KeyTable hears every keydown of the document; what is typed into a
+    // control (the cell editor, the search box, a form) stays the
+    // control's. Registered before KeyTable, this runs first.
+    document.addEventListener("keydown", (e) => {
+      if (e.target.closest && e.target.closest("input, select, textarea, button, [contenteditable]")) e.stopImmediatePropagation();
+    });
     table = new DataTable("#rows", {
       serverSide: true, processing: false, ajax: fetchPage, rowId: "id",
+      // The keyboard moves over the data columns (not the buttons); copy
+      // (Ctrl+C) copies the focused cell; paste is the page's own (one
+      // validated batch, below). No hidden capture input: the table
+      // itself is focusable.
+      keys: { columns: cols.map((c, i) => i), clipboard: { copy: true, paste: false }, tabIndex: -1, blurable: true },
       columns: columns, order: [[0, "asc"]], orderMulti: false,
       pageLength: 25, lengthMenu: [10, 25, 50, 100, 500], searchDelay: 300,
       // DataTables' own strings come from its i18n file (npm
@@ -959,6 +1023,11 @@
         for (const nav of document.querySelectorAll('nav[aria-label="pagination"]')) nav.setAttribute("aria-label", t("pagination"));
       },
     });
+    const tableEl = document.getElementById("rows");
+    tableEl.tabIndex = 0;
+    tableEl.setAttribute("aria-label", t("table.keys"));
+    tableEl.addEventListener("focus", onTableFocus);
+    table.on("key", onCellKey);
     const tbody = document.querySelector("#rows tbody");
     tbody.addEventListener("click", (e) => {
       const target = e.target;

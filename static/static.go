@@ -29,6 +29,8 @@ func Vendor() []string {
 		"vendor/dataTables.min.js",
 		"vendor/dataTables.dataTables.min.css",
 		"vendor/zh.json",
+		"vendor/dataTables.keyTable.min.js",
+		"vendor/keyTable.dataTables.min.css",
 		"vendor/uPlot.iife.min.js",
 		"vendor/uPlot.min.css",
 	}
