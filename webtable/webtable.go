@@ -157,7 +157,7 @@ func New(d Deps) *API {
 // Register mounts the routes on r: /api/v1/... and /healthz.
 //
 //	POST   /api/v1/scenarios/:scenario/rows, GET …/rows, GET|PATCH|DELETE …/rows/:id
-//	GET    …/rows/:id/audit, POST …/rows/bulk, POST /api/v1/scenarios/:scenario/import
+//	GET    …/rows/:id/audit, POST …/rows/bulk, POST …/rows/batch, POST /api/v1/scenarios/:scenario/import
 //	GET    /api/v1/tasks/:task_id, PUT /api/v1/tasks/:task_id/state
 //	POST   /api/v1/tasks/:task_id/trigger
 //	GET|POST /api/v1/targets, GET|PUT|DELETE /api/v1/targets/:id
@@ -176,6 +176,7 @@ func (a *API) Register(r gin.IRouter) {
 	rows.DELETE("/:id", a.deleteRow)
 	rows.GET("/:id/audit", a.listAudit)
 	rows.POST("/bulk", a.bulk)
+	rows.POST("/batch", a.batch)
 	v1.POST("/scenarios/:scenario/import", a.importCSV)
 
 	v1.GET("/tasks/:task_id", a.getTask)
