@@ -54,6 +54,11 @@
       "run.rejected": "{n} of {total} runs rejected: {why}",
       "switch.active": "active", "pagination": "pagination",
       "table.keys": "Rows: arrow keys move between cells, Enter or F2 edits, Esc leaves the table",
+      "sheet.hint": "Keyboard: arrows move, Enter or F2 edits, Ctrl+V pastes tab-separated cells from the focused cell (saved all or nothing), Ctrl+Z undoes your last edit.",
+      "undo": "Undo", "undo.title": "Undo your last edit on this page (Ctrl+Z): the old values are saved again through the rows API, so the audit trail records the undo too.",
+      "undo.done": "Undone: {n} cells restored.", "undo.none": "Nothing to undo.",
+      "paste.done": "Pasted {n} cells.", "paste.fit": "Nothing pasted: {n} rows do not fit below this cell on this page.",
+      "paste.col": "Nothing pasted: column {col} cannot be edited.", "paste.wide": "Nothing pasted: the text has more columns than the table right of this cell.",
     },
     zh: {
       "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加", "add.default": "（默认）", "tz.local": "本地 {t}", "add.tz": "时区",
@@ -92,6 +97,11 @@
       "dt.orderable": "：点击排序", "dt.orderableReverse": "：点击倒序排序", "dt.orderableRemove": "：点击取消排序",
       "pagination": "分页",
       "table.keys": "数据行：方向键在单元格间移动，Enter 或 F2 编辑，Esc 离开表格",
+      "sheet.hint": "键盘：方向键移动，Enter 或 F2 编辑，Ctrl+V 从当前单元格起粘贴以制表符分隔的单元格（全部保存或全不保存），Ctrl+Z 撤销你的上一次修改。",
+      "undo": "撤销", "undo.title": "撤销你在本页的上一次修改（Ctrl+Z）：旧值通过行接口重新保存，审计记录中也会留下这次撤销。",
+      "undo.done": "已撤销：恢复了 {n} 个单元格。", "undo.none": "没有可撤销的修改。",
+      "paste.done": "已粘贴 {n} 个单元格。", "paste.fit": "未粘贴：本页此单元格以下放不下 {n} 行。",
+      "paste.col": "未粘贴：列“{col}”不能编辑。", "paste.wide": "未粘贴：文本的列数超过了此单元格右侧的列数。",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||
@@ -539,8 +549,130 @@
     if (!r.ok) { cellError(ed.td, r.body.error); ed.input.focus(); return; }
     closeEdit(ed);
     rowOf(ed.td).data(withTask(r.body, row));
+    const was = {};
+    was[ed.col.field] = cur === undefined ? null : cur;
+    remember([{ id: row.id, fields: was }]);
     notice(t("saved"));
     moveOn(ed, move);
+  }
+
+  // ---- paste and undo: batches of cells ------------------------------------
+  // A paste of tab-separated text (from a spreadsheet) fills the range
+  // that starts at the focused cell, and is saved as one batch (POST
+  // …/rows/batch): every row valid, all are saved; one refused, none is,
+  // and each refused cell shows why. Undo (Ctrl+Z, or the Undo button)
+  // takes back the page's own last edit or paste by saving the old values
+  // again through the same endpoint, each row on the version the page
+  // holds, so an undo never overwrites someone else's later edit and the
+  // audit trail records it.
+  const undoStack = []; // [{rows: [{id, fields: {field: old value or null}}]}], newest last
+  const maxUndo = 50;
+  function remember(rows) {
+    undoStack.push({ rows: rows });
+    if (undoStack.length > maxUndo) undoStack.shift();
+    document.getElementById("undo").disabled = false;
+  }
+  // parseTSV reads the clipboard's text as rows of cells: lines by CR/LF
+  // (a last empty line dropped), cells by tab, a cell in double quotes
+  // unquoted ("" is one quote).
+  function parseTSV(text) {
+    const lines = String(text).replace(/\r\n?/g, "\n").split("\n");
+    if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
+    return lines.map((l) => l.split("\t").map((v) => /^".*"$/s.test(v) ? v.slice(1, -1).replace(/""/g, '"') : v));
+  }
+  // sendBatch POSTs edits ([{id, version, fields}]) and, saved, puts the
+  // answered rows on the page; it returns the answer.
+  async function sendBatch(edits) {
+    const r = await getJSON(api + "/rows/batch", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ rows: edits }),
+    });
+    if (r.ok) {
+      for (const fresh of r.body.rows) {
+        const row = table.row("#" + CSS.escape(fresh.id));
+        if (row.any()) row.data(withTask(fresh, row.data()));
+      }
+    }
+    return r;
+  }
+  // cellOf is the td of row id's field on this page, if shown.
+  function cellOf(id, field) {
+    const row = table.row("#" + CSS.escape(id));
+    const i = cols.findIndex((c) => c.field === field);
+    if (!row.any() || i < 0) return null;
+    return table.cell(row.index(), i).node();
+  }
+  // showRefusals writes each refused row's reason in its cell: the field's
+  // when the answer names it, else the row's first pasted cell.
+  function showRefusals(body, first) {
+    for (const x of body.rows || []) {
+      const td = cellOf(x.id, x.field) || cellOf(x.id, first[x.id]);
+      if (td) cellError(td, x.error);
+    }
+    notice(body.error, true);
+  }
+  async function pasteAt(td, text) {
+    const grid = parseTSV(text);
+    const start = table.cell(td).index();
+    const pageRows = table.rows({ page: "current" }).indexes().toArray();
+    const at = pageRows.indexOf(start.row);
+    if (at + grid.length > pageRows.length) { notice(t("paste.fit", { n: at + grid.length - pageRows.length }), true); return; }
+    const width = Math.max(...grid.map((l) => l.length));
+    if (start.column + width > cols.length) { notice(t("paste.wide"), true); return; }
+    for (let j = 0; j < width; j++) {
+      const c = cols[start.column + j];
+      if (!c.editable) { notice(t("paste.col", { col: c.title }), true); return; }
+    }
+    const edits = [], old = [], first = {};
+    grid.forEach((line, i) => {
+      const row = table.row(pageRows[at + i]).data();
+      const fields = {}, was = {};
+      line.forEach((v, j) => {
+        const c = cols[start.column + j];
+        fields[c.field] = v === "" ? null : v;
+        const cur = row.fields ? row.fields[c.field] : undefined;
+        was[c.field] = cur === undefined ? null : cur;
+      });
+      first[row.id] = cols[start.column].field;
+      edits.push({ id: row.id, version: row.version, fields: fields });
+      old.push({ id: row.id, fields: was });
+    });
+    for (const e of edits) busy.add(e.id);
+    const r = await sendBatch(edits);
+    for (const e of edits) busy.delete(e.id);
+    if (!r.ok) { showRefusals(r.body, first); return; }
+    remember(old);
+    notice(t("paste.done", { n: grid.reduce((n, l) => n + l.length, 0) }));
+  }
+  function onPaste(e) {
+    const text = e.clipboardData ? e.clipboardData.getData("text/plain") : "";
+    if (!text) return;
+    let td = null;
+    if (editing && e.target === editing.input) {
+      // One value pastes into the editor; a range replaces the edit.
+      if (!/[\t\n]/.test(text.replace(/\r?\n$/, ""))) return;
+      td = editing.td;
+      cancelEdit();
+    } else if (e.target.closest && e.target.closest("input, select, textarea, [contenteditable]")) {
+      return;
+    } else {
+      const cell = table.cell({ focused: true });
+      if (!cell.any()) return;
+      td = cell.node();
+    }
+    e.preventDefault();
+    pasteAt(td, text);
+  }
+  async function undo() {
+    const last = undoStack.pop();
+    document.getElementById("undo").disabled = undoStack.length === 0;
+    if (!last) { notice(t("undo.none")); return; }
+    const edits = last.rows.map((x) => {
+      const row = table.row("#" + CSS.escape(x.id));
+      return { id: x.id, version: row.any() ? row.data().version : 0, fields: x.fields };
+    });
+    const r = await sendBatch(edits);
+    if (!r.ok) { showRefusals(r.body, {}); return; }
+    notice(t("undo.done", { n: last.rows.reduce((n, x) => n + Object.keys(x.fields).length, 0) }));
   }
 
   // moveOn goes where a save sends the keyboard (see save).
@@ -1028,6 +1160,15 @@
     tableEl.setAttribute("aria-label", t("table.keys"));
     tableEl.addEventListener("focus", onTableFocus);
     table.on("key", onCellKey);
+    document.addEventListener("paste", onPaste);
+    // Ctrl+Z (⌘Z) outside a control: a control's own undo stays its own
+    // (the keydown guard above stops this listener for them).
+    document.addEventListener("keydown", (e) => {
+      if ((e.ctrlKey || e.metaKey) && !e.shiftKey && !e.altKey && e.key.toLowerCase() === "z" && !editing) { e.preventDefault(); undo(); }
+    });
+    const undoButton = document.getElementById("undo");
+    undoButton.title = t("undo.title");
+    undoButton.addEventListener("click", undo);
     const tbody = document.querySelector("#rows tbody");
     tbody.addEventListener("click", (e) => {
       const target = e.target;

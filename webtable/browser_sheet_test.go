@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +129,115 @@ func TestBrowserSheetKeyboard(t *testing.T) {
 				t.Errorf("console errors: %q", errs)
 			}
 		})
+	}
+}
+
+// pasteText dispatches a paste of text (as a spreadsheet puts it on the
+// clipboard) on the element that has the browser's focus.
+func pasteText(text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+		const dt = new DataTransfer();
+		dt.setData("text/plain", %q);
+		(document.activeElement || document.body).dispatchEvent(new ClipboardEvent("paste", {clipboardData: dt, bubbles: true, cancelable: true}));
+	})()`, text))
+}
+
+// auditActions lists the actions of a row's audit trail, newest first.
+func auditActions(t *testing.T, base, id string) []string {
+	t.Helper()
+	var page struct {
+		Records []struct {
+			Action string `json:"action"`
+		} `json:"records"`
+	}
+	getDoc(t, base+"/api/v1/scenarios/memos/rows/"+id+"/audit", &page)
+	var out []string
+	for _, r := range page.Records {
+		out = append(out, r.Action)
+	}
+	return out
+}
+
+// TestBrowserSheetPaste pastes a 3×2 range of tab-separated text at the
+// focused cell (saved as one batch), then a range with an invalid schedule
+// (nothing saved, the reason shown in the refused cell), then undoes with
+// Ctrl+Z: the range's old values come back through the rows API and the
+// audit trail records the undo; a single edit is undone the same way.
+func TestBrowserSheetPaste(t *testing.T) {
+	chromium := needBrowser(t)
+	base := startNode(t)
+	seedSheet(t, base, 3)
+	ctx := newBrowser(t, chromium)
+	console := listenConsole(t, ctx)
+	openSheet(t, ctx, base, "en", "")
+	notice := func(part string) chromedp.Action[chromedp.Void] {
+		return waitJS(fmt.Sprintf(`document.getElementById("notice").textContent.includes(%q)`, part))
+	}
+	fieldsOf := func(field string) []any {
+		var out []any
+		for _, id := range []string{"sh-01", "sh-02", "sh-03"} {
+			out = append(out, rowFields(t, base, id)[field])
+		}
+		return out
+	}
+
+	run(t, ctx, "paste a 3×2 range", 30*time.Second,
+		chromedp.Focus(css(`.dt-search input`)),
+		chromedp.KeyEvent(kb.Tab),
+		focusedIs("sh-01", 2),
+		pasteText("a1\tb1\r\na2\tb2\r\na3\tb3\r\n"),
+		notice("Pasted 6 cells."),
+		waitJS(fmt.Sprintf(`document.querySelector(%q).textContent === "b3"`, cellSel("sh-03", 3))),
+	)
+	if got := fmt.Sprint(fieldsOf("title"), fieldsOf("content")); got != "[a1 a2 a3] [b1 b2 b3]" {
+		t.Errorf("after the paste, titles and contents = %s", got)
+	}
+
+	run(t, ctx, "paste a range with an invalid schedule", 30*time.Second,
+		chromedp.KeyEvent(kb.ArrowRight),
+		focusedIs("sh-01", 3),
+		pasteText("x1\tdayly 8:00\nx2\tevery 2h"),
+		waitJS(fmt.Sprintf(`((document.querySelector(%q) || {}).textContent || "").includes("dayly")`, cellSel("sh-01", 4)+` .cell-error`)),
+		notice("nothing was saved"),
+	)
+	if got := fmt.Sprint(fieldsOf("content"), fieldsOf("when")); got != "[b1 b2 b3] [every 1h every 1h every 1h]" {
+		t.Errorf("after the refused paste, contents and schedules = %s", got)
+	}
+	// The browser logs the refusal's 400 itself; nothing else is logged.
+	for _, e := range console.take() {
+		if !strings.Contains(e, "status of 400") || !strings.Contains(e, "/rows/batch") {
+			t.Errorf("console error: %q", e)
+		}
+	}
+
+	run(t, ctx, "undo the paste", 30*time.Second,
+		chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		notice("Undone: 6 cells restored."),
+		waitJS(fmt.Sprintf(`document.querySelector(%q).textContent === "c 3"`, cellSel("sh-03", 3))),
+		chromedp.WaitNotPresent(css(cellSel("sh-01", 4)+` .cell-error`)),
+	)
+	if got := fmt.Sprint(fieldsOf("title"), fieldsOf("content")); got != "[row 1 row 2 row 3] [c 1 c 2 c 3]" {
+		t.Errorf("after the undo, titles and contents = %s", got)
+	}
+	if got := fmt.Sprint(auditActions(t, base, "sh-02")); got != "[update update create]" {
+		t.Errorf("audit of sh-02 = %s, want the paste and its undo", got)
+	}
+
+	run(t, ctx, "undo a single edit", 30*time.Second,
+		chromedp.KeyEvent(kb.ArrowDown),
+		focusedIs("sh-02", 3),
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(css(cellSel("sh-02", 3)+` input.cell-input`)),
+		chromedp.KeyEvent("single"+kb.Enter),
+		notice("Saved."),
+		chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		notice("Undone: 1 cells restored."),
+		waitJS(fmt.Sprintf(`document.querySelector(%q).textContent === "c 2"`, cellSel("sh-02", 3))),
+	)
+	if got := rowFields(t, base, "sh-02")["content"]; got != "c 2" {
+		t.Errorf("after undoing the edit, sh-02 content = %v", got)
+	}
+	if errs := console.take(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
 	}
 }
