@@ -41,7 +41,8 @@
       "s": "{n} s", "m": "{n} min", "h": "{n} h", "d": "{n} d",
       "import": "Import CSV", "imported": "Imported {n} rows.", "import.line": "line {line}",
       "bulk.activate": "Activate", "bulk.deactivate": "Deactivate", "bulk.delete": "Delete",
-      "bulk.count": "{n} selected:", "bulk.sure": "Delete {n} rows?", "bulk.done": "{action}: {ok} done, {failed} failed.",
+      "bulk.count": "{n} selected:", "bulk.count.all": "all {n} matches selected:",
+      "select.matches": "Select all {n} matches", "select.clear": "Clear selection", "bulk.sure": "Delete {n} rows?", "bulk.done": "{action}: {ok} done, {failed} failed.",
       "select": "select row", "of.row": "{what}, row {row}", "select.all": "select the rows of this page",
       "export": "Export CSV", "runs": "Runs", "runs.title": "Runs of", "runs.older": "Older runs", "runs.none": "No runs yet.",
       "run.now": "Run now", "run.ok": "{id} triggered.",
@@ -78,7 +79,8 @@
       "s": "{n} 秒", "m": "{n} 分钟", "h": "{n} 小时", "d": "{n} 天",
       "import": "导入 CSV", "imported": "已导入 {n} 行。", "import.line": "第 {line} 行",
       "bulk.activate": "启用", "bulk.deactivate": "停用", "bulk.delete": "删除",
-      "bulk.count": "已选 {n} 行：", "bulk.sure": "删除这 {n} 行？", "bulk.done": "{action}：成功 {ok}，失败 {failed}。",
+      "bulk.count": "已选 {n} 行：", "bulk.count.all": "已选全部 {n} 个匹配行：",
+      "select.matches": "选择全部 {n} 个匹配行", "select.clear": "清除选择", "bulk.sure": "删除这 {n} 行？", "bulk.done": "{action}：成功 {ok}，失败 {failed}。",
       "select": "选择此行", "of.row": "{what}（行 {row}）", "select.all": "选择本页所有行",
       "export": "导出 CSV", "runs": "运行记录", "runs.title": "运行记录：", "runs.older": "更早的记录", "runs.none": "还没有运行记录。",
       "run.now": "立即运行", "run.ok": "已触发 {id}。",
@@ -290,7 +292,6 @@
   let defaults = {}; // row field → the scenario's default (GET …/columns)
   const confirming = new Set(); // ids of rows showing a delete confirmation
   const busy = new Set(); // ids of rows with a toggle on its way to the server
-  const selected = new Set(); // ids of rows ticked for a bulk action
 
   function tableQuery(d) {
     const q = new URLSearchParams();
@@ -378,6 +379,7 @@
     pollReload = false;
     const q = tableQuery(d);
     lastQuery = q;
+    if (allMatches && matchKey(q) !== allMatches.key) setTimeout(clearSelection, 0);
     const r = await getJSON(api + "/table?" + q);
     const body = r.body.error ? { draw: d.draw, recordsTotal: 0, recordsFiltered: 0, data: [] } : r.body;
     if (r.body.error) notice(r.body.error, true);
@@ -771,7 +773,7 @@
     btn.disabled = true;
     getJSON(api + "/rows/" + encodeURIComponent(row.id), { method: "DELETE" }).then((r) => {
       confirming.delete(row.id);
-      if (r.ok || r.status === 404) { selected.delete(row.id); showBulk(); }
+      if (r.ok || r.status === 404) { unselect(row.id); showBulk(); }
       if (!r.ok && r.status !== 404) { rowOf(td).invalidate("data"); cellError(td, r.body.error); settle(); return; }
       pendingDraw = null; // the reload below supersedes it
       notice(t("deleted", { id: row.id }));
@@ -786,46 +788,129 @@
     return api + "/table.csv?" + q;
   }
 
-  // ---- bulk actions --------------------------------------------------------
-  function showBulk() {
-    const box = document.getElementById("bulk");
-    box.hidden = selected.size === 0;
-    document.getElementById("bulk-count").textContent = t("bulk.count", { n: selected.size });
-    if (selected.size === 0) document.getElementById("bulk-confirm").hidden = true;
-    const all = document.getElementById("select-all");
-    if (all) {
-      const ids = table ? table.rows({ page: "current" }).ids().toArray() : [];
-      all.checked = ids.length > 0 && ids.every((id) => selected.has(id));
-    }
+  // ---- selection and bulk actions ---------------------------------------------
+  // The selection is DataTables Select's (npm datatables.net-select): a
+  // click on a row's box ticks it, Shift+click ticks the range from the
+  // last box clicked, and the ticks stay across pages (by row id). "Select
+  // all N matches" switches Select to its subtractive mode: every row the
+  // current search and filters match is selected but those unticked
+  // since; a new search or filter clears such a selection. A bulk action
+  // on all matches collects their ids from the table endpoint, a page at
+  // a time, and sends them to POST …/rows/bulk in batches of 500.
+  const maxAllMatches = 10000; // the most rows "select all matches" acts on
+  const bulkBatch = 500; // webtable's maxBulkIDs
+  let allMatches = null; // {key, query} while every match is selected
+  function selection() {
+    const c = table ? table.select.cumulative() : null;
+    if (!c) return { all: false, ids: [] };
+    return { all: c.mode === "subtractive", ids: c.rows };
   }
-  function selectRow(input) {
-    const row = rowOf(input.closest("td")).data();
-    if (input.checked) selected.add(row.id); else selected.delete(row.id);
-    showBulk();
+  function isSelected(id) {
+    const s = selection();
+    return s.all ? !s.ids.includes(id) : s.ids.includes(id);
+  }
+  function selectedCount() {
+    const s = selection();
+    return s.all ? Math.max(0, table.page.info().recordsDisplay - s.ids.length) : s.ids.length;
+  }
+  // matchKey is what a "select all matches" selection is of: the search
+  // and the filters of a table query, not its page or order.
+  function matchKey(q) {
+    const k = new URLSearchParams(q);
+    for (const p of ["draw", "start", "length", "counts"]) k.delete(p);
+    for (const p of Array.from(k.keys())) if (p.startsWith("order[")) k.delete(p);
+    return k.toString();
+  }
+  function showBulk() {
+    const n = table ? selectedCount() : 0;
+    const box = document.getElementById("bulk");
+    box.hidden = n === 0;
+    document.getElementById("bulk-count").textContent = t(allMatches ? "bulk.count.all" : "bulk.count", { n: n });
+    if (n === 0) document.getElementById("bulk-confirm").hidden = true;
+    const info = table ? table.page.info() : { recordsDisplay: 0 };
+    const pageIDs = table ? table.rows({ page: "current" }).ids().toArray() : [];
+    const pageAll = pageIDs.length > 0 && pageIDs.every(isSelected);
+    const more = document.getElementById("select-matches");
+    more.hidden = !!allMatches || !pageAll || info.recordsDisplay <= pageIDs.length || info.recordsDisplay > maxAllMatches;
+    more.textContent = t("select.matches", { n: info.recordsDisplay });
+    const all = document.getElementById("select-all");
+    if (all) all.checked = pageAll;
+    for (const el of document.querySelectorAll("#rows tbody input.sel-row")) {
+      const id = el.closest("tr").id;
+      el.checked = isSelected(id);
+    }
   }
   function selectPage(on) {
-    for (const id of table.rows({ page: "current" }).ids().toArray()) {
-      if (on) selected.add(id); else selected.delete(id);
-    }
-    for (const el of document.querySelectorAll("#rows tbody input.sel-row")) el.checked = on;
+    const rows = table.rows({ page: "current" });
+    if (on) rows.select(); else rows.deselect();
     showBulk();
+  }
+  function selectAllMatches() {
+    allMatches = { key: matchKey(lastQuery), query: new URLSearchParams(lastQuery) };
+    table.rows({ page: "current" }).select();
+    table.select.cumulative("subtractive"); // redraws the page
+    showBulk();
+  }
+  function clearSelection() {
+    allMatches = null;
+    table.select.cumulative("additive");
+    table.rows().deselect();
+    selection().ids.length = 0;
+    showBulk();
+  }
+  // unselect drops id from the selection (a row deleted on its own).
+  function unselect(id) {
+    const s = selection();
+    const i = s.ids.indexOf(id);
+    if (!s.all && i >= 0) s.ids.splice(i, 1);
+    if (s.all && i < 0) s.ids.push(id);
+  }
+  // bulkIDs are the ids a bulk action acts on: the ticked rows, or every
+  // match of the selected query but those unticked.
+  async function bulkIDs() {
+    const s = selection();
+    if (!s.all) return s.ids.slice();
+    const except = new Set(s.ids);
+    const ids = [];
+    const q = new URLSearchParams(allMatches.query);
+    q.delete("counts");
+    q.set("length", String(bulkBatch));
+    for (let start = 0; start < maxAllMatches; start += bulkBatch) {
+      q.set("start", String(start));
+      const r = await getJSON(api + "/table?" + q);
+      if (!r.ok) throw new Error(r.body.error);
+      for (const row of r.body.data) if (!except.has(row.id)) ids.push(row.id);
+      if (r.body.data.length < bulkBatch) break;
+    }
+    return ids;
   }
   async function bulk(action) {
     document.getElementById("bulk-confirm").hidden = true;
-    const ids = Array.from(selected);
-    if (!ids.length) return;
     for (const b of document.querySelectorAll("#bulk button")) b.disabled = true;
-    const r = await getJSON(api + "/rows/bulk", {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ action: action, ids: ids }),
-    });
-    for (const b of document.querySelectorAll("#bulk button")) b.disabled = false;
-    if (!r.ok) { notice(r.body.error, true); return; }
-    const failed = r.body.results.filter((x) => x.error);
-    selected.clear();
-    for (const x of failed) selected.add(x.id); // what failed stays ticked, to try again
-    let msg = t("bulk.done", { action: t("bulk." + action), ok: r.body.ok, failed: r.body.failed });
-    if (failed.length) msg += " " + failed.slice(0, 5).map((x) => x.id + ": " + x.error).join("; ");
-    notice(msg, failed.length > 0);
+    const sum = { ok: 0, failed: 0, errors: [] };
+    try {
+      const ids = await bulkIDs();
+      for (let i = 0; i < ids.length; i += bulkBatch) {
+        const r = await getJSON(api + "/rows/bulk", {
+          method: "POST", headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ action: action, ids: ids.slice(i, i + bulkBatch) }),
+        });
+        if (!r.ok) throw new Error(r.body.error);
+        sum.ok += r.body.ok;
+        sum.failed += r.body.failed;
+        sum.errors.push(...r.body.results.filter((x) => x.error));
+      }
+    } catch (err) {
+      notice(err.message, true);
+      return;
+    } finally {
+      for (const b of document.querySelectorAll("#bulk button")) b.disabled = false;
+    }
+    clearSelection();
+    selection().ids.push(...sum.errors.map((x) => x.id)); // what failed stays ticked, to try again
+    let msg = t("bulk.done", { action: t("bulk." + action), ok: sum.ok, failed: sum.failed });
+    if (sum.errors.length) msg += " " + sum.errors.slice(0, 5).map((x) => x.id + ": " + x.error).join("; ");
+    notice(msg, sum.errors.length > 0);
     showBulk();
     pendingDraw = null;
     table.ajax.reload(null, false);
@@ -1127,7 +1212,7 @@
       data: null, title: '<input type="checkbox" id="select-all" aria-label="' + esc(t("select.all")) + '">',
       orderable: false, searchable: false, defaultContent: "", className: "sel",
       render: (data, type, row) => type !== "display" ? "" :
-        '<input type="checkbox" class="sel-row" aria-label="' + esc(ofRow(t("select"), row)) + '"' + (selected.has(row.id) ? " checked" : "") + ">",
+        '<input type="checkbox" class="sel-row" aria-label="' + esc(ofRow(t("select"), row)) + '"' + (table && isSelected(row.id) ? " checked" : "") + ">",
     });
     // KeyTable hears every keydown of the document; what is typed into a
     // control (the cell editor, the search box, a form) stays the
@@ -1142,6 +1227,9 @@
       // validated batch, below). No hidden capture input: the table
       // itself is focusable.
       keys: { columns: cols.map((c, i) => i), clipboard: { copy: true, paste: false }, tabIndex: -1, blurable: true },
+      // A row is (de)selected by its box only (cells are for editing);
+      // Shift+click selects a range. The page draws the boxes itself.
+      select: { style: "multi+shift", selector: "td.sel", info: false, headerCheckbox: false },
       columns: columns, order: [[0, "asc"]], orderMulti: false,
       pageLength: 25, lengthMenu: [10, 25, 50, 100, 500], searchDelay: 300,
       // DataTables' own strings come from its i18n file (npm
@@ -1183,20 +1271,25 @@
     });
     tbody.addEventListener("change", (e) => {
       if (e.target.matches("input.act-switch")) toggleActive(e.target);
-      if (e.target.matches("input.sel-row")) selectRow(e.target);
       if (e.target.matches("select.task-state")) setTaskState(e.target);
     });
     // The header exists only once DataTables has its language file (zh
     // loads it asynchronously): listen on the document, not the checkbox.
     document.addEventListener("change", (e) => { if (e.target.id === "select-all") selectPage(e.target.checked); });
     table.on("draw", showBulk);
+    // Select keeps its list of selected ids in a handler of the same
+    // events, registered at its init (later than this one where the
+    // language file loads first): the page reads the list after it.
+    table.on("select deselect", (e, dt, type) => { if (type === "row") setTimeout(showBulk, 0); });
+    document.getElementById("select-matches").addEventListener("click", selectAllMatches);
+    document.getElementById("select-clear").addEventListener("click", clearSelection);
     document.getElementById("params-form").addEventListener("submit", runWithParams);
     document.getElementById("params-add").addEventListener("click", () => paramLine("", "").focus());
     document.getElementById("params-cancel").addEventListener("click", () => panel.close(document.getElementById("params")));
     document.getElementById("bulk-activate").addEventListener("click", () => bulk("activate"));
     document.getElementById("bulk-deactivate").addEventListener("click", () => bulk("deactivate"));
     document.getElementById("bulk-delete").addEventListener("click", () => {
-      document.getElementById("bulk-sure").textContent = t("bulk.sure", { n: selected.size });
+      document.getElementById("bulk-sure").textContent = t("bulk.sure", { n: selectedCount() });
       document.getElementById("bulk-confirm").hidden = false;
     });
     document.getElementById("bulk-yes").addEventListener("click", () => bulk("delete"));
@@ -1214,7 +1307,7 @@
     });
     setInterval(poll, pollMS);
     window.cronsheet = { table: table, polls: () => polls, editing: () => editing, exportURL: exportURL, importCSV: importCSV,
-      selected: () => Array.from(selected),
+      selected: () => selection().all ? ["*"] : selection().ids.slice(), selectedCount: () => selectedCount(),
       taskState: (id) => { const r = table.rows().data().toArray().find((x) => taskIDOfRow(x) === id); return r && r.task ? r.task.state : undefined; } };
     document.body.dataset.ready = "1";
   }

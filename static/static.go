@@ -31,6 +31,8 @@ func Vendor() []string {
 		"vendor/zh.json",
 		"vendor/dataTables.keyTable.min.js",
 		"vendor/keyTable.dataTables.min.css",
+		"vendor/dataTables.select.min.js",
+		"vendor/select.dataTables.min.css",
 		"vendor/uPlot.iife.min.js",
 		"vendor/uPlot.min.css",
 	}

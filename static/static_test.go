@@ -29,6 +29,8 @@ func TestMissing(t *testing.T) {
 		"vendor/zh.json":                     {Data: []byte("{}")},
 		"vendor/dataTables.keyTable.min.js":  {Data: []byte("x")},
 		"vendor/keyTable.dataTables.min.css": {Data: []byte("x")},
+		"vendor/dataTables.select.min.js":    {Data: []byte("x")},
+		"vendor/select.dataTables.min.css":   {Data: []byte("x")},
 		"vendor/uPlot.iife.min.js":           {Data: []byte("x")},
 		"vendor/uPlot.min.css":               {Data: []byte("x")},
 	}

@@ -241,3 +241,99 @@ func TestBrowserSheetPaste(t *testing.T) {
 		t.Errorf("console errors: %q", errs)
 	}
 }
+
+// clickBox clicks the selection box of row id, with Shift when shift.
+func clickBox(id string, shift bool) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => {
+		const el = document.querySelector('#rows tbody tr[id=%q] input.sel-row');
+		if (!el) return false;
+		el.dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, shiftKey: %t}));
+		return true;
+	})()`, id, shift), chromedp.WithPollingInterval(50*time.Millisecond))
+}
+
+// TestBrowserSheetBulk selects a range with Shift+click, then every row
+// the table matches across its pages ("select all N matches"), unticks
+// one, and deactivates the rest in one bulk action: every match but the
+// unticked row is switched off, on every page. In English and 简体中文
+// (the second pass switches the rows back on).
+func TestBrowserSheetBulk(t *testing.T) {
+	chromium := needBrowser(t)
+	base := startNode(t)
+	const n = 23
+	seedSheet(t, base, n)
+	var ids []string
+	for i := 1; i <= n; i++ {
+		ids = append(ids, fmt.Sprintf("sh-%02d", i))
+	}
+	waitSynced(t, base, ids...)
+	ctx := newBrowser(t, chromium)
+	console := listenConsole(t, ctx)
+	for _, lang := range []struct {
+		code, action, count, all, done string
+		flag                           string
+	}{
+		{"en", "#bulk-deactivate", "4 selected:", "Select all 23 matches", "Deactivate: 22 done, 0 failed.", "0"},
+		{"zh", "#bulk-activate", "已选 4 行：", "选择全部 23 个匹配行", "启用：成功 22，失败 0。", "1"},
+	} {
+		t.Run(lang.code, func(t *testing.T) {
+			openSheet(t, ctx, base, lang.code, "")
+			text := func(sel string) string {
+				return fmt.Sprintf(`document.querySelector(%q).textContent`, sel)
+			}
+			run(t, ctx, "select a range with Shift+click", 20*time.Second,
+				chromedp.Evaluate[chromedp.Void](`void cronsheet.table.page.len(10).draw()`),
+				waitJS(`cronsheet.table.page.len() === 10 && document.querySelectorAll("#rows tbody tr[id]").length === 10`),
+				clickBox("sh-01", false),
+				clickBox("sh-04", true),
+				waitJS(`cronsheet.selectedCount() === 4`),
+				waitJS(text(`#bulk-count`)+fmt.Sprintf(` === %q`, lang.count)),
+				waitJS(`[1, 2, 3, 4].every(i => document.querySelector('#rows tbody tr[id="sh-0' + i + '"] input.sel-row').checked)`),
+				waitJS(`!document.querySelector('#rows tbody tr[id="sh-05"] input.sel-row').checked`),
+			)
+			run(t, ctx, "select all matches", 20*time.Second,
+				jsClick(`#select-all`),
+				waitJS(`cronsheet.selectedCount() === 10`),
+				waitJS(`!document.getElementById("select-matches").hidden`),
+				waitJS(text(`#select-matches`)+fmt.Sprintf(` === %q`, lang.all)),
+				jsClick(`#select-matches`),
+				waitJS(`cronsheet.selectedCount() === 23`),
+				clickBox("sh-02", false),
+				waitJS(`cronsheet.selectedCount() === 22`),
+				// Another page's rows are selected too.
+				chromedp.Evaluate[chromedp.Void](`void cronsheet.table.page(2).draw(false)`),
+				waitJS(`!!document.querySelector('#rows tbody tr[id="sh-23"]')`),
+				waitJS(`document.querySelector('#rows tbody tr[id="sh-23"] input.sel-row').checked`),
+				jsClick(lang.action),
+				waitJS(text(`#notice`)+fmt.Sprintf(` === %q`, lang.done)),
+				waitJS(`cronsheet.selectedCount() === 0 && document.getElementById("bulk").hidden`),
+			)
+			// A new search is another set of matches: the selection of all
+			// matches is cleared.
+			run(t, ctx, "search after selecting all matches", 20*time.Second,
+				chromedp.Evaluate[chromedp.Void](`void cronsheet.table.page(0).draw(false)`),
+				waitJS(`!!document.querySelector('#rows tbody tr[id="sh-01"]')`),
+				jsClick(`#select-all`),
+				waitJS(`!document.getElementById("select-matches").hidden`),
+				jsClick(`#select-matches`),
+				waitJS(`cronsheet.selectedCount() === 23`),
+				chromedp.Evaluate[chromedp.Void](`void cronsheet.table.search("row 1").draw()`),
+				waitJS(`cronsheet.table.page.info().recordsDisplay < 23`),
+				waitJS(`cronsheet.selectedCount() === 0 && document.getElementById("bulk").hidden`),
+				chromedp.Evaluate[chromedp.Void](`void cronsheet.table.search("").draw()`),
+			)
+			for _, id := range ids {
+				want := lang.flag
+				if id == "sh-02" {
+					want = "1" // unticked: left on
+				}
+				if got := fmt.Sprint(rowFields(t, base, id)["active"]); got != want && !(want == "1" && got == "<nil>") {
+					t.Errorf("%s active = %s, want %s", id, got, want)
+				}
+			}
+			if errs := console.take(); len(errs) > 0 {
+				t.Errorf("console errors: %q", errs)
+			}
+		})
+	}
+}
