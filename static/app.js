@@ -55,10 +55,11 @@
       "run.rejected": "{n} of {total} runs rejected: {why}",
       "switch.active": "active", "pagination": "pagination",
       "table.keys": "Rows: arrow keys move between cells, Enter or F2 edits, Esc leaves the table",
-      "sheet.hint": "Keyboard: arrows move, Enter or F2 edits, Ctrl+V pastes tab-separated cells from the focused cell (saved all or nothing), Ctrl+Z undoes your last edit.",
+      "sheet.hint": "Keyboard: arrows move, Enter or F2 edits, Ctrl+V pastes tab-separated cells from the focused cell, its corner handle fills down (both saved all or nothing), Ctrl+Z undoes your last edit.",
+      "cols": "Columns", "cols.reset": "Reset columns", "cols.list": "Columns shown",
       "undo": "Undo", "undo.title": "Undo your last edit on this page (Ctrl+Z): the old values are saved again through the rows API, so the audit trail records the undo too.",
       "undo.done": "Undone: {n} cells restored.", "undo.none": "Nothing to undo.",
-      "paste.done": "Pasted {n} cells.", "paste.fit": "Nothing pasted: {n} rows do not fit below this cell on this page.",
+      "paste.done": "Pasted {n} cells.", "fill.done": "Filled {n} cells.", "paste.fit": "Nothing pasted: {n} rows do not fit below this cell on this page.",
       "paste.col": "Nothing pasted: column {col} cannot be edited.", "paste.wide": "Nothing pasted: the text has more columns than the table right of this cell.",
     },
     zh: {
@@ -99,10 +100,11 @@
       "dt.orderable": "：点击排序", "dt.orderableReverse": "：点击倒序排序", "dt.orderableRemove": "：点击取消排序",
       "pagination": "分页",
       "table.keys": "数据行：方向键在单元格间移动，Enter 或 F2 编辑，Esc 离开表格",
-      "sheet.hint": "键盘：方向键移动，Enter 或 F2 编辑，Ctrl+V 从当前单元格起粘贴以制表符分隔的单元格（全部保存或全不保存），Ctrl+Z 撤销你的上一次修改。",
+      "sheet.hint": "键盘：方向键移动，Enter 或 F2 编辑，Ctrl+V 从当前单元格起粘贴以制表符分隔的单元格，拖动其右下角的手柄向下填充（两者都是全部保存或全不保存），Ctrl+Z 撤销你的上一次修改。",
+      "cols": "列", "cols.reset": "恢复默认列", "cols.list": "显示的列",
       "undo": "撤销", "undo.title": "撤销你在本页的上一次修改（Ctrl+Z）：旧值通过行接口重新保存，审计记录中也会留下这次撤销。",
       "undo.done": "已撤销：恢复了 {n} 个单元格。", "undo.none": "没有可撤销的修改。",
-      "paste.done": "已粘贴 {n} 个单元格。", "paste.fit": "未粘贴：本页此单元格以下放不下 {n} 行。",
+      "paste.done": "已粘贴 {n} 个单元格。", "fill.done": "已填充 {n} 个单元格。", "paste.fit": "未粘贴：本页此单元格以下放不下 {n} 行。",
       "paste.col": "未粘贴：列“{col}”不能编辑。", "paste.wide": "未粘贴：文本的列数超过了此单元格右侧的列数。",
     },
   };
@@ -311,8 +313,9 @@
     if (chips.channel) q.set("filter[channel]", chips.channel);
     q.set("counts", "1");
     cols.forEach((c, i) => q.set("columns[" + i + "][data]", c.data));
-    if (d.order && d.order.length && d.order[0].column < cols.length) {
-      q.set("order[0][column]", d.order[0].column);
+    const by = d.order && d.order.length ? toOrig(d.order[0].column) : -1;
+    if (by >= 0 && by < cols.length) {
+      q.set("order[0][column]", by);
       q.set("order[0][dir]", d.order[0].dir === "desc" ? "desc" : "asc");
     }
     return q;
@@ -422,6 +425,53 @@
     }
   }
 
+  // ---- columns: order and visibility ---------------------------------------
+  // Columns can be dragged by their header to another place (ColReorder)
+  // and shown or hidden (the Columns list); both are kept in localStorage
+  // per scenario, by the columns' data keys, so a changed column model
+  // drops a stale order instead of misplacing columns. cols keeps the
+  // server's order: toOrig and toCur translate a column's index on screen
+  // (DataTables' current index) to its index in cols and back.
+  const layoutKey = "cronsheet.columns." + scenario;
+  let layoutKeys = []; // every column's key, in cols order, then the page's own columns
+  function toOrig(i) { return table && table.colReorder ? table.colReorder.transpose(i, "toOriginal") : i; }
+  function toCur(i) { return table && table.colReorder ? table.colReorder.transpose(i, "fromOriginal") : i; }
+  // shownCols are the indexes in cols of the data columns shown, in their
+  // order on screen.
+  function shownCols() {
+    return table.columns(":visible").indexes().toArray().sort((a, b) => a - b).map(toOrig).filter((i) => i < cols.length);
+  }
+  function loadLayout() {
+    let s = null;
+    try { s = JSON.parse(localStorage.getItem(layoutKey) || "null"); } catch (e) { s = null; }
+    const hidden = s && Array.isArray(s.hidden) ? s.hidden.filter((k) => layoutKeys.includes(k)) : [];
+    const fits = s && Array.isArray(s.order) && s.order.length === layoutKeys.length && layoutKeys.every((k) => s.order.includes(k));
+    return { order: fits ? s.order.map((k) => layoutKeys.indexOf(k)) : null, hidden: hidden };
+  }
+  function saveLayout() {
+    const order = table.colReorder.order().map((i) => layoutKeys[i]);
+    const hidden = cols.filter((c, i) => !table.column(toCur(i)).visible()).map((c) => c.data);
+    localStorage.setItem(layoutKey, JSON.stringify({ order: order, hidden: hidden }));
+  }
+  function buildColumnList(hidden) {
+    const list = document.getElementById("colvis-list");
+    list.setAttribute("aria-label", t("cols.list"));
+    cols.forEach((c, i) => {
+      const label = document.createElement("label");
+      const box = document.createElement("input");
+      box.type = "checkbox"; box.checked = !hidden.includes(c.data); box.dataset.col = String(i);
+      box.addEventListener("change", () => { table.column(toCur(i)).visible(box.checked); saveLayout(); });
+      label.append(box, " " + c.title);
+      list.appendChild(label);
+    });
+    document.getElementById("colvis-reset").addEventListener("click", () => {
+      table.columns().visible(true);
+      table.colReorder.reset();
+      for (const box of list.querySelectorAll("input")) box.checked = true;
+      localStorage.removeItem(layoutKey);
+    });
+  }
+
   // ---- editing -------------------------------------------------------------
   function rowOf(td) { return table.row(td.closest("tr")); }
   // taskIDOf is the task id of the row holding el: its id field, else its id.
@@ -431,7 +481,7 @@
     const idField = cols.find((c) => c.type === "id");
     return String((idField && row.fields && row.fields[idField.field]) || row.id);
   }
-  function colOf(td) { return cols[table.cell(td).index().column]; }
+  function colOf(td) { return cols[toOrig(table.cell(td).index().column)]; }
 
   function cellError(td, msg) {
     let el = td.querySelector(".cell-error");
@@ -601,7 +651,7 @@
     const row = table.row("#" + CSS.escape(id));
     const i = cols.findIndex((c) => c.field === field);
     if (!row.any() || i < 0) return null;
-    return table.cell(row.index(), i).node();
+    return table.cell(row.index(), toCur(i)).node();
   }
   // showRefusals writes each refused row's reason in its cell: the field's
   // when the answer names it, else the row's first pasted cell.
@@ -618,10 +668,13 @@
     const pageRows = table.rows({ page: "current" }).indexes().toArray();
     const at = pageRows.indexOf(start.row);
     if (at + grid.length > pageRows.length) { notice(t("paste.fit", { n: at + grid.length - pageRows.length }), true); return; }
+    // The range's columns are the shown ones, in their order on screen.
+    const shown = shownCols();
+    const from = shown.indexOf(toOrig(start.column));
     const width = Math.max(...grid.map((l) => l.length));
-    if (start.column + width > cols.length) { notice(t("paste.wide"), true); return; }
-    for (let j = 0; j < width; j++) {
-      const c = cols[start.column + j];
+    if (from < 0 || from + width > shown.length) { notice(t("paste.wide"), true); return; }
+    const range = shown.slice(from, from + width).map((i) => cols[i]);
+    for (const c of range) {
       if (!c.editable) { notice(t("paste.col", { col: c.title }), true); return; }
     }
     const edits = [], old = [], first = {};
@@ -629,21 +682,55 @@
       const row = table.row(pageRows[at + i]).data();
       const fields = {}, was = {};
       line.forEach((v, j) => {
-        const c = cols[start.column + j];
+        const c = range[j];
         fields[c.field] = v === "" ? null : v;
         const cur = row.fields ? row.fields[c.field] : undefined;
         was[c.field] = cur === undefined ? null : cur;
       });
-      first[row.id] = cols[start.column].field;
+      first[row.id] = range[0].field;
       edits.push({ id: row.id, version: row.version, fields: fields });
       old.push({ id: row.id, fields: was });
     });
+    applyBatch(edits, old, first, t("paste.done", { n: grid.reduce((n, l) => n + l.length, 0) }));
+  }
+  // applyBatch saves edits as one batch; saved, old (the values before)
+  // is what Undo restores and done is the notice; refused, each row's
+  // reason is shown in its cell (the field's, else first[id]'s).
+  async function applyBatch(edits, old, first, done) {
     for (const e of edits) busy.add(e.id);
     const r = await sendBatch(edits);
     for (const e of edits) busy.delete(e.id);
     if (!r.ok) { showRefusals(r.body, first); return; }
     remember(old);
-    notice(t("paste.done", { n: grid.reduce((n, l) => n + l.length, 0) }));
+    notice(done);
+  }
+  // onAutoFill saves what AutoFill's drag handle filled (its "autoFill"
+  // event; AutoFill itself changes nothing, update: false) as one batch,
+  // as a paste is: fill down copies the first cell's value into the cells
+  // dragged over.
+  function onAutoFill(e, dt, cells) {
+    const edits = [], old = [], first = {};
+    let n = 0;
+    for (const line of cells) {
+      const row = table.row(line[0].index.row).data();
+      const fields = {}, was = {};
+      for (const c of line) {
+        const col = cols[toOrig(c.index.column)];
+        if (!col || !col.editable || col.type === "switch") continue;
+        const cur = row.fields ? row.fields[col.field] : undefined;
+        const v = c.set == null ? "" : String(c.set);
+        if (v === (cur == null ? "" : String(cur))) continue;
+        fields[col.field] = v === "" ? null : v;
+        was[col.field] = cur === undefined ? null : cur;
+        if (!first[row.id]) first[row.id] = col.field;
+        n++;
+      }
+      if (Object.keys(fields).length) {
+        edits.push({ id: row.id, version: row.version, fields: fields });
+        old.push({ id: row.id, fields: was });
+      }
+    }
+    if (edits.length) applyBatch(edits, old, first, t("fill.done", { n: n }));
   }
   function onPaste(e) {
     const text = e.clipboardData ? e.clipboardData.getData("text/plain") : "";
@@ -716,17 +803,18 @@
   function onTableFocus(e) {
     const el = document.getElementById("rows");
     if (e.target !== el || !el.matches(":focus-visible") || table.cell({ focused: true }).any()) return;
-    const first = cols.findIndex((c) => c.editable && c.type !== "switch");
-    const cell = table.cell(":eq(0)", first, { page: "current" });
+    const first = shownCols().find((i) => cols[i].editable && cols[i].type !== "switch");
+    if (first === undefined) return;
+    const cell = table.cell(":eq(0)", toCur(first), { page: "current" });
     if (cell.any()) cell.focus();
   }
 
   function openNext(ed, move) {
-    const editable = cols.map((c, i) => (c.editable && c.type !== "switch" ? i : -1)).filter((i) => i >= 0);
+    const editable = shownCols().filter((i) => cols[i].editable && cols[i].type !== "switch");
     const at = editable.indexOf(cols.indexOf(ed.col));
     const next = editable[at + move];
     if (next === undefined) return;
-    const node = table.cell(ed.td.closest("tr"), next).node();
+    const node = table.cell(ed.td.closest("tr"), toCur(next)).node();
     if (node) openEdit(node);
   }
 
@@ -1183,7 +1271,7 @@
     const columns = cols.map((c) => ({
       data: c.data, title: c.title, orderable: c.orderable, searchable: c.searchable,
       defaultContent: "", render: renderer(c), type: "string",
-      className: "dt-head-left dt-body-left" + (c.editable && c.type !== "switch" ? " editable" : ""),
+      className: "dt-head-left dt-body-left kt" + (c.editable && c.type !== "switch" ? " editable" : ""),
     }));
     columns.push({
       data: null, title: esc(t("state")), orderable: false, searchable: false, defaultContent: "",
@@ -1214,6 +1302,10 @@
       render: (data, type, row) => type !== "display" ? "" :
         '<input type="checkbox" class="sel-row" aria-label="' + esc(ofRow(t("select"), row)) + '"' + (table && isSelected(row.id) ? " checked" : "") + ">",
     });
+    layoutKeys = cols.map((c) => c.data).concat(["_state", "_actions", "_select"]);
+    const layout = loadLayout();
+    cols.forEach((c, i) => { if (layout.hidden.includes(c.data)) columns[i].visible = false; });
+    buildColumnList(layout.hidden);
     // KeyTable hears every keydown of the document; what is typed into a
     // control (the cell editor, the search box, a form) stays the
     // control's. Registered before KeyTable, this runs first.
@@ -1226,10 +1318,15 @@
       // (Ctrl+C) copies the focused cell; paste is the page's own (one
       // validated batch, below). No hidden capture input: the table
       // itself is focusable.
-      keys: { columns: cols.map((c, i) => i), clipboard: { copy: true, paste: false }, tabIndex: -1, blurable: true },
+      keys: { columns: ".kt", clipboard: { copy: true, paste: false }, tabIndex: -1, blurable: true },
       // A row is (de)selected by its box only (cells are for editing);
       // Shift+click selects a range. The page draws the boxes itself.
       select: { style: "multi+shift", selector: "td.sel", info: false, headerCheckbox: false },
+      // The focused cell's drag handle fills the cells dragged over
+      // (AutoFill); the page saves them (onAutoFill).
+      autoFill: { columns: ".editable", update: false },
+      // Headers drag to reorder (ColReorder); the layout kept is applied.
+      colReorder: layout.order ? { order: layout.order } : true,
       columns: columns, order: [[0, "asc"]], orderMulti: false,
       pageLength: 25, lengthMenu: [10, 25, 50, 100, 500], searchDelay: 300,
       // DataTables' own strings come from its i18n file (npm
@@ -1248,6 +1345,7 @@
     tableEl.setAttribute("aria-label", t("table.keys"));
     tableEl.addEventListener("focus", onTableFocus);
     table.on("key", onCellKey);
+    table.on("autoFill", onAutoFill);
     document.addEventListener("paste", onPaste);
     // Ctrl+Z (⌘Z) outside a control: a control's own undo stays its own
     // (the keydown guard above stops this listener for them).
@@ -1277,6 +1375,7 @@
     // loads it asynchronously): listen on the document, not the checkbox.
     document.addEventListener("change", (e) => { if (e.target.id === "select-all") selectPage(e.target.checked); });
     table.on("draw", showBulk);
+    table.on("columns-reordered", saveLayout);
     // Select keeps its list of selected ids in a handler of the same
     // events, registered at its init (later than this one where the
     // language file loads first): the page reads the list after it.

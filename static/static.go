@@ -33,6 +33,10 @@ func Vendor() []string {
 		"vendor/keyTable.dataTables.min.css",
 		"vendor/dataTables.select.min.js",
 		"vendor/select.dataTables.min.css",
+		"vendor/dataTables.autoFill.min.js",
+		"vendor/autoFill.dataTables.min.css",
+		"vendor/dataTables.colReorder.min.js",
+		"vendor/colReorder.dataTables.min.css",
 		"vendor/uPlot.iife.min.js",
 		"vendor/uPlot.min.css",
 	}

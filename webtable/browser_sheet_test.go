@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -335,5 +336,123 @@ func TestBrowserSheetBulk(t *testing.T) {
 				t.Errorf("console errors: %q", errs)
 			}
 		})
+	}
+}
+
+// point is a spot of the viewport, in CSS pixels.
+type point struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+}
+
+// centre is the middle of the first element matching sel.
+func centre(t *testing.T, ctx context.Context, sel string) point {
+	t.Helper()
+	return get(t, ctx, "find "+sel, chromedp.Evaluate[point](fmt.Sprintf(
+		`(r => ({x: r.left + r.width / 2, y: r.top + r.height / 2}))(document.querySelector(%q).getBoundingClientRect())`, sel)))
+}
+
+// TestBrowserSheetFill drags the focused cell's fill handle (AutoFill)
+// down over two cells: they take the first cell's value, saved as one
+// batch, and Ctrl+Z undoes the fill.
+func TestBrowserSheetFill(t *testing.T) {
+	chromium := needBrowser(t)
+	base := startNode(t)
+	seedSheet(t, base, 3)
+	ctx := newBrowser(t, chromium)
+	console := listenConsole(t, ctx)
+	openSheet(t, ctx, base, "en", "")
+	run(t, ctx, "focus a cell", 20*time.Second,
+		chromedp.Focus(css(`.dt-search input`)),
+		chromedp.KeyEvent(kb.Tab),
+		focusedIs("sh-01", 2),
+		chromedp.KeyEvent(kb.ArrowRight),
+		focusedIs("sh-01", 3),
+		chromedp.WaitVisible(css(`.dt-autofill-handle`)),
+	)
+	from := centre(t, ctx, `.dt-autofill-handle`)
+	to := centre(t, ctx, cellSel("sh-03", 3))
+	run(t, ctx, "drag the fill handle down", 20*time.Second,
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, from.X, from.Y),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, from.X, from.Y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, (from.X+to.X)/2, (from.Y+to.Y)/2, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, to.X, to.Y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, to.X, to.Y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		waitJS(`document.getElementById("notice").textContent === "Filled 2 cells."`),
+		waitJS(fmt.Sprintf(`document.querySelector(%q).textContent === "c 1"`, cellSel("sh-03", 3))),
+	)
+	for _, id := range []string{"sh-01", "sh-02", "sh-03"} {
+		if got := rowFields(t, base, id)["content"]; got != "c 1" {
+			t.Errorf("%s content = %v after filling down, want c 1", id, got)
+		}
+	}
+	run(t, ctx, "undo the fill", 20*time.Second,
+		chromedp.Focus(css(`#rows`)),
+		chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		waitJS(`document.getElementById("notice").textContent === "Undone: 2 cells restored."`),
+	)
+	if got := fmt.Sprintf("%v, %v", rowFields(t, base, "sh-02")["content"], rowFields(t, base, "sh-03")["content"]); got != "c 2, c 3" {
+		t.Errorf("after undoing the fill: %s", got)
+	}
+	if errs := console.take(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}
+
+// TestBrowserSheetColumns moves a column (ColReorder) and hides another
+// from the Columns list; both hold after a reload (localStorage), the
+// keyboard and a paste still reach the right fields, and Reset columns
+// brings the server's layout back.
+func TestBrowserSheetColumns(t *testing.T) {
+	chromium := needBrowser(t)
+	base := startNode(t)
+	seedSheet(t, base, 2)
+	ctx := newBrowser(t, chromium)
+	console := listenConsole(t, ctx)
+	openSheet(t, ctx, base, "en", "")
+	headers := `[...document.querySelectorAll("#rows thead th")].slice(0, 6).map(th => th.textContent).join("|")`
+	run(t, ctx, "move content before title and hide the channel", 20*time.Second,
+		// Column 2 (content) to column 1 (title's place).
+		chromedp.Evaluate[chromedp.Void](`void cronsheet.table.colReorder.move(2, 1)`),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("colvis").open = true`),
+		jsClick(`#colvis-list input[data-col="4"]`),
+		waitJS(headers+` === "Memo id|Content|Title|When|To|Active"`),
+	)
+	run(t, ctx, "reload", 30*time.Second,
+		chromedp.Reload(),
+		chromedp.WaitVisible(css(`body[data-ready="1"]`)),
+		waitJS(`!!document.querySelector('#rows tbody tr[id="sh-01"]')`),
+		waitJS(headers+` === "Memo id|Content|Title|When|To|Active"`),
+		waitJS(`!document.querySelector('#colvis-list input[data-col="4"]').checked`),
+	)
+	run(t, ctx, "edit and paste in the moved columns", 30*time.Second,
+		chromedp.Focus(css(`.dt-search input`)),
+		chromedp.KeyEvent(kb.Tab),
+		focusedIs("sh-01", 2), // content, now second
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(css(cellSel("sh-01", 2)+` input.cell-input`)),
+		chromedp.KeyEvent("moved"+kb.Enter),
+		chromedp.WaitNotPresent(css(`#rows td.editing`)),
+		focusedIs("sh-02", 2),
+		// content, title, when: the hidden channel is skipped.
+		pasteText("p-content\tp-title\tevery 3h"),
+		waitJS(`document.getElementById("notice").textContent === "Pasted 3 cells."`),
+	)
+	one, two := rowFields(t, base, "sh-01"), rowFields(t, base, "sh-02")
+	if one["content"] != "moved" || one["title"] != "row 1" ||
+		two["content"] != "p-content" || two["title"] != "p-title" || two["when"] != "every 3h" || two["channel"] != "outbox" {
+		t.Errorf("after editing the moved columns: sh-01 %v, sh-02 %v", one, two)
+	}
+	run(t, ctx, "reset the columns", 30*time.Second,
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("colvis").open = true`),
+		jsClick(`#colvis-reset`),
+		waitJS(headers+` === "Memo id|Title|Content|When|Channel|To"`),
+		chromedp.Reload(),
+		chromedp.WaitVisible(css(`body[data-ready="1"]`)),
+		waitJS(`!!document.querySelector('#rows tbody tr[id="sh-01"]')`),
+		waitJS(headers+` === "Memo id|Title|Content|When|Channel|To"`),
+	)
+	if errs := console.take(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
 	}
 }
