@@ -1327,6 +1327,10 @@
       autoFill: { columns: ".editable", update: false },
       // Headers drag to reorder (ColReorder); the layout kept is applied.
       colReorder: layout.order ? { order: layout.order } : true,
+      // The header stays in view while the page scrolls (FixedHeader), on
+      // a screen wide enough that the table does not scroll sideways in
+      // its own box (a phone scrolls the table there instead).
+      fixedHeader: window.matchMedia("(min-width: 700px)").matches,
       columns: columns, order: [[0, "asc"]], orderMulti: false,
       pageLength: 25, lengthMenu: [10, 25, 50, 100, 500], searchDelay: 300,
       // DataTables' own strings come from its i18n file (npm

@@ -37,6 +37,8 @@ func Vendor() []string {
 		"vendor/autoFill.dataTables.min.css",
 		"vendor/dataTables.colReorder.min.js",
 		"vendor/colReorder.dataTables.min.css",
+		"vendor/dataTables.fixedHeader.min.js",
+		"vendor/fixedHeader.dataTables.min.css",
 		"vendor/uPlot.iife.min.js",
 		"vendor/uPlot.min.css",
 	}

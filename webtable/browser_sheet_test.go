@@ -456,3 +456,26 @@ func TestBrowserSheetColumns(t *testing.T) {
 		t.Errorf("console errors: %q", errs)
 	}
 }
+
+// TestBrowserSheetHeader scrolls a long page: the table's header stays at
+// the top of the window (FixedHeader), and a sort from the floating
+// header still sorts the table.
+func TestBrowserSheetHeader(t *testing.T) {
+	chromium := needBrowser(t)
+	base := startNode(t)
+	seedSheet(t, base, 25)
+	ctx := newBrowser(t, chromium)
+	console := listenConsole(t, ctx)
+	openSheet(t, ctx, base, "en", "")
+	run(t, ctx, "scroll down", 20*time.Second,
+		waitJS(`document.querySelectorAll("#rows tbody tr[id]").length === 25`),
+		chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.querySelector('#rows tbody tr[id="sh-20"]').getBoundingClientRect().top + window.scrollY - 100)`),
+		waitJS(`(el => !!el && Math.abs(el.getBoundingClientRect().top) < 2 && el.getBoundingClientRect().height > 10)(document.querySelector(".dtfh-floatingparent thead"))`),
+		// The second header cell (Title) sorts the table from up there.
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll(".dtfh-floatingparent thead th")[1].click()`),
+		waitJS(`cronsheet.table.order()[0][0] === 1`),
+	)
+	if errs := console.take(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}
