@@ -603,7 +603,7 @@
     rowOf(ed.td).data(withTask(r.body, row));
     const was = {};
     was[ed.col.field] = cur === undefined ? null : cur;
-    remember([{ id: row.id, fields: was }]);
+    remember([{ id: row.id, fields: was, version: r.body.version }]);
     notice(t("saved"));
     moveOn(ed, move);
   }
@@ -617,7 +617,8 @@
   // again through the same endpoint, each row on the version the page
   // holds, so an undo never overwrites someone else's later edit and the
   // audit trail records it.
-  const undoStack = []; // [{rows: [{id, fields: {field: old value or null}}]}], newest last
+  // [{rows: [{id, fields: {field: old value or null}, version: the row's version once edited}]}], newest last
+  const undoStack = [];
   const maxUndo = 50;
   function remember(rows) {
     undoStack.push({ rows: rows });
@@ -701,7 +702,8 @@
     const r = await sendBatch(edits);
     for (const e of edits) busy.delete(e.id);
     if (!r.ok) { showRefusals(r.body, first); return; }
-    remember(old);
+    const saved = new Map(r.body.rows.map((x) => [x.id, x.version]));
+    remember(old.map((x) => Object.assign({}, x, { version: saved.get(x.id) || 0 })));
     notice(done);
   }
   // onAutoFill saves what AutoFill's drag handle filled (its "autoFill"
@@ -755,12 +757,15 @@
     const last = undoStack.pop();
     document.getElementById("undo").disabled = undoStack.length === 0;
     if (!last) { notice(t("undo.none")); return; }
-    const edits = last.rows.map((x) => {
-      const row = table.row("#" + CSS.escape(x.id));
-      return { id: x.id, version: row.any() ? row.data().version : 0, fields: x.fields };
-    });
+    const edits = last.rows.map((x) => ({ id: x.id, version: x.version, fields: x.fields }));
     const r = await sendBatch(edits);
     if (!r.ok) { showRefusals(r.body, {}); return; }
+    // The row is now as the newest earlier edit of it left it, at a new
+    // version: that edit's undo is based on this one.
+    for (const fresh of r.body.rows) {
+      const earlier = undoStack.findLast((u) => u.rows.some((x) => x.id === fresh.id));
+      if (earlier) for (const x of earlier.rows) if (x.id === fresh.id) x.version = fresh.version;
+    }
     notice(t("undo.done", { n: last.rows.reduce((n, x) => n + Object.keys(x.fields).length, 0) }));
   }
 

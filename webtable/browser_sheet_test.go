@@ -238,6 +238,35 @@ func TestBrowserSheetPaste(t *testing.T) {
 	if got := rowFields(t, base, "sh-02")["content"]; got != "c 2" {
 		t.Errorf("after undoing the edit, sh-02 content = %v", got)
 	}
+
+	// Two edits of one row, then two undos: the second undo is based on
+	// the version the first undo saved (no conflict with the page's own
+	// undo); a third Ctrl+Z finds nothing left to undo.
+	run(t, ctx, "undo two edits of one row", 30*time.Second,
+		focusedIs("sh-03", 3), // Enter moved the keyboard down
+		chromedp.KeyEvent(kb.ArrowUp),
+		focusedIs("sh-02", 3),
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(css(cellSel("sh-02", 3)+` input.cell-input`)),
+		chromedp.KeyEvent("first"+kb.Enter),
+		focusedIs("sh-03", 3),
+		chromedp.KeyEvent(kb.ArrowUp),
+		focusedIs("sh-02", 3),
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(css(cellSel("sh-02", 3)+` input.cell-input`)),
+		chromedp.KeyEvent("second"+kb.Enter),
+		focusedIs("sh-03", 3),
+		waitJS(fmt.Sprintf(`document.querySelector(%q).textContent === "second"`, cellSel("sh-02", 3))),
+		chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		waitJS(fmt.Sprintf(`document.querySelector(%q).textContent === "first"`, cellSel("sh-02", 3))),
+		chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		waitJS(fmt.Sprintf(`document.querySelector(%q).textContent === "c 2"`, cellSel("sh-02", 3))),
+		chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		notice("Nothing to undo."),
+	)
+	if got := rowFields(t, base, "sh-02")["content"]; got != "c 2" {
+		t.Errorf("after undoing both edits, sh-02 content = %v", got)
+	}
 	if errs := console.take(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)
 	}
