@@ -472,6 +472,21 @@
     });
   }
 
+  // floatingHeader fixes what FixedHeader leaves to assistive technology
+  // while its header floats: the floating copy holds the real header (its
+  // sort buttons and the select-all box), yet it is marked aria-hidden;
+  // the stand-in left in the table is not. So the floating header is
+  // exposed and the stand-in is hidden and taken out of the tab order.
+  function floatingHeader() {
+    const floating = document.querySelector("table.fixedHeader-floating");
+    if (!floating) return;
+    floating.removeAttribute("aria-hidden");
+    const standIn = document.querySelector("#rows > thead");
+    if (!standIn) return;
+    standIn.setAttribute("aria-hidden", "true");
+    for (const el of standIn.querySelectorAll("[tabindex], input, button")) el.setAttribute("tabindex", "-1");
+  }
+
   // ---- editing -------------------------------------------------------------
   function rowOf(td) { return table.row(td.closest("tr")); }
   // taskIDOf is the task id of the row holding el: its id field, else its id.
@@ -1385,6 +1400,7 @@
     document.addEventListener("change", (e) => { if (e.target.id === "select-all") selectPage(e.target.checked); });
     table.on("draw", showBulk);
     table.on("columns-reordered", saveLayout);
+    table.on("fixedheader-mode", floatingHeader);
     // Select keeps its list of selected ids in a handler of the same
     // events, registered at its init (later than this one where the
     // language file loads first): the page reads the list after it.

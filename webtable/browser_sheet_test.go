@@ -508,3 +508,62 @@ func TestBrowserSheetHeader(t *testing.T) {
 		t.Errorf("console errors: %q", errs)
 	}
 }
+
+// TestBrowserSheetAxe runs axe-core over the table in its spreadsheet
+// states (a focused cell with its fill handle, an open editor, selected
+// rows, the Columns list open, the floating header) in English and
+// 简体中文, failing on any serious or critical violation as TestBrowserAxe
+// does for the pages as loaded.
+func TestBrowserSheetAxe(t *testing.T) {
+	chromium := needBrowser(t)
+	axe := axeScript(t)
+	base := startNode(t)
+	seedSheet(t, base, 25)
+	ctx := newBrowser(t, chromium)
+	check := func(t *testing.T, state string) {
+		t.Helper()
+		actx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		if _, err := chromedp.Run(actx, chromedp.Evaluate[chromedp.Void](axe)); err != nil {
+			t.Fatalf("inject axe-core: %v", err)
+		}
+		found, err := chromedp.Run(actx, chromedp.Evaluate[[]axeViolation](axeRun, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("axe.run: %v", err)
+		}
+		for _, v := range found {
+			if v.Impact == "serious" || v.Impact == "critical" {
+				t.Errorf("%s: %s (%s): %s; %d elements, first %v\n\t%s", state, v.ID, v.Impact, v.Help, v.Count, v.Targets, v.Summary)
+			}
+		}
+	}
+	for _, lang := range []string{"en", "zh"} {
+		t.Run(lang, func(t *testing.T) {
+			openSheet(t, ctx, base, lang, "")
+			run(t, ctx, "focus a cell and select rows", 20*time.Second,
+				chromedp.Focus(css(`.dt-search input`)),
+				chromedp.KeyEvent(kb.Tab),
+				focusedIs("sh-01", 2),
+				chromedp.WaitVisible(css(`.dt-autofill-handle`)),
+				clickBox("sh-02", false),
+				clickBox("sh-04", true),
+				waitJS(`cronsheet.selectedCount() === 3`),
+				chromedp.Evaluate[chromedp.Void](`document.getElementById("colvis").open = true`),
+			)
+			check(t, "focused cell, selected rows, Columns open")
+			run(t, ctx, "open an editor", 20*time.Second,
+				chromedp.Focus(css(`#rows`)),
+				chromedp.KeyEvent(kb.Enter),
+				chromedp.WaitVisible(css(cellSel("sh-01", 2)+` input.cell-input`)),
+			)
+			check(t, "open editor")
+			run(t, ctx, "close it and scroll down", 20*time.Second,
+				chromedp.KeyEvent(kb.Escape),
+				chromedp.WaitNotPresent(css(`#rows td.editing`)),
+				chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.body.scrollHeight)`),
+				waitJS(`!!document.querySelector(".dtfh-floatingparent thead")`),
+			)
+			check(t, "floating header")
+		})
+	}
+}
