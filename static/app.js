@@ -629,9 +629,10 @@
   // …/rows/batch): every row valid, all are saved; one refused, none is,
   // and each refused cell shows why. Undo (Ctrl+Z, or the Undo button)
   // takes back the page's own last edit or paste by saving the old values
-  // again through the same endpoint, each row on the version the page
-  // holds, so an undo never overwrites someone else's later edit and the
-  // audit trail records it.
+  // again through the same endpoint, each row on the version its edit
+  // saved (passed on by the undos since), so an undo never overwrites
+  // someone else's later edit and the audit trail records it. A refused
+  // undo is dropped, its reason shown.
   // [{rows: [{id, fields: {field: old value or null}, version: the row's version once edited}]}], newest last
   const undoStack = [];
   const maxUndo = 50;

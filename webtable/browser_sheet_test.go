@@ -62,7 +62,8 @@ func openSheet(t *testing.T, ctx context.Context, base, lang, query string) {
 // into the table (its first editable cell gets the keyboard), Enter opens
 // the editor, Enter saves and moves down, an arrow moves right, F2 opens
 // the editor too, Esc cancels; an Enter an input method is composing with
-// does not save. In English and 简体中文, without a console error.
+// does not save; a refused edit shows the reason beside the cell. In
+// English and 简体中文, without a console error.
 func TestBrowserSheetKeyboard(t *testing.T) {
 	chromium := needBrowser(t)
 	base := startNode(t)
@@ -126,8 +127,30 @@ func TestBrowserSheetKeyboard(t *testing.T) {
 			if got := rowFields(t, base, "sh-02")["content"]; got != "c 2" {
 				t.Errorf("sh-02 content = %v after Esc, want it unchanged", got)
 			}
-			if errs := console.take(); len(errs) > 0 {
-				t.Errorf("console errors: %q", errs)
+
+			// A refused edit keeps the editor and what was typed, with the
+			// reason beside it.
+			run(t, ctx, "see a refused edit's reason", 20*time.Second,
+				chromedp.KeyEvent(kb.ArrowRight),
+				focusedIs("sh-02", 4),
+				chromedp.KeyEvent(kb.Enter),
+				chromedp.WaitVisible(css(cellSel("sh-02", 4)+` input.cell-input`)),
+				chromedp.KeyEvent("dayly 8:00"+kb.Enter),
+				waitJS(fmt.Sprintf(`((document.querySelector(%q) || {}).textContent || "").includes("dayly")`, cellSel("sh-02", 4)+` .cell-error`)),
+				chromedp.WaitVisible(css(cellSel("sh-02", 4)+` input.cell-input`)),
+				chromedp.KeyEvent(kb.Escape),
+				chromedp.WaitNotPresent(css(`#rows td.editing`)),
+				focusedIs("sh-02", 4),
+			)
+			if got := rowFields(t, base, "sh-02")["when"]; got != "every 1h" {
+				t.Errorf("sh-02 when = %v after a refused edit, want it unchanged", got)
+			}
+			// The browser logs the refusal's 400 (the schedule preview)
+			// itself; nothing else is logged.
+			for _, e := range console.take() {
+				if !strings.Contains(e, "status of 400") || !strings.Contains(e, "/schedule/preview") {
+					t.Errorf("console error: %q", e)
+				}
 			}
 		})
 	}
