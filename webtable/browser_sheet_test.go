@@ -16,14 +16,19 @@ import (
 // Browser tests of issue 15 item 4: the table behaves like a spreadsheet
 // (KeyTable's focused cell, paste, undo, selection across pages).
 
-// seedSheet adds n rows sh-01 … sh-n (title "row k", content "c k").
+// seedSheet adds n rows sh-01 … sh-n (title "row k", content "c k") and
+// waits until they are synced, so no edit of a test meets the sync
+// patrol's write of the same row (docs/FERRETDB.md).
 func seedSheet(t *testing.T, base string, n int) {
 	t.Helper()
+	var ids []string
 	for i := 1; i <= n; i++ {
 		postJSON(t, base, "/api/v1/scenarios/memos/rows", fmt.Sprintf(
 			`{"memo_id":"sh-%02d","title":"row %d","content":"c %d","when":"every 1h","channel":"outbox"}`, i, i, i),
 			http.StatusCreated)
+		ids = append(ids, fmt.Sprintf("sh-%02d", i))
 	}
+	waitSynced(t, base, ids...)
 }
 
 // rowFields reads a row's fields through the API.
@@ -319,7 +324,6 @@ func TestBrowserSheetBulk(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		ids = append(ids, fmt.Sprintf("sh-%02d", i))
 	}
-	waitSynced(t, base, ids...)
 	ctx := newBrowser(t, chromium)
 	console := listenConsole(t, ctx)
 	for _, lang := range []struct {
@@ -451,7 +455,8 @@ func TestBrowserSheetFill(t *testing.T) {
 	}
 }
 
-// TestBrowserSheetColumns moves a column (ColReorder) and hides another
+// TestBrowserSheetColumns drags a column's header to another place
+// (ColReorder) and hides another
 // from the Columns list; both hold after a reload (localStorage), the
 // keyboard and a paste still reach the right fields, and Reset columns
 // brings the server's layout back.
@@ -463,9 +468,18 @@ func TestBrowserSheetColumns(t *testing.T) {
 	console := listenConsole(t, ctx)
 	openSheet(t, ctx, base, "en", "")
 	headers := `[...document.querySelectorAll("#rows thead th")].slice(0, 6).map(th => th.textContent).join("|")`
+	// Drag the Content header onto the left part of the Title header.
+	from := centre(t, ctx, `#rows thead th:nth-child(3)`)
+	to := centre(t, ctx, `#rows thead th:nth-child(2)`)
+	left := to.X - 20
 	run(t, ctx, "move content before title and hide the channel", 20*time.Second,
-		// Column 2 (content) to column 1 (title's place).
-		chromedp.Evaluate[chromedp.Void](`void cronsheet.table.colReorder.move(2, 1)`),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, from.X, from.Y),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, from.X, from.Y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, from.X-10, from.Y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, (from.X+left)/2, from.Y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, left, to.Y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, left, to.Y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		waitJS(headers+` === "Memo id|Content|Title|When|Channel|To"`),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById("colvis").open = true`),
 		jsClick(`#colvis-list input[data-col="4"]`),
 		waitJS(headers+` === "Memo id|Content|Title|When|To|Active"`),
