@@ -456,10 +456,9 @@ func TestBrowserSheetFill(t *testing.T) {
 }
 
 // TestBrowserSheetColumns drags a column's header to another place
-// (ColReorder) and hides another
-// from the Columns list; both hold after a reload (localStorage), the
-// keyboard and a paste still reach the right fields, and Reset columns
-// brings the server's layout back.
+// (ColReorder) and hides another from the Columns list; both hold after a
+// reload (localStorage), the keyboard and a paste still reach the right
+// fields, and Reset columns brings the server's layout back.
 func TestBrowserSheetColumns(t *testing.T) {
 	chromium := needBrowser(t)
 	base := startNode(t)
