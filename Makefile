@@ -71,8 +71,8 @@ bench-compare:
 # Plain `go test` runs every target's seeds, so CI covers the corpus.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./mapping/schedule/:FuzzParse \
-	./webtable/:FuzzRowJSON ./webtable/:FuzzTargetJSON ./webtable/:FuzzFlowJSON \
-	./webtable/:FuzzJobJSON ./webtable/:FuzzImportCSV ./webtable/:FuzzDataTablesQuery
+	./webtable/:FuzzRowJSON ./api/targetsapi/:FuzzTargetJSON ./api/flowsapi/:FuzzFlowJSON \
+	./api/jobsapi/:FuzzJobJSON ./webtable/:FuzzImportCSV ./webtable/:FuzzDataTablesQuery
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t#*:}; \

@@ -60,6 +60,7 @@ type dupFigures struct {
 	// that ownership moved.
 	MultiNodeTasks int
 	Examples       []string
+	ExampleIDs     []string // the trigger ids of Examples
 }
 
 // unexplained counts the re-sends whose cause is not in allowed.
@@ -127,6 +128,7 @@ func countDuplicates(ds []delivery, senders *senderIndex) dupFigures {
 				f.MaxAnswerToKill = max(f.MaxAnswerToKill, answerToKill)
 			}
 			if len(f.Examples) < 5 && !crashCauses[cause] {
+				f.ExampleIDs = append(f.ExampleIDs, id)
 				f.Examples = append(f.Examples, fmt.Sprintf("%s key=%s: %s at %s (cut=%v, ended %s) then %s at %s: %s",
 					id, first.Key, first.Sender, first.Arrived.Format("15:04:05.000"), first.Cut,
 					first.Ended.Format("15:04:05.000"), again.Sender, again.Arrived.Format("15:04:05.000"), cause))

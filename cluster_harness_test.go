@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -93,7 +91,7 @@ func startClusterOn(t *testing.T, size int, maxDelay time.Duration, cs clusterSt
 		cfg := fmt.Sprintf(`listen: %s
 auth: local_dev
 node_id: %s
-log_level: warn
+log_level: info
 store: %s
 patrol: {interval: %s, lease: %s}
 fire: {backoff_base: 200ms, backoff_max: 2s}
@@ -114,7 +112,6 @@ http: {allow: [127.0.0.0/8]}
 func (c *cluster) startNode(t *testing.T, n *clusterNode) {
 	t.Helper()
 	n.start(t)
-	c.hook.senders.add(n.pid(), n.incarnation())
 	var st struct {
 		Nodes []struct {
 			Incarnation string `json:"incarnation"`
@@ -138,6 +135,21 @@ func (c *cluster) killNode(t *testing.T, n *clusterNode) time.Time {
 	at := time.Now()
 	c.hook.senders.killed(who, at)
 	return at
+}
+
+// logsAbout returns every node's log lines that mention s (a trigger or
+// task id), each prefixed with its node, to explain a duplicate.
+func (c *cluster) logsAbout(s string) string {
+	var b strings.Builder
+	for _, n := range c.nodes {
+		data, _ := os.ReadFile(n.logPath)
+		for line := range strings.Lines(string(data)) {
+			if strings.Contains(line, s) {
+				b.WriteString(n.id + ": " + line)
+			}
+		}
+	}
+	return b.String()
 }
 
 // live returns the nodes that are running now.
@@ -199,29 +211,14 @@ func (d delivery) taskID() string {
 func startHook(t *testing.T, maxDelay time.Duration) *hook {
 	t.Helper()
 	h := &hook{maxDelay: maxDelay, senders: newSenderIndex()}
-	h.srv = httptest.NewUnstartedServer(http.HandlerFunc(h.serve))
-	h.srv.Config.ConnState = func(conn net.Conn, state http.ConnState) {
-		if state == http.StateNew {
-			// Off the accept loop: identifying reads /proc, tens of
-			// milliseconds with thousands of sockets, and done inline it
-			// held up every new connection behind it. The handler waits
-			// for its own connection's answer (senderIndex.of).
-			done := h.senders.begin(conn.RemoteAddr().String())
-			go func() {
-				defer close(done)
-				h.senders.identify(conn)
-			}()
-		}
-	}
-	h.srv.Start()
+	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.srv.Close)
 	return h
 }
 
 func (h *hook) serve(w http.ResponseWriter, r *http.Request) {
 	d := delivery{TriggerID: r.Header.Get("X-Cronsheet-Trigger-Id"), Key: r.Header.Get("Idempotency-Key"),
-		Path: r.URL.Path, Sender: h.senders.of(r.RemoteAddr), Instance: r.Header.Get("X-Cronsheet-Instance"),
-		Arrived: time.Now()}
+		Path: r.URL.Path, Sender: "?", Instance: r.Header.Get("X-Cronsheet-Instance"), Arrived: time.Now()}
 	_, _ = io.Copy(io.Discard, r.Body)
 	select {
 	case <-time.After(rand.N(h.maxDelay + 1)):
@@ -238,9 +235,9 @@ func (h *hook) serve(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 }
 
-// all returns every delivery recorded so far, in arrival order. A sender
-// the socket could not name is named by its instance header, once that
-// instance is known (startNode reads it from the node's status).
+// all returns every delivery recorded so far, in arrival order, each
+// sender named by its instance header once that instance is known
+// (startNode reads it from the node's status).
 func (h *hook) all() []delivery {
 	h.mu.Lock()
 	out := append([]delivery(nil), h.deliveries...)
@@ -261,25 +258,18 @@ func (h *hook) count() int {
 	return len(h.deliveries)
 }
 
-// senderIndex maps the hook's connections to the node process that opened
-// them, through /proc (Linux): the client socket's inode, then the process
-// holding it. It also remembers when each incarnation was killed.
+// senderIndex names the node process that sent each delivery by its
+// X-Cronsheet-Instance header (the sender's registry incarnation, random
+// per process, which startNode reads from the node's status), and
+// remembers when each process was killed.
 type senderIndex struct {
-	mu sync.Mutex
-	// identified and spent count the connections identified and the
-	// time spent on it (summed over the connections).
-	identified int
-	spent      time.Duration
-	pending    map[string]chan struct{} // remote address → closed once identified
-	pids       map[int]string           // pid → incarnation
-	conns      map[string]string        // remote address → incarnation
-	deaths     map[string]time.Time     // incarnation → SIGKILL time
-	instances  map[string]string        // registry incarnation → incarnation
+	mu        sync.Mutex
+	deaths    map[string]time.Time // incarnation → SIGKILL time
+	instances map[string]string    // registry incarnation → incarnation
 }
 
 func newSenderIndex() *senderIndex {
-	return &senderIndex{pids: map[int]string{}, conns: map[string]string{}, deaths: map[string]time.Time{},
-		instances: map[string]string{}, pending: map[string]chan struct{}{}}
+	return &senderIndex{deaths: map[string]time.Time{}, instances: map[string]string{}}
 }
 
 // addInstance records that the process who runs as registry incarnation
@@ -297,12 +287,6 @@ func (s *senderIndex) ofInstance(inc string) string {
 	return s.instances[inc]
 }
 
-func (s *senderIndex) add(pid int, who string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pids[pid] = who
-}
-
 func (s *senderIndex) killed(who string, at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -317,112 +301,11 @@ func (s *senderIndex) deathOf(who string) (time.Time, bool) {
 	return at, ok
 }
 
-// begin marks the connection from remote as being identified; the
-// returned channel is closed when it is.
-func (s *senderIndex) begin(remote string) chan struct{} {
-	done := make(chan struct{})
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pending[remote] = done
-	return done
-}
-
-// of returns the incarnation that opened the connection from remote,
-// waiting (up to 10 s) for its identification to end.
-func (s *senderIndex) of(remote string) string {
-	s.mu.Lock()
-	done := s.pending[remote]
-	s.mu.Unlock()
-	if done != nil {
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if who, ok := s.conns[remote]; ok {
-		return who
-	}
-	return "?"
-}
-
-// identify finds which known process holds the client end of conn.
-func (s *senderIndex) identify(conn net.Conn) {
-	began := time.Now()
-	remote := conn.RemoteAddr().String()
-	inode := socketInode(conn.RemoteAddr(), conn.LocalAddr())
-	who := "?"
-	if inode != "" {
-		s.mu.Lock()
-		pids := make(map[int]string, len(s.pids))
-		for p, w := range s.pids {
-			pids[p] = w
-		}
-		s.mu.Unlock()
-		for pid, w := range pids {
-			if holdsSocket(pid, inode) {
-				who = w
-				break
-			}
-		}
-	}
-	s.mu.Lock()
-	s.conns[remote] = who
-	s.identified++
-	s.spent += time.Since(began)
-	s.mu.Unlock()
-}
-
-// String reports the connections the hook identified and the time spent.
+// String reports how many sender processes are known.
 func (s *senderIndex) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return fmt.Sprintf("hook_conns=%d identify_time=%s", s.identified, s.spent.Round(time.Millisecond))
-}
-
-// socketInode returns the inode of the TCP socket whose local end is local
-// and remote end is remote, from /proc/net/tcp; "" when not found.
-func socketInode(local, remote net.Addr) string {
-	lp, rp := portHex(local), portHex(remote)
-	f, err := os.Open("/proc/net/tcp")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 10 {
-			continue
-		}
-		if strings.HasSuffix(fields[1], ":"+lp) && strings.HasSuffix(fields[2], ":"+rp) {
-			return fields[9]
-		}
-	}
-	return ""
-}
-
-func portHex(a net.Addr) string {
-	_, port, _ := net.SplitHostPort(a.String())
-	n, _ := strconv.Atoi(port)
-	return fmt.Sprintf("%04X", n)
-}
-
-// holdsSocket reports whether process pid has the socket inode open.
-func holdsSocket(pid int, inode string) bool {
-	dir := fmt.Sprintf("/proc/%d/fd", pid)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	want := "socket:[" + inode + "]"
-	for _, e := range ents {
-		if l, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && l == want {
-			return true
-		}
-	}
-	return false
+	return fmt.Sprintf("sender_processes=%d", len(s.instances))
 }
 
 // api is a small JSON client for the nodes' HTTP API; it never calls

@@ -254,6 +254,9 @@ func clusterOwnershipMoves(t *testing.T, sizes clusterSizes, report reporter, cs
 	for _, e := range dups.Examples {
 		t.Log("duplicate:", e)
 	}
+	for _, id := range dups.ExampleIDs {
+		t.Logf("the nodes' log lines about %s:\n%s", id, c.logsAbout(id))
+	}
 	if dups.Deliveries == 0 || dups.MultiNodeTasks == 0 {
 		t.Errorf("nothing tested: %d deliveries, %d tasks delivered by two nodes", dups.Deliveries, dups.MultiNodeTasks)
 	}
@@ -296,6 +299,9 @@ func clusterKillPeriodic(t *testing.T, sizes clusterSizes, report reporter) {
 	for _, e := range append(sf.Examples, dups.Examples...) {
 		t.Log("example:", e)
 	}
+	for _, id := range dups.ExampleIDs {
+		t.Logf("the nodes' log lines about %s:\n%s", id, c.logsAbout(id))
+	}
 	if sf.Runs == 0 {
 		t.Fatal("nothing tested: no ledger runs")
 	}
@@ -337,6 +343,9 @@ func clusterKillJobs(t *testing.T, sizes clusterSizes, report reporter) {
 	for _, e := range dups.Examples {
 		t.Log("duplicate:", e)
 	}
+	for _, id := range dups.ExampleIDs {
+		t.Logf("the nodes' log lines about %s:\n%s", id, c.logsAbout(id))
+	}
 	jf.check(t)
 	if n := dups.unexplained(crashCauses); n != 0 || dups.SlotsUnderTwoIDs != 0 {
 		t.Errorf("%d re-sends not explained by a kill of their sender, %d slots under two trigger ids; want none", n, dups.SlotsUnderTwoIDs)
@@ -363,6 +372,9 @@ func clusterStoreOutage(t *testing.T, sizes clusterSizes, report reporter) {
 		deliveryLag(ds), outageLag(ds, from, to), c.hook.senders)
 	for _, e := range append(sf.Examples, dups.Examples...) {
 		t.Log("example:", e)
+	}
+	for _, id := range dups.ExampleIDs {
+		t.Logf("the nodes' log lines about %s:\n%s", id, c.logsAbout(id))
 	}
 	if sf.Runs == 0 {
 		t.Fatal("nothing tested: no ledger runs")

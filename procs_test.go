@@ -184,6 +184,18 @@ func (p *process) signal(sig syscall.Signal) error {
 	return err
 }
 
+// notify sends sig (SIGSTOP, SIGCONT) to the running process without
+// waiting for anything.
+func (p *process) notify(sig syscall.Signal) error {
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	if cmd == nil {
+		return fmt.Errorf("%s is not running", p.cfgPath)
+	}
+	return cmd.Process.Signal(sig)
+}
+
 // killIfRunning is the cleanup: no process outlives its test.
 func (p *process) killIfRunning() {
 	p.mu.Lock()

@@ -16,10 +16,10 @@ import (
 
 	"golang.org/x/term"
 
+	"cronsheet/api/authapi"
 	"cronsheet/auth"
 	"cronsheet/server"
 	"cronsheet/store"
-	"cronsheet/webtable"
 )
 
 // usersUsage is the help of `cronsheet user` and `cronsheet token`.
@@ -207,7 +207,7 @@ func userDelete(ctx context.Context, users store.Users, f cmdFlags, cio cliIO) e
 }
 
 func tokenCreate(ctx context.Context, users store.Users, f cmdFlags, cio cliIO) error {
-	cred, value, err := webtable.NewToken(ctx, users, webtable.TokenParams{User: f.user, Name: f.name,
+	cred, value, err := authapi.NewToken(ctx, users, authapi.TokenParams{User: f.user, Name: f.name,
 		Role: store.Role(f.role), ExpiresIn: f.expires, Now: time.Now()})
 	if err != nil {
 		return err

@@ -10,5 +10,5 @@
 // with Retry-After); any other error is retryable with backoff.
 //
 // It imports only task among the project's packages; it must not import
-// store, patrol, mapping, webtable or server.
+// store, patrol, mapping, webtable, the api/ packages or server.
 package executors

@@ -222,8 +222,11 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, tg *task.Target, run *
 	})
 	switch {
 	case errors.Is(err, task.ErrFenced):
-		f.logger.InfoContext(ctx, "run taken over by another delivery; outcome not recorded here",
-			"task_id", run.TaskID, "trigger_id", run.TriggerID, "state", state)
+		// Another node judged this one gone (or the run stuck) and took the
+		// run over while this delivery went on: when this attempt was
+		// delivered, the run may be delivered twice.
+		f.logger.WarnContext(ctx, "run taken over by another delivery while it was delivered here; outcome not recorded here",
+			"task_id", run.TaskID, "trigger_id", run.TriggerID, "state", state, "attempt", run.Attempt)
 	case err != nil:
 		f.logger.ErrorContext(ctx, "finish run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
 	default:

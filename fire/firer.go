@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -60,10 +62,12 @@ type Config struct {
 	// a cancel, an orphan's end) and the run as stored. It is called from
 	// delivery goroutines and must not block.
 	OnRun func(t *task.Task, tg *task.Target, r task.Run)
-	// LiveNodes, when set, returns the ids of the nodes alive now (this one
-	// included). A run owned by a node not among them is orphaned: Resume
-	// and Rescue take it over. Nil means only this node is alive.
-	LiveNodes func(ctx context.Context) ([]string, error)
+	// Peers, when set, says which nodes are alive now and which stopped
+	// beating but may still run (Peers). A run owned by a node among
+	// neither is orphaned (its node is gone): Resume and Rescue take it
+	// over at once; a quiet node's run only once no attempt of it can be
+	// in flight. Nil means only this node is alive.
+	Peers func(ctx context.Context) (Peers, error)
 	// RescueGrace is how long past its deadline an unfinished run of a
 	// live node waits before Rescue takes it over (default 5m): its owner
 	// lost it (a write that never got through), or is stuck.
@@ -284,15 +288,16 @@ func (f *Firer) ResumeRuns(ctx context.Context, t *task.Task, runs []*task.Run) 
 	if len(runs) == 0 {
 		return 0, nil
 	}
-	live, err := f.liveNodes(ctx)
+	peers, err := f.peers(ctx)
 	if err != nil {
 		return scheduled, err
 	}
 	for _, r := range runs {
-		if !f.orphaned(r, live) {
+		why := f.orphaned(r, peers)
+		if why == "" {
 			continue
 		}
-		if _, err := f.rescue(ctx, t, r); err != nil {
+		if _, err := f.rescue(ctx, t, r, why); err != nil {
 			return scheduled, err
 		}
 	}
@@ -304,17 +309,14 @@ func (f *Firer) ResumeRuns(ctx context.Context, t *task.Task, runs []*task.Run) 
 // stuck well past their deadline), takes each over and delivers it again;
 // runs of deleted tasks end cancelled. It returns how many runs it took.
 func (f *Firer) Rescue(ctx context.Context, limit int) (int, error) {
-	live, err := f.liveNodes(ctx)
+	peers, err := f.peers(ctx)
 	if err != nil {
 		return 0, err
 	}
-	ids := make([]string, 0, len(live))
-	for id := range live {
-		ids = append(ids, id)
-	}
 	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
 	runs, err := f.store.StrandedRuns(sctx, store.StrandedParams{
-		Live: ids, Self: f.cfg.Node, SelfSince: f.started,
+		Live: slices.Collect(maps.Keys(peers.live)), Quiet: slices.Collect(maps.Keys(peers.quiet)),
+		QuietBefore: f.now().Add(-InFlightMargin), Self: f.cfg.Node, SelfSince: f.started,
 		DeadlineBefore: f.now().Add(-f.cfg.RescueGrace), Limit: limit,
 	})
 	cancel()
@@ -333,7 +335,11 @@ func (f *Firer) Rescue(ctx context.Context, limit int) (int, error) {
 		if err != nil {
 			return n, fmt.Errorf("rescue run %s: %w", r.TriggerID, err)
 		}
-		ok, err := f.rescue(ctx, t, r)
+		why := f.orphaned(r, peers)
+		if why == "" {
+			continue // the store's view and this one differ by an instant: the next pass judges again
+		}
+		ok, err := f.rescue(ctx, t, r, why)
 		if err != nil {
 			return n, err
 		}
@@ -347,21 +353,44 @@ func (f *Firer) Rescue(ctx context.Context, limit int) (int, error) {
 	return n, nil
 }
 
-// orphaned reports whether r, unfinished, is nobody's to deliver: its
-// owner is gone, it is this node id's but not this process's (checked
-// again under the inflight lock), or it is stuck well past its deadline.
-func (f *Firer) orphaned(r *task.Run, live map[string]bool) bool {
+// orphaned says why r, unfinished, is nobody's to deliver ("" when it is
+// someone's): it is this node id's but not this process's (checked again
+// under the inflight lock); its node is gone; its node is quiet and no
+// attempt of r can be in flight (r is not running, or its deadline passed
+// InFlightMargin ago); or it is stuck well past its deadline.
+func (f *Firer) orphaned(r *task.Run, p peerSets) string {
+	now := f.now()
 	switch {
-	case r.Node == f.cfg.Node, !live[r.Node]:
-		return true
+	case r.Node == f.cfg.Node:
+		return "this node's, not in flight here"
+	case p.quiet[r.Node]:
+		if r.State != task.RunRunning {
+			return "its node stopped beating; the run is not in flight"
+		}
+		if r.Deadline.Before(now.Add(-InFlightMargin)) {
+			return "its node stopped beating and the run's attempt is past its deadline"
+		}
+		return "" // an attempt may be in flight: taking it now could deliver it twice
+	case !p.live[r.Node]:
+		return "its node is gone"
+	case !r.Deadline.IsZero() && r.Deadline.Before(now.Add(-f.cfg.RescueGrace)):
+		return "stuck past its deadline"
 	}
-	return !r.Deadline.IsZero() && r.Deadline.Before(f.now().Add(-f.cfg.RescueGrace))
+	return ""
 }
+
+// InFlightMargin is how long past its deadline a running run of a quiet
+// node (one that stopped beating but may still run) is left before it is
+// taken over. An attempt ends by its run's deadline (the ttl) plus the
+// wait for a delivery slot that does not re-assert the run (under
+// longWait), the time a call takes to notice its context ended, and the
+// skew between the nodes' clocks; this covers them.
+const InFlightMargin = 5 * time.Second
 
 // rescue takes r over (bumping its fence) and delivers it again. It
 // reports false when this process is delivering it already or someone
 // else took it first.
-func (f *Firer) rescue(ctx context.Context, t *task.Task, r *task.Run) (bool, error) {
+func (f *Firer) rescue(ctx context.Context, t *task.Task, r *task.Run, why string) (bool, error) {
 	if f.isWaiting(r.TriggerID) || !f.reserve(r) {
 		return false, nil // delivered here already, or queued here
 	}
@@ -381,7 +410,7 @@ func (f *Firer) rescue(ctx context.Context, t *task.Task, r *task.Run) (bool, er
 		return false, err
 	}
 	f.logger.InfoContext(ctx, "run taken over", "task_id", t.TaskID, "trigger_id", taken.TriggerID,
-		"from_node", r.Node, "fence", taken.Fence, "state", r.State)
+		"from_node", r.Node, "fence", taken.Fence, "state", r.State, "deadline", r.Deadline, "why", why)
 	// The stored attempt was cut short (running, pending) or failed and
 	// awaits its retry (failed): either way it counts, and the next one
 	// is attempt+1. deliver honours the stored next_attempt.
@@ -396,7 +425,8 @@ func (f *Firer) rescue(ctx context.Context, t *task.Task, r *task.Run) (bool, er
 func (f *Firer) takeOver(ctx context.Context, r *task.Run) (*task.Run, error) {
 	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
 	defer cancel()
-	taken, err := f.store.TakeOverRun(sctx, store.TakeOverParams{TriggerID: r.TriggerID, Fence: r.Fence, Node: f.cfg.Node})
+	taken, err := f.store.TakeOverRun(sctx, store.TakeOverParams{TriggerID: r.TriggerID, Fence: r.Fence,
+		Deadline: r.Deadline, Node: f.cfg.Node})
 	if errors.Is(err, task.ErrFenced) || errors.Is(err, task.ErrNotFound) {
 		return nil, nil
 	}
@@ -422,21 +452,40 @@ func (f *Firer) cancelOrphan(ctx context.Context, r *task.Run, why string) bool 
 	return true
 }
 
-// liveNodes returns the ids of the live nodes (Config.LiveNodes), always
-// with this one, as a set.
-func (f *Firer) liveNodes(ctx context.Context) (map[string]bool, error) {
-	live := map[string]bool{f.cfg.Node: true}
-	if f.cfg.LiveNodes == nil {
-		return live, nil
+// Peers is the node registry's view of the nodes sharing the store
+// (Config.Peers). A node in neither list is gone: it deregistered, or it
+// is known to have exited.
+type Peers struct {
+	// Live are the nodes that beat within the lease.
+	Live []string
+	// Quiet are the nodes that stopped beating but may still run (a
+	// process on another host, or a stalled one on this host): what they
+	// have in flight may still reach its target.
+	Quiet []string
+}
+
+// peerSets is Peers as sets, with this node always live.
+type peerSets struct{ live, quiet map[string]bool }
+
+// peers reads Config.Peers as sets.
+func (f *Firer) peers(ctx context.Context) (peerSets, error) {
+	p := peerSets{live: map[string]bool{f.cfg.Node: true}, quiet: map[string]bool{}}
+	if f.cfg.Peers == nil {
+		return p, nil
 	}
-	ids, err := f.cfg.LiveNodes(ctx)
+	got, err := f.cfg.Peers(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list live nodes: %w", err)
+		return p, fmt.Errorf("list live nodes: %w", err)
 	}
-	for _, id := range ids {
-		live[id] = true
+	for _, id := range got.Live {
+		p.live[id] = true
 	}
-	return live, nil
+	for _, id := range got.Quiet {
+		if !p.live[id] {
+			p.quiet[id] = true
+		}
+	}
+	return p, nil
 }
 
 // deliverAsync starts delivering run to tg (nil: the task's own channel)

@@ -16,10 +16,17 @@ import (
 // that sees exactly the nodes live returns as alive.
 func (b *testBundle) firerOf(t *testing.T, node string, live func() []string, grace time.Duration) *fire.Firer {
 	t.Helper()
+	return b.peerFirer(t, node, func() fire.Peers { return fire.Peers{Live: live()} }, grace, nil)
+}
+
+// peerFirer is firerOf with the registry's whole view (live and quiet
+// nodes) and a clock (nil: the wall clock).
+func (b *testBundle) peerFirer(t *testing.T, node string, peers func() fire.Peers, grace time.Duration, now func() time.Time) *fire.Firer {
+	t.Helper()
 	f := fire.New(slog.New(slog.DiscardHandler), fire.Config{
 		Node: node, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond, RescueGrace: grace,
-		LiveNodes: func(context.Context) ([]string, error) { return live(), nil },
-	}, b.store, b.execs, nil)
+		Peers: func(context.Context) (fire.Peers, error) { return peers(), nil },
+	}, b.store, b.execs, now)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -82,6 +89,90 @@ func TestTakeOver(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestQuietNodeInFlight: a node that stopped beating but may still run
+// (quiet: another host, or stalled) keeps the attempt it has in flight
+// until the run's deadline has passed by fire.InFlightMargin: the
+// rescuer leaves it, the old attempt's outcome is recorded, and the hook
+// is called once. Past that, the run is taken over (the attempt was cut by
+// its ttl); and a quiet node's run awaiting a retry is taken at once, its
+// owner's next attempt refused by the fence.
+func TestQuietNodeInFlight(t *testing.T) {
+	t.Parallel()
+	quiet := func() fire.Peers { return fire.Peers{Live: []string{"node-b"}, Quiet: []string{node}} }
+
+	t.Run("InFlightLeftToItsNode", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		armed := b.add(t, newTask("stalled"), node)
+		g := newGate()
+		b.exec.set(func(ctx context.Context, n int, _ task.Delivery) (string, error) { return "sent", g.wait(ctx, n) })
+		b.fire(t, b.firer, armed, slot(1))
+		g.awaitStart(t)
+		rescuer := b.peerFirer(t, "node-b", quiet, time.Hour, nil)
+		if n, err := rescuer.Rescue(t.Context(), 100); err != nil || n != 0 {
+			t.Fatalf("Rescue of a quiet node's attempt in flight = %d, %v; want 0", n, err)
+		}
+		if n, err := rescuer.Resume(t.Context(), armed); err != nil || n != 1 {
+			t.Fatalf("Resume = %d, %v; want 1 unfinished scheduled run", n, err)
+		}
+		close(g.release)
+		shutdown(t, b.firer)
+		shutdown(t, rescuer)
+		if r := b.run(t, "stalled", slot(1)); r.State != task.RunDone || r.Node != node || r.Fence != 1 {
+			t.Errorf("run = %+v, want done by its own node at fence 1", r)
+		}
+		if n := len(b.exec.seen()); n != 1 {
+			t.Errorf("executor called %d times, want once", n)
+		}
+	})
+
+	t.Run("PastDeadlineTakenOver", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		armed := b.add(t, newTask("cut"), node)
+		g := newGate()
+		b.exec.set(func(ctx context.Context, n int, _ task.Delivery) (string, error) {
+			if n > 1 {
+				return "rescued", nil
+			}
+			return "old", g.wait(ctx, n)
+		})
+		b.fire(t, b.firer, armed, slot(1))
+		g.awaitStart(t)
+		later := func() time.Time { return time.Now().Add(task.DefaultTTL + fire.InFlightMargin + time.Second) }
+		rescuer := b.peerFirer(t, "node-b", quiet, time.Hour, later)
+		if n, err := rescuer.Rescue(t.Context(), 100); err != nil || n != 1 {
+			t.Fatalf("Rescue of a quiet node's run past its deadline = %d, %v; want 1", n, err)
+		}
+		if r := b.finalRun(t, "cut", slot(1)); r.State != task.RunDone || r.Node != "node-b" || r.Output != "rescued" {
+			t.Fatalf("run = %+v, want done by node-b", r)
+		}
+		close(g.release)
+		shutdown(t, b.firer)
+		shutdown(t, rescuer)
+		if r := b.run(t, "cut", slot(1)); r.Node != "node-b" || r.Output != "rescued" {
+			t.Errorf("run after the old attempt ended = %+v, want node-b's outcome kept", r)
+		}
+	})
+
+	t.Run("RetryTakenAtOnce", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.add(t, newTask("retry"), node)
+		now := time.Now()
+		b.insertRun(t, &task.Run{TriggerID: "tr_retry", TaskID: "retry", Slot: slot(1), Target: string(task.ChannelSMS),
+			TriggerType: task.TriggerSchedule, State: task.RunFailed, Attempt: 1, Node: node, Fence: 1,
+			FiredAt: now, NextAttempt: now.Add(time.Minute), Deadline: now.Add(2 * time.Minute)})
+		rescuer := b.peerFirer(t, "node-b", quiet, time.Hour, nil)
+		if n, err := rescuer.Rescue(t.Context(), 100); err != nil || n != 1 {
+			t.Fatalf("Rescue of a quiet node's run awaiting its retry = %d, %v; want 1", n, err)
+		}
+		if r := b.run(t, "retry", slot(1)); r.Node != "node-b" || r.Fence != 2 {
+			t.Errorf("run = %+v, want node-b's at fence 2", r)
+		}
+	})
 }
 
 // TestRescue covers what the rescuer takes and what it leaves.

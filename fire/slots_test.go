@@ -127,7 +127,7 @@ func TestLongSlotWaitReassertsTheRun(t *testing.T) {
 	}
 	// While the waiter waits for the slot, another node takes its run over.
 	r := b.run(t, "waiter", slot(1))
-	if _, err := b.store.TakeOverRun(t.Context(), store.TakeOverParams{TriggerID: r.TriggerID, Fence: r.Fence, Node: "node-b"}); err != nil {
+	if _, err := b.store.TakeOverRun(t.Context(), store.TakeOverParams{TriggerID: r.TriggerID, Fence: r.Fence, Deadline: r.Deadline, Node: "node-b"}); err != nil {
 		t.Fatalf("TakeOverRun: %v", err)
 	}
 	time.Sleep(1500 * time.Millisecond) // past the long wait

@@ -11,6 +11,6 @@
 // A submission that asks to wait ("wait" > 0) is refused on these channels
 // (field "wait"): they send the result when the job is final instead.
 //
-// intake depends on jobs and task only; it must not import webtable,
-// server or the store drivers.
+// intake depends on jobs and task only; it must not import webtable, the
+// api/ packages, server or the store drivers.
 package intake

@@ -8,10 +8,10 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/api/authapi"
 	"cronsheet/auth"
 	"cronsheet/store"
 	"cronsheet/task"
-	"cronsheet/webtable"
 )
 
 // users returns the store's users, which every driver keeps.
@@ -58,7 +58,7 @@ func (s *Server) firstAdmin(ctx context.Context) error {
 
 // guard builds the sign-in guard of every route and sets which proxies
 // engine trusts for the client address.
-func (s *Server) guard(engine *gin.Engine) (*webtable.Guard, error) {
+func (s *Server) guard(engine *gin.Engine) (*authapi.Guard, error) {
 	if err := engine.SetTrustedProxies(s.cfg.TrustedProxies); err != nil {
 		return nil, fmt.Errorf("trusted_proxies: %w", err)
 	}
@@ -72,7 +72,7 @@ func (s *Server) guard(engine *gin.Engine) (*webtable.Guard, error) {
 			"use auth: required on a shared machine")
 	}
 	al, _ := s.store.(store.AuditLog)
-	return webtable.NewGuard(webtable.GuardConfig{
+	return authapi.NewGuard(authapi.GuardConfig{
 		Audit:         al,
 		Logger:        s.logger,
 		Users:         users,
@@ -81,7 +81,7 @@ func (s *Server) guard(engine *gin.Engine) (*webtable.Guard, error) {
 		SessionIdle:   c.Session.Idle,
 		SessionMax:    c.Session.Max,
 		MetricsPublic: c.Metrics.Public,
-		JobClients:    webtable.NewTokenList(c.Jobs.AllowTokens, c.Jobs.DenyTokens),
+		JobClients:    authapi.NewTokenList(c.Jobs.AllowTokens, c.Jobs.DenyTokens),
 	}), nil
 }
 

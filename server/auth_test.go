@@ -9,8 +9,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/api/authapi"
 	"cronsheet/store"
-	"cronsheet/webtable"
 )
 
 // requireAuth turns setup's local_dev off, with the first admin made from
@@ -48,12 +48,12 @@ func (b *testBundle) send(t *testing.T, method, path, token, body string) (int, 
 }
 
 // TestEveryRouteGuarded lists the engine's routes: each has an access in
-// webtable.Policy, and each one that is not open refuses a request without
+// authapi.Policy, and each one that is not open refuses a request without
 // credentials (401, or a redirect to the sign-in page for pages). A new
 // route without a policy entry fails here.
 func TestEveryRouteGuarded(t *testing.T) {
 	b := setup(t, requireAuth)
-	policy := webtable.Policy()
+	policy := authapi.Policy()
 	routes := b.srv.http.Handler.(*gin.Engine).Routes()
 	if len(routes) < 40 {
 		t.Fatalf("only %d routes: the engine is not the one serving", len(routes))
@@ -62,7 +62,7 @@ func TestEveryRouteGuarded(t *testing.T) {
 		key := r.Method + " " + r.Path
 		access, ok := policy[key]
 		if !ok {
-			t.Errorf("route %s has no entry in webtable.Policy", key)
+			t.Errorf("route %s has no entry in authapi.Policy", key)
 			continue
 		}
 		path := strings.NewReplacer(":scenario", "memos", ":id", "x", ":task_id", "x", ":trigger_id", "x",
@@ -73,7 +73,7 @@ func TestEveryRouteGuarded(t *testing.T) {
 		}
 		code, raw := b.send(t, r.Method, path, "", body)
 		switch {
-		case access == webtable.AccessOpen:
+		case access == authapi.AccessOpen:
 			if code == http.StatusUnauthorized || code == http.StatusForbidden {
 				t.Errorf("open route %s: %d %s", key, code, raw)
 			}
@@ -88,7 +88,7 @@ func TestEveryRouteGuarded(t *testing.T) {
 			found = found || r.Method+" "+r.Path == key
 		}
 		if !found {
-			t.Errorf("webtable.Policy names %s, which no route serves", key)
+			t.Errorf("authapi.Policy names %s, which no route serves", key)
 		}
 	}
 }
@@ -135,7 +135,7 @@ func TestAuthRequiredDoneMeans(t *testing.T) {
 // directly for the first admin.
 func token(t *testing.T, b *testBundle, users store.Users, user string, role store.Role) string {
 	t.Helper()
-	_, tok, err := webtable.NewToken(t.Context(), users, webtable.TokenParams{User: user, Name: "t-" + user, Role: role})
+	_, tok, err := authapi.NewToken(t.Context(), users, authapi.TokenParams{User: user, Name: "t-" + user, Role: role})
 	if err != nil {
 		t.Fatal(err)
 	}

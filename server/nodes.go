@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"cronsheet/fire"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -33,7 +34,7 @@ type nodeRegistry struct {
 	held   func() int // tasks armed here, reported with each beat
 
 	mu        sync.Mutex
-	live      []string
+	cached    fire.Peers
 	liveUntil time.Time
 	// healthySince is when this node's heartbeats started succeeding
 	// again (its start, or the end of a store outage it saw).
@@ -163,35 +164,45 @@ func (r *nodeRegistry) deregister(ctx context.Context) error {
 	return r.store.RemoveNode(ctx, r.self.ID, r.self.Incarnation)
 }
 
-// liveNodes returns the ids of the nodes that beat within the lease,
-// cached for liveCacheFor.
-func (r *nodeRegistry) liveNodes(ctx context.Context) ([]string, error) {
+// peers says which nodes beat within the lease (live) and which stopped
+// beating but may still run (quiet), cached for liveCacheFor. A node that
+// stopped beating is gone (in neither list) only when it is known to have
+// exited: its entry names this host and a process that no longer exists.
+// Elsewhere a missing beat may be a stall, a slow store or a network
+// split, and a quiet node's deliveries in flight are left to it until
+// their deadline (fire.Peers).
+func (r *nodeRegistry) peers(ctx context.Context) (fire.Peers, error) {
 	r.mu.Lock()
 	if r.now().Before(r.liveUntil) {
-		live := r.live
+		p := r.cached
 		r.mu.Unlock()
-		return live, nil
+		return p, nil
 	}
 	r.mu.Unlock()
 	nodes, err := r.store.ListNodes(ctx)
 	if err != nil {
-		return nil, err
+		return fire.Peers{}, err
 	}
 	now := r.now()
 	judging := r.judging()
-	live := make([]string, 0, len(nodes))
+	var p fire.Peers
 	for _, n := range nodes {
+		switch {
 		// Until this node has reached the store for a whole lease, every
 		// registered node counts as alive: their beats may be missing
 		// only because the store was out for all of us.
-		if !judging || n.BeatAt.After(now.Add(-r.lease)) {
-			live = append(live, n.ID)
+		case !judging, n.ID == r.self.ID, n.BeatAt.After(now.Add(-r.lease)):
+			p.Live = append(p.Live, n.ID)
+		case n.Host == r.self.Host && !processAlive(n.PID):
+			// gone: it exited (a crash, a kill -9)
+		default:
+			p.Quiet = append(p.Quiet, n.ID)
 		}
 	}
 	r.mu.Lock()
-	r.live, r.liveUntil = live, now.Add(liveCacheFor)
+	r.cached, r.liveUntil = p, now.Add(liveCacheFor)
 	r.mu.Unlock()
-	return live, nil
+	return p, nil
 }
 
 // nodes returns the registry's entries (for the status endpoint).

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,12 +111,12 @@ func TestLivenessAfterOutage(t *testing.T) {
 		r.mu.Lock()
 		r.liveUntil = time.Time{} // no cache
 		r.mu.Unlock()
-		ids, err := r.liveNodes(t.Context())
+		p, err := r.peers(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
 		m := map[string]bool{}
-		for _, id := range ids {
+		for _, id := range p.Live {
 			m[id] = true
 		}
 		return m
@@ -148,5 +151,65 @@ func TestLivenessAfterOutage(t *testing.T) {
 	}
 	if live := liveSet(); live["peer"] || !r.judging() {
 		t.Errorf("a lease after the outage: live %v, judging %t; want the silent peer gone", live, r.judging())
+	}
+}
+
+// TestPeersGoneOrQuiet: a peer that stopped beating is gone only when its
+// entry names this host and a process that no longer exists (it exited:
+// its runs are taken at once); a peer on another host, or a process here
+// that still exists (stalled), is quiet (what it has in flight is left to
+// it until its deadline).
+func TestPeersGoneOrQuiet(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	const lease = 30 * time.Second
+	host, _ := os.Hostname()
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	peers := []store.Node{
+		{ID: "exited-here", Incarnation: "a", Host: host, PID: exited.Process.Pid},
+		{ID: "stalled-here", Incarnation: "b", Host: host, PID: os.Getpid()},
+		{ID: "elsewhere", Incarnation: "c", Host: "another-host", PID: exited.Process.Pid},
+		{ID: "beating", Incarnation: "d", Host: "another-host", PID: 7},
+	}
+	for _, p := range peers {
+		p.StartedAt, p.BeatAt = now, now
+		if err := st.RegisterNode(t.Context(), p, now.Add(-lease)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newNodeRegistry(slog.New(slog.DiscardHandler), st, "me", lease, clock, nil)
+	if err := r.register(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// A lease and more later: only "beating" and this node beat.
+	now = now.Add(lease + time.Second)
+	if err := r.beat(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r.healthySince = now.Add(-lease) // this node has reached the store for a lease
+	beating := peers[3]
+	beating.BeatAt = now
+	if err := st.BeatNode(t.Context(), beating); err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.peers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(p.Live)
+	slices.Sort(p.Quiet)
+	if want := []string{"beating", "me"}; !slices.Equal(p.Live, want) {
+		t.Errorf("live = %v, want %v", p.Live, want)
+	}
+	if want := []string{"elsewhere", "stalled-here"}; !slices.Equal(p.Quiet, want) {
+		t.Errorf("quiet = %v, want %v (exited-here is gone)", p.Quiet, want)
 	}
 }

@@ -19,6 +19,16 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/go-co-op/gocron/v2"
 
+	"cronsheet/api/auditapi"
+	"cronsheet/api/flowsapi"
+	"cronsheet/api/healthapi"
+	"cronsheet/api/httpapi"
+	"cronsheet/api/jobsapi"
+	"cronsheet/api/outboxapi"
+	"cronsheet/api/runsapi"
+	"cronsheet/api/statsapi"
+	"cronsheet/api/targetsapi"
+	"cronsheet/api/tasksapi"
 	"cronsheet/builtin"
 	"cronsheet/executors"
 	"cronsheet/fire"
@@ -225,7 +235,7 @@ func (s *Server) buildDelivery(b *built) error {
 	s.nodes = newNodeRegistry(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, s.clock.Now, func() int { return len(s.armer.Armed()) })
 	s.firer = fire.New(s.logger, fire.Config{
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
-		OnRun: s.onRun, Gate: s.gate, LiveNodes: s.nodes.liveNodes, MaxDeliveries: cfg.Fire.Workers,
+		OnRun: s.onRun, Gate: s.gate, Peers: s.nodes.peers, MaxDeliveries: cfg.Fire.Workers,
 		Instance: s.nodes.self.Incarnation,
 	}, s.store, b.registry, nil)
 	return nil
@@ -324,35 +334,11 @@ func (s *Server) buildHTTP(b *built) error {
 	if err != nil {
 		return err
 	}
-	engine.Use(webtable.Middleware(s.logger)...)
+	engine.Use(httpapi.Middleware(s.logger)...)
 	engine.Use(guard.Middleware())
-	webtable.RegisterNotFound(engine)
+	httpapi.RegisterNotFound(engine)
 	guard.Register(engine)
-	webtable.New(webtable.Deps{
-		Logger:    s.logger,
-		Store:     feedbackStore{Product: s.store, s: s},
-		Scenarios: b.scenarios,
-		Wake:      s.runner.Wake,
-		Health:    s.health,
-		Trigger: func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error) {
-			return s.trigger(ctx, taskID, task.TriggerManual, params)
-		},
-		CancelRun: func(ctx context.Context, triggerID, why string) (*task.Run, error) {
-			return s.firer.CancelRun(ctx, triggerID, why)
-		},
-		CheckTarget: b.checkTarget,
-		Jobs:        s.jobs,
-		JobsSocket:  s.socket,
-	}).Register(engine)
-	b.table.Register(engine)
-	if fs, ok := s.store.(flows.Store); ok {
-		observer := &flowEvents{metrics: s.metrics.NewFlowMetrics(), sink: s.events}
-		s.flows = flows.New(s.logger, flows.Config{Wake: s.runner.Wake, Observer: observer}, fs, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
-			return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: id, At: at, Type: task.TriggerFlow, Params: p})
-		})
-		audit, _ := s.store.(store.AuditLog)
-		webtable.NewFlows(s.logger, fs, s.flows, audit).Register(engine)
-	}
+	s.registerAPI(engine, b)
 	engine.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	engine.GET("/api/v1/status", s.serveStatus)
 	s.setMissingAssets(static.Missing(static.FS))
@@ -366,6 +352,36 @@ func (s *Server) buildHTTP(b *built) error {
 		MaxHeaderBytes:    64 << 10,
 	}
 	return nil
+}
+
+// registerAPI mounts the web table and the REST API's handler packages
+// on engine, each over the part of the node it needs.
+func (s *Server) registerAPI(engine *gin.Engine, b *built) {
+	webtable.New(webtable.Deps{Logger: s.logger, Store: s.store, Scenarios: b.scenarios, Wake: s.runner.Wake}).Register(engine)
+	b.table.Register(engine)
+	auditapi.New(s.logger, s.store, b.scenarios).Register(engine)
+	tasksapi.New(tasksapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, Wake: s.runner.Wake,
+		Trigger: func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error) {
+			return s.trigger(ctx, taskID, task.TriggerManual, params)
+		},
+	}).Register(engine)
+	targetsapi.New(targetsapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, CheckTarget: b.checkTarget}).Register(engine)
+	runsapi.New(runsapi.Deps{Logger: s.logger, Store: feedbackStore{Product: s.store, s: s}, Audit: s.store,
+		CancelRun: func(ctx context.Context, triggerID, why string) (*task.Run, error) {
+			return s.firer.CancelRun(ctx, triggerID, why)
+		},
+	}).Register(engine)
+	outboxapi.New(s.logger, s.store).Register(engine)
+	statsapi.New(s.logger, s.store, nil).Register(engine)
+	healthapi.New(s.health).Register(engine)
+	jobsapi.New(jobsapi.Deps{Logger: s.logger, Jobs: s.jobs, Socket: s.socket, Audit: s.store}).Register(engine)
+	if fs, ok := s.store.(flows.Store); ok {
+		observer := &flowEvents{metrics: s.metrics.NewFlowMetrics(), sink: s.events}
+		s.flows = flows.New(s.logger, flows.Config{Wake: s.runner.Wake, Observer: observer}, fs, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
+			return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: id, At: at, Type: task.TriggerFlow, Params: p})
+		})
+		flowsapi.New(s.logger, fs, s.flows, s.store).Register(engine)
+	}
 }
 
 func (s *Server) scenarios() (map[string]*mapping.Scenario, error) {

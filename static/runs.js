@@ -2,8 +2,10 @@
 // over GET /api/v1/runs, newest first, paged with the API's cursor
 // (Previous / Next), filtered by task, target and state. Clicking a run
 // opens its detail (GET /api/v1/runs/:trigger_id) with every feedback
-// report. The filters and the open run live in the URL
-// (/runs?task_id=&target=&state=&trigger_id=).
+// report; while the run is unfinished the detail reads it again every
+// liveEvery (slower while the tab is hidden), so its state, attempts,
+// output and feedback follow the delivery. The filters and the open run
+// live in the URL (/runs?task_id=&target=&state=&trigger_id=).
 (function () {
   "use strict";
   const ui = window.cronsheetUI;
@@ -12,6 +14,9 @@
   const states = ["pending", "running", "accepted", "done", "failed", "dead", "rejected", "timeout", "cancelled", "skipped"];
   const filters = document.getElementById("run-filters");
   let table, paging, shown = ""; // shown: the trigger id in the detail
+  let live = 0; // the timer that reads the open run again while it is unfinished
+  const liveEvery = 2000, liveHidden = 10000; // ms
+  const unfinished = /^(pending|running|failed|accepted)$/;
 
   function filterValues() {
     const f = {};
@@ -49,12 +54,21 @@
     dl.append(a, b);
   }
   async function showRun(id) {
+    clearTimeout(live);
     const r = await ui.getJSON("/api/v1/runs/" + encodeURIComponent(id));
     if (!r.ok) { ui.notice(r.body.error, true); return; }
     const run = r.body;
     shown = run.trigger_id;
     syncURL();
-    panel.open(document.getElementById("run-detail"), document.getElementById("detail-close"), () => { shown = ""; syncURL(); });
+    panel.open(document.getElementById("run-detail"), document.getElementById("detail-close"),
+      () => { shown = ""; clearTimeout(live); syncURL(); });
+    const liveNote = document.getElementById("detail-live");
+    liveNote.hidden = !unfinished.test(run.state);
+    liveNote.textContent = liveNote.hidden ? "" : t("rn.live", { s: liveEvery / 1000 });
+    if (!liveNote.hidden) {
+      live = setTimeout(() => { if (shown === run.trigger_id) showRun(run.trigger_id); },
+        document.hidden ? liveHidden : liveEvery);
+    }
     document.getElementById("detail-id").textContent = run.trigger_id;
     const dl = document.getElementById("detail-fields");
     dl.replaceChildren();

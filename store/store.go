@@ -253,16 +253,30 @@ type TakeOverParams struct {
 	// Fence is the fence the caller read: the take-over happens only while
 	// the stored run still has it.
 	Fence int64
+	// Deadline is the deadline the caller read (the zero time for none):
+	// the take-over happens only while the stored run still has it too.
+	// The owner's every attempt writes a new deadline before it calls, so
+	// a take-over decided on an older read of the run (an attempt since
+	// started) is refused as task.ErrFenced rather than sent twice.
+	Deadline time.Time
 	// Node becomes the run's owner.
 	Node string
 }
 
 // StrandedParams are the arguments of Ledger.StrandedRuns. An unfinished
-// run is stranded when its owner is not among Live, or when it is Self's
-// and was fired before SelfSince (a previous process of this node id
-// fired it), or when its Deadline (not zero) is before DeadlineBefore.
+// run is stranded when its owner is among neither Live nor Quiet (gone),
+// or when its owner is Quiet and it is not running or its deadline is
+// before QuietBefore (no attempt of it can still be in flight), or when it
+// is Self's and was fired before SelfSince (a previous process of this
+// node id fired it), or when its Deadline (not zero) is before
+// DeadlineBefore.
 type StrandedParams struct {
-	Live           []string
+	Live []string
+	// Quiet are nodes that stopped beating but may still run (a process
+	// on another host, or a stalled one): their running runs may still be
+	// in flight until their deadline.
+	Quiet          []string
+	QuietBefore    time.Time
 	Self           string
 	SelfSince      time.Time
 	DeadlineBefore time.Time

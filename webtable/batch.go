@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/api/httpapi"
 	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
@@ -32,6 +33,7 @@ type batchRequest struct {
 
 // batchRefusal is why one row of a refused batch was refused.
 type batchRefusal struct {
+	err    error     // the refusal, for a 5xx's log
 	ID     string    `json:"id"`
 	Status int       `json:"status"` // the status a PATCH of the row alone would have had
 	Error  string    `json:"error"`
@@ -41,7 +43,7 @@ type batchRefusal struct {
 
 // batchRefused is the answer to a batch of which nothing was saved.
 type batchRefused struct {
-	errorBody
+	httpapi.ErrorBody
 	Rows []batchRefusal `json:"rows"`
 }
 
@@ -84,7 +86,7 @@ func (a *API) batch(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	user := who(c)
+	user := httpapi.Who(c)
 	saved := make([]*task.Row, 0, len(plans))
 	for _, p := range plans {
 		row, err := a.store.UpdateRowFields(ctx, store.UpdateRowParams{
@@ -92,8 +94,8 @@ func (a *API) batch(c *gin.Context) {
 		})
 		if err != nil {
 			a.undoBatch(c, sc, plans[:len(saved)], saved, user)
-			err = describe(err, task.ErrNotFound, "row %q was deleted while the batch was saved; nothing was saved", p.cur.ID)
-			a.writeError(c, describeAs(err, task.ErrConflict, task.CodeVersionConflict,
+			err = httpapi.Describe(err, task.ErrNotFound, "row %q was deleted while the batch was saved; nothing was saved", p.cur.ID)
+			a.writeError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict,
 				"row %q changed while the batch was saved; nothing was saved, reload and try again", p.cur.ID))
 			return
 		}
@@ -107,7 +109,7 @@ func (a *API) batch(c *gin.Context) {
 // readBatch decodes and bounds the body of POST .../rows/batch.
 func readBatch(c *gin.Context) (batchRequest, error) {
 	var req batchRequest
-	obj, err := readObject(c)
+	obj, err := httpapi.ReadObject(c)
 	if err != nil {
 		return req, err
 	}
@@ -125,8 +127,8 @@ func readBatch(c *gin.Context) (batchRequest, error) {
 	}
 	seen := make(map[string]bool, len(req.Rows))
 	for i, r := range req.Rows {
-		if r.ID == "" || len(r.ID) > maxQueryLen {
-			return req, task.Invalid("rows", "row %d: the id is empty or longer than %d bytes", i+1, maxQueryLen)
+		if r.ID == "" || len(r.ID) > httpapi.MaxQueryLen {
+			return req, task.Invalid("rows", "row %d: the id is empty or longer than %d bytes", i+1, httpapi.MaxQueryLen)
 		}
 		if seen[r.ID] {
 			return req, task.Invalid("rows", "row %q is listed twice; merge its fields into one entry", r.ID)
@@ -135,7 +137,7 @@ func readBatch(c *gin.Context) (batchRequest, error) {
 		if len(r.Fields) == 0 {
 			return req, task.Invalid("rows", "row %q: fields is empty", r.ID)
 		}
-		delete(r.Fields, versionKey)
+		delete(r.Fields, httpapi.VersionKey)
 	}
 	return req, nil
 }
@@ -148,16 +150,13 @@ func (a *API) planBatch(c *gin.Context, sc *mapping.Scenario, edits []batchEdit)
 	plans := make([]batchPlan, 0, len(edits))
 	var refused []batchRefusal
 	refuse := func(id string, err error) {
-		status, body := classify(err)
-		if status >= http.StatusInternalServerError {
-			a.logger.ErrorContext(ctx, "batch edit failed", "scenario", sc.Name(), "row", id, "error", err)
-		}
-		refused = append(refused, batchRefusal{ID: id, Status: status, Error: body.Error, Code: body.Code, Field: body.Field})
+		status, body := httpapi.Classify(err)
+		refused = append(refused, batchRefusal{err: err, ID: id, Status: status, Error: body.Error, Code: body.Code, Field: body.Field})
 	}
 	for _, e := range edits {
 		cur, err := a.store.GetRow(ctx, sc.Name(), e.ID)
 		if err != nil {
-			refuse(e.ID, describe(err, task.ErrNotFound, "row %q not found in scenario %q", e.ID, sc.Name()))
+			refuse(e.ID, httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", e.ID, sc.Name()))
 			continue
 		}
 		if e.Version > 0 && e.Version != cur.Version {
@@ -197,19 +196,17 @@ func syncRefusal(sc *mapping.Scenario, cur *task.Row, fields, edited map[string]
 }
 
 // refuseBatch answers a batch that was refused: the status of the first
-// refusal (a 500 wins), with every refusal.
+// refusal, with every refusal; a row that could not be read (a 5xx) is
+// answered (and logged) as any other request's 5xx.
 func (a *API) refuseBatch(c *gin.Context, total int, refused []batchRefusal) {
-	status := refused[0].Status
 	for _, r := range refused {
 		if r.Status >= http.StatusInternalServerError {
-			status = r.Status
+			a.writeError(c, fmt.Errorf("batch edit of row %q: %w", r.ID, r.err))
+			return
 		}
 	}
-	if status >= http.StatusInternalServerError {
-		c.AbortWithStatusJSON(status, statusBody(status, internalMsg))
-		return
-	}
-	body := batchRefused{errorBody: errorBody{
+	status := refused[0].Status
+	body := batchRefused{ErrorBody: httpapi.ErrorBody{
 		Error: strconv.Itoa(len(refused)) + " of " + strconv.Itoa(total) + " rows refused; nothing was saved: " +
 			refused[0].ID + ": " + refused[0].Error,
 		Code: refused[0].Code, Field: refused[0].Field,

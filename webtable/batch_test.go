@@ -7,11 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"cronsheet/internal/apitest"
+	"cronsheet/internal/apitest/fullapi"
 	"cronsheet/store"
 	"cronsheet/task"
 )
 
-const batchPath = rowsPath + "/batch"
+const batchPath = fullapi.RowsPath + "/batch"
 
 // batchAnswer is the answer of POST .../rows/batch, saved or refused.
 type batchAnswer struct {
@@ -27,14 +29,14 @@ type batchAnswer struct {
 
 func TestBatch(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := fullapi.Setup(t)
 	ctx := context.Background()
 	for i := 1; i <= 3; i++ {
-		want[task.Row](t, b.do(t, http.MethodPost, rowsPath,
+		apitest.Want[task.Row](t, b.Do(t, http.MethodPost, fullapi.RowsPath,
 			fmt.Sprintf(`{"memo_id":"m-p%d","title":"t%d","content":"x","when":"every 1h"}`, i, i)), http.StatusCreated)
 	}
 	version := func(id string) int64 {
-		r, err := b.store.GetRow(ctx, "memos", id)
+		r, err := b.Store.GetRow(ctx, "memos", id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +45,7 @@ func TestBatch(t *testing.T) {
 
 	// One invalid row refuses the whole batch: nothing is written, and
 	// each refused row says why, with its field.
-	got := want[batchAnswer](t, b.do(t, http.MethodPost, batchPath, `{"rows":[
+	got := apitest.Want[batchAnswer](t, b.Do(t, http.MethodPost, batchPath, `{"rows":[
 		{"id":"m-p1","version":1,"fields":{"title":"new 1","when":"every 2h"}},
 		{"id":"m-p2","version":1,"fields":{"title":"new 2","when":"dayly 8:00"}},
 		{"id":"m-p3","version":7,"fields":{"title":"new 3"}}]}`), http.StatusBadRequest)
@@ -58,14 +60,14 @@ func TestBatch(t *testing.T) {
 	}
 
 	// A valid batch is written whole, each row audited.
-	got = want[batchAnswer](t, b.do(t, http.MethodPost, batchPath, `{"rows":[
+	got = apitest.Want[batchAnswer](t, b.Do(t, http.MethodPost, batchPath, `{"rows":[
 		{"id":"m-p1","version":1,"fields":{"title":"new 1","when":"every 2h"}},
 		{"id":"m-p2","fields":{"title":"new 2","to":null}}]}`, "X-Cronsheet-User", "ann"), http.StatusOK)
 	if len(got.Rows) != 2 || got.Rows[0].Fields["title"] != "new 1" || got.Rows[1].Fields["title"] != "new 2" {
 		t.Fatalf("saved batch = %+v", got)
 	}
 	for _, id := range []string{"m-p1", "m-p2"} {
-		recs, err := b.store.ListAudit(ctx, "memos", id, 0, 10)
+		recs, err := b.Store.ListAudit(ctx, "memos", id, 0, 10)
 		if err != nil || len(recs) != 2 || recs[0].Action != store.AuditUpdate || recs[0].Who != "ann" {
 			t.Errorf("audit of %s = %+v, %v", id, recs, err)
 		}
@@ -85,9 +87,9 @@ func TestBatch(t *testing.T) {
 		{`{"rows":[{"id":"m-p1","fields":{"title":"a"}},{"id":"m-p1","fields":{"to":"b"}}]}`, "twice"},
 		{`{"rows":[` + many + `]}`, "at most 500"},
 	} {
-		wantError(t, b.do(t, http.MethodPost, batchPath, tc.body), http.StatusBadRequest, "rows", tc.part)
+		apitest.WantError(t, b.Do(t, http.MethodPost, batchPath, tc.body), http.StatusBadRequest, "rows", tc.part)
 	}
-	got = want[batchAnswer](t, b.do(t, http.MethodPost, batchPath, `{"rows":[{"id":"m-nope","fields":{"title":"x"}}]}`), http.StatusNotFound)
+	got = apitest.Want[batchAnswer](t, b.Do(t, http.MethodPost, batchPath, `{"rows":[{"id":"m-nope","fields":{"title":"x"}}]}`), http.StatusNotFound)
 	if len(got.Rows) != 1 || got.Rows[0].Status != http.StatusNotFound {
 		t.Errorf("missing row = %+v", got)
 	}

@@ -2,6 +2,7 @@ package webtable_test
 
 import (
 	"bufio"
+	"cronsheet/internal/apitest/fullapi"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,8 +17,8 @@ import (
 // Continue" (which invites the client to send megabytes it then refuses).
 func TestOversizedBodyWithExpectContinue(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	srv := httptest.NewServer(b.router)
+	b := fullapi.Setup(t)
+	srv := httptest.NewServer(b.Router)
 	t.Cleanup(srv.Close)
 
 	tests := []struct {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"cronsheet/internal/apitest"
+	"cronsheet/internal/apitest/fullapi"
 	"cronsheet/static"
 	"cronsheet/store"
 	"cronsheet/task"
@@ -23,15 +25,15 @@ import (
 // startPages serves b's API with the table endpoint and the pages (no
 // patrols, no scheduler: the test syncs rows itself) and returns the base
 // URL.
-func startPages(t *testing.T, b *controlBundle) string {
+func startPages(t *testing.T, b *fullapi.Bundle) string {
 	t.Helper()
-	table := webtable.NewTable(webtable.TableDeps{Store: b.store, Scenarios: b.scenarios})
+	table := webtable.NewTable(webtable.TableDeps{Store: b.Store, Scenarios: b.Scenarios})
 	if err := table.Prepare(context.Background()); err != nil {
 		t.Fatalf("prepare the table: %v", err)
 	}
-	table.Register(b.engine)
-	webtable.NewPages(static.FS).Register(b.engine)
-	srv := httptest.NewServer(b.engine)
+	table.Register(b.Engine)
+	webtable.NewPages(static.FS).Register(b.Engine)
+	srv := httptest.NewServer(b.Engine)
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -68,8 +70,8 @@ func setSelect(sel, value string) chromedp.Action[chromedp.Void] {
 
 func TestBrowserTargetsAndRuns(t *testing.T) {
 	chromium := needBrowser(t)
-	b := setupControl(t)
-	b.addTask(t, "t1", 1)
+	b := fullapi.SetupControl(t)
+	b.AddTask(t, "t1", 1)
 	base := startPages(t, b)
 	ctx := newBrowser(t, chromium)
 
@@ -104,7 +106,7 @@ func TestBrowserTargetsAndRuns(t *testing.T) {
 		setSelect(`#targets tbody tr[id="hook-1"] select.tg-state`, "paused"),
 		waitJS(`(r => r.any() && r.data().state === "paused" && r.data().version === 2)(cronsheet.table.row("#hook-1"))`),
 	)
-	if tg, err := b.store.GetTarget(t.Context(), "hook-1"); err != nil || tg.State != task.TargetPaused ||
+	if tg, err := b.Store.GetTarget(t.Context(), "hook-1"); err != nil || tg.State != task.TargetPaused ||
 		tg.HTTP == nil || tg.HTTP.URL != "https://example.com/hook/{{task_id}}" || tg.Name != "browser hook" {
 		t.Errorf("stored target = %+v, %v", tg, err)
 	}
@@ -118,7 +120,7 @@ func TestBrowserTargetsAndRuns(t *testing.T) {
 		waitJS(`cronsheet.table.row("#hook-1").data().version === 3 && cronsheet.table.row("#hook-1").data().state === "paused"`),
 	)
 	screenshot(t, ctx, "targets")
-	want[task.Target](t, b.do(t, http.MethodPost, targetsPath, `{"id":"gone","kind":"email"}`), http.StatusCreated)
+	apitest.Want[task.Target](t, b.Do(t, http.MethodPost, "/api/v1/targets", `{"id":"gone","kind":"email"}`), http.StatusCreated)
 	run(t, ctx, "delete a target with confirmation", 20*time.Second,
 		chromedp.Evaluate[chromedp.Void](`void cronsheet.table.ajax.reload(null, false)`),
 		jsClick(`#targets tbody tr[id="gone"] button.del`),
@@ -126,7 +128,7 @@ func TestBrowserTargetsAndRuns(t *testing.T) {
 		chromedp.WaitNotPresent(css(`#targets tbody tr[id="gone"]`)),
 		waitJS(`document.getElementById("notice").textContent.includes("gone")`),
 	)
-	if _, err := b.store.GetTarget(t.Context(), "gone"); !errors.Is(err, task.ErrNotFound) {
+	if _, err := b.Store.GetTarget(t.Context(), "gone"); !errors.Is(err, task.ErrNotFound) {
 		t.Errorf("GetTarget(gone) after the delete: %v, want not found", err)
 	}
 
@@ -139,7 +141,7 @@ func TestBrowserTargetsAndRuns(t *testing.T) {
 		setSelect(tr+` select.task-state`, "stopped"),
 		waitJS(`document.getElementById("notice").textContent.includes("stopped")`),
 	)
-	if tk, err := b.store.GetTask(t.Context(), "t1"); err != nil || tk.State != task.StateStopped {
+	if tk, err := b.Store.GetTask(t.Context(), "t1"); err != nil || tk.State != task.StateStopped {
 		t.Errorf("task = %+v, %v; want stopped", tk, err)
 	}
 	run(t, ctx, "run now with params", 30*time.Second,
@@ -152,21 +154,21 @@ func TestBrowserTargetsAndRuns(t *testing.T) {
 		waitJS(`document.getElementById("params").hidden`),
 		waitJS(`[...document.querySelectorAll("#drawer #runs tbody tr")].some(tr => tr.children[1] && tr.children[1].textContent === "manual")`),
 	)
-	runs, err := b.store.QueryRuns(t.Context(), store.RunQuery{TaskID: "t1", Limit: 10})
+	runs, err := b.Store.QueryRuns(t.Context(), store.RunQuery{TaskID: "t1", Limit: 10})
 	if err != nil || len(runs) != 1 || runs[0].Params["who"] != "browser" {
 		t.Fatalf("runs of t1 = %+v, %v; want the manual run with who=browser", runs, err)
 	}
 	manual := runs[0].TriggerID
 
 	// A run that a target accepted, with two feedback reports.
-	accepted := &task.Run{TriggerID: "tr-browser", TaskID: "t1", Target: "hook-1", Slot: fixedNow.Add(time.Hour),
+	accepted := &task.Run{TriggerID: "tr-browser", TaskID: "t1", Target: "hook-1", Slot: apitest.FixedNow.Add(time.Hour),
 		FiredAt: time.Now(), TriggerType: task.TriggerManual, State: task.RunRunning, Attempt: 1}
-	if _, err := b.store.InsertRun(t.Context(), accepted); err != nil {
+	if _, err := b.Store.InsertRun(t.Context(), accepted); err != nil {
 		t.Fatalf("InsertRun: %v", err)
 	}
-	want[task.Run](t, b.do(t, http.MethodPost, "/api/v1/runs/tr-browser/feedback",
+	apitest.Want[task.Run](t, b.Do(t, http.MethodPost, "/api/v1/runs/tr-browser/feedback",
 		`{"status":0,"message":"half way","progress":true}`), http.StatusOK)
-	want[task.Run](t, b.do(t, http.MethodPost, "/api/v1/runs/tr-browser/feedback",
+	apitest.Want[task.Run](t, b.Do(t, http.MethodPost, "/api/v1/runs/tr-browser/feedback",
 		`{"status":0,"message":"all done","output":"7 files"}`), http.StatusOK)
 
 	// Runs: filter by task, open a run, see every feedback report.

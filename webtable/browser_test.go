@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"cronsheet/internal/apitest"
 	"cronsheet/server"
 	"cronsheet/static"
 	"cronsheet/store"
@@ -85,7 +86,7 @@ func startNodeWith(t *testing.T, mutate func(*server.Config)) string {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
+	logs := &apitest.SyncBuffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			if dir := os.Getenv("CRONSHEET_ARTIFACTS"); dir != "" && os.MkdirAll(dir, 0o755) == nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/api/httpapi"
 	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
@@ -48,7 +49,7 @@ func (a *API) bulk(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	obj, err := readObject(c)
+	obj, err := httpapi.ReadObject(c)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -83,13 +84,13 @@ func (a *API) bulk(c *gin.Context) {
 		return
 	}
 	for _, id := range req.IDs {
-		if id == "" || len(id) > maxQueryLen {
-			a.writeError(c, task.Invalid("ids", "an id is empty or longer than %d bytes", maxQueryLen))
+		if id == "" || len(id) > httpapi.MaxQueryLen {
+			a.writeError(c, task.Invalid("ids", "an id is empty or longer than %d bytes", httpapi.MaxQueryLen))
 			return
 		}
 	}
 	ctx := c.Request.Context()
-	user := who(c)
+	user := httpapi.Who(c)
 	ans := bulkAnswer{Action: req.Action, Results: make([]bulkResult, 0, len(req.IDs))}
 	done := make(map[string]bool, len(req.IDs))
 	changed := false
@@ -114,7 +115,7 @@ func (a *API) bulk(c *gin.Context) {
 			a.writeError(c, ctx.Err())
 			return
 		}
-		status, body := classify(err)
+		status, body := httpapi.Classify(err)
 		if status >= http.StatusInternalServerError {
 			a.logger.ErrorContext(ctx, "bulk action failed", "scenario", sc.Name(), "row", id,
 				"action", req.Action, "error", err)
@@ -133,10 +134,10 @@ func (a *API) bulkDelete(c *gin.Context, sc *mapping.Scenario, id, user string) 
 	ctx := c.Request.Context()
 	cur, err := a.store.GetRow(ctx, sc.Name(), id)
 	if err != nil {
-		return describe(err, task.ErrNotFound, "row %q not found", id)
+		return httpapi.Describe(err, task.ErrNotFound, "row %q not found", id)
 	}
 	if err := a.store.DeleteRow(ctx, sc.Name(), id); err != nil {
-		return describe(err, task.ErrNotFound, "row %q not found", id)
+		return httpapi.Describe(err, task.ErrNotFound, "row %q not found", id)
 	}
 	a.record(ctx, user, sc.Name(), id, store.AuditDelete, cur.Fields, nil)
 	return nil
@@ -147,7 +148,7 @@ func (a *API) bulkActive(c *gin.Context, sc *mapping.Scenario, field, id string,
 	ctx := c.Request.Context()
 	cur, err := a.store.GetRow(ctx, sc.Name(), id)
 	if err != nil {
-		return describe(err, task.ErrNotFound, "row %q not found", id)
+		return httpapi.Describe(err, task.ErrNotFound, "row %q not found", id)
 	}
 	fields := maps.Clone(cur.Fields)
 	if fields == nil {
@@ -164,8 +165,8 @@ func (a *API) bulkActive(c *gin.Context, sc *mapping.Scenario, field, id string,
 		Scenario: sc.Name(), ID: id, Fields: fields, IfVersion: cur.Version,
 	})
 	if err != nil {
-		err = describe(err, task.ErrNotFound, "row %q was deleted while saving", id)
-		return describeAs(err, task.ErrConflict, task.CodeVersionConflict, "row %q changed while your edit was saved; try again", id)
+		err = httpapi.Describe(err, task.ErrNotFound, "row %q was deleted while saving", id)
+		return httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict, "row %q changed while your edit was saved; try again", id)
 	}
 	a.record(ctx, user, sc.Name(), id, action, cur.Fields, row.Fields)
 	return nil

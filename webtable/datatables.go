@@ -18,6 +18,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/api/httpapi"
 	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
@@ -224,7 +225,7 @@ func (t *Table) serveColumns(c *gin.Context) {
 	name := c.Param("scenario")
 	cols, ok := t.columns[name]
 	if !ok {
-		c.AbortWithStatusJSON(http.StatusNotFound, errorBody{Error: unknownScenario(name).Error()})
+		c.AbortWithStatusJSON(http.StatusNotFound, httpapi.ErrorBody{Error: httpapi.UnknownScenario(name).Error()})
 		return
 	}
 	idField := ""
@@ -357,10 +358,10 @@ func (t *Table) serve(c *gin.Context) {
 	name := c.Param("scenario")
 	cols, ok := t.columns[name]
 	if !ok {
-		c.AbortWithStatusJSON(http.StatusNotFound, tableErr(0, http.StatusNotFound, unknownScenario(name)))
+		c.AbortWithStatusJSON(http.StatusNotFound, tableErr(0, http.StatusNotFound, httpapi.UnknownScenario(name)))
 		return
 	}
-	if err := limitBody(c, maxBodyBytes); err != nil {
+	if err := httpapi.LimitBody(c, httpapi.MaxBodyBytes); err != nil {
 		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, tableErr(0, http.StatusRequestEntityTooLarge, err))
 		return
 	}
@@ -380,7 +381,7 @@ func (t *Table) serve(c *gin.Context) {
 		return
 	}
 	fail := func(err error) {
-		status, body := classify(err)
+		status, body := httpapi.Classify(err)
 		if status >= http.StatusInternalServerError && !errors.Is(c.Request.Context().Err(), context.Canceled) {
 			t.logger.ErrorContext(c.Request.Context(), "table query failed", "scenario", name, "error", err)
 		}

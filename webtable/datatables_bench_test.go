@@ -15,6 +15,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/internal/apitest"
 	"cronsheet/mapping"
 	"cronsheet/task"
 	"cronsheet/webtable"
@@ -83,12 +84,12 @@ func BenchmarkTablePage(b *testing.B) {
 func benchTable(b *testing.B, n int) http.Handler {
 	b.Helper()
 	ctx := context.Background()
-	st := openStore(b)
+	st := apitest.OpenStore(b)
 	words := []string{"water the plants", "call mum", "stand-up", "pay the rent", "backup the laptop"}
 	start := time.Now()
 	// SQLite has one writer; a MongoDB server takes inserts in parallel.
 	workers := 1
-	if testDriver() == "mongo" {
+	if apitest.Driver() == "mongo" {
 		workers = 8
 	}
 	fill := func(w int) error {
@@ -125,7 +126,7 @@ func benchTable(b *testing.B, n int) http.Handler {
 	if err := tbl.Prepare(ctx); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("%s, %d rows: insert %s, prepare (search + sort indexes) %s", testDriver(), n, inserted.Round(time.Millisecond),
+	b.Logf("%s, %d rows: insert %s, prepare (search + sort indexes) %s", apitest.Driver(), n, inserted.Round(time.Millisecond),
 		time.Since(start).Round(time.Millisecond))
 	r := gin.New()
 	tbl.Register(r)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/internal/apitest"
 	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
@@ -30,7 +31,7 @@ type tableBundle struct {
 func setupTable(t *testing.T) *tableBundle {
 	t.Helper()
 	ctx := context.Background()
-	st := openStore(t)
+	st := apitest.OpenStore(t)
 	for i := range 25 {
 		fields := map[string]any{"memo_id": fmt.Sprintf("m%02d", i), "title": fmt.Sprintf("memo %c", 'a'+rune(i)),
 			"content": "water the plants", "when": "every 1h", "channel": "outbox"}

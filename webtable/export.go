@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/api/httpapi"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -28,7 +29,7 @@ func (t *Table) exportCSV(c *gin.Context) {
 	name := c.Param("scenario")
 	cols, ok := t.columns[name]
 	if !ok {
-		c.AbortWithStatusJSON(http.StatusNotFound, statusBody(http.StatusNotFound, unknownScenario(name).Error()))
+		c.AbortWithStatusJSON(http.StatusNotFound, httpapi.StatusBody(http.StatusNotFound, httpapi.UnknownScenario(name).Error()))
 		return
 	}
 	form := c.Request.URL.Query()
@@ -36,11 +37,11 @@ func (t *Table) exportCSV(c *gin.Context) {
 	form.Del("length")
 	req, err := parseTableRequest(form, cols)
 	if err != nil {
-		c.AbortWithStatusJSON(http.StatusBadRequest, statusBody(http.StatusBadRequest, err.Error()))
+		c.AbortWithStatusJSON(http.StatusBadRequest, httpapi.StatusBody(http.StatusBadRequest, err.Error()))
 		return
 	}
 	if req.query.Filter, err = t.filterOf(name, cols, form, time.Now()); err != nil {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: err.Error()})
+		c.AbortWithStatusJSON(http.StatusBadRequest, httpapi.ErrorBody{Error: err.Error()})
 		return
 	}
 	sent := sentColumns(form, cols)
@@ -49,7 +50,7 @@ func (t *Table) exportCSV(c *gin.Context) {
 	ctx := c.Request.Context()
 	page, err := t.store.QueryRows(ctx, q)
 	if err != nil {
-		status, body := classify(err)
+		status, body := httpapi.Classify(err)
 		c.AbortWithStatusJSON(status, body)
 		return
 	}

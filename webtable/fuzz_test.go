@@ -1,18 +1,14 @@
 package webtable
 
 import (
-	"bytes"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"testing"
 	"time"
 	"unicode/utf8"
 
-	"github.com/gin-gonic/gin"
-
-	"cronsheet/jobs"
+	"cronsheet/api/httpapi"
+	"cronsheet/internal/apitest"
 	"cronsheet/mapping"
 	"cronsheet/task"
 )
@@ -25,26 +21,6 @@ import (
 
 // fuzzNow is the clock of the fuzzed mappings.
 var fuzzNow = time.Date(2026, 6, 15, 9, 30, 0, 0, time.UTC)
-
-// fuzzContext is a gin context whose request body is body.
-func fuzzContext(body []byte) *gin.Context {
-	c, _ := gin.CreateTestContext(httptest.NewRecorder())
-	c.Request = httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
-	return c
-}
-
-// checkClientError fails unless err is a 4xx the API would answer with a
-// message (a validation error or an apiError below 500).
-func checkClientError(t *testing.T, what string, err error) {
-	t.Helper()
-	if err == nil {
-		return
-	}
-	status, body := classify(err)
-	if status < 400 || status >= 500 || body.Error == "" {
-		t.Fatalf("%s: error %v answers %d %+v, want a 4xx with a message", what, err, status, body)
-	}
-}
 
 // fuzzScenarios are the scenarios rows are fuzzed against: memos and one
 // keyed in Chinese with param_fields.
@@ -85,8 +61,8 @@ func FuzzRowJSON(f *testing.F) {
 	}
 	scenarios := fuzzScenarios(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fields, err := readObject(fuzzContext(body))
-		checkClientError(t, "readObject", err)
+		fields, err := httpapi.ReadObject(apitest.FuzzContext(body))
+		apitest.CheckClientError(t, "readObject", err)
 		if err != nil {
 			return
 		}
@@ -96,12 +72,12 @@ func FuzzRowJSON(f *testing.F) {
 				f[k] = v
 			}
 			id, err := sc.AssignID(f)
-			checkClientError(t, "AssignID", err)
+			apitest.CheckClientError(t, "AssignID", err)
 			if err != nil {
 				continue
 			}
 			if err := sc.ValidateFields(f); err != nil {
-				checkClientError(t, "ValidateFields", err)
+				apitest.CheckClientError(t, "ValidateFields", err)
 				continue
 			}
 			isActive(sc, f)
@@ -117,94 +93,6 @@ func FuzzRowJSON(f *testing.F) {
 			}
 			if _, err := mapping.Schedule(tk); err != nil {
 				t.Fatalf("the mapped schedule %q does not parse again: %v", tk.CronPara, err)
-			}
-		}
-	})
-}
-
-// FuzzTargetJSON: a target body as POST /api/v1/targets reads it.
-func FuzzTargetJSON(f *testing.F) {
-	for _, s := range []string{
-		`{"id":"hook","kind":"http","state":"running","http":{"method":"POST","url":"http://127.0.0.1:9/cb/{{task_id}}"}}`,
-		`{"id":"h2","kind":"http","http":{"method":"GET","url":"https://example.com/{{day}}?q={{ x }}","headers":{"X-A":"{{slot}}"},"body":"{{trigger_id}}"},"feedback_timeout":2}`,
-		`{"id":"k","kind":"kafka","kafka":{"topic":"t","key":"{{task_id}}","value":"{{params}}"}}`,
-		`{"id":"e","kind":"exec","exec":{"command":"hello","args":["{{name}}"]}}`,
-		`{"id":"b","kind":"builtin","builtin":{"action":"start_flow","flows":["f1"]}}`,
-		`{"id":"b2","kind":"builtin","builtin":{"action":"cleanup_runs","keep_age":3600}}`,
-		`{"id":"","kind":"nope"}`, `{"id":"x","http":{"url":"{{"}}`, `{"version":"1"}`, `null`, `{"id":1}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		var b targetBody
-		err := readJSON(fuzzContext(body), &b, false)
-		checkClientError(t, "readJSON target", err)
-		if err != nil {
-			return
-		}
-		tg := b.target()
-		checkClientError(t, "Target.Validate", tg.Validate())
-		_, err = targetIfMatch("", b.Version)
-		checkClientError(t, "target version", err)
-	})
-}
-
-// FuzzFlowJSON: a flow body as POST /api/v1/flows reads it.
-func FuzzFlowJSON(f *testing.F) {
-	for _, s := range []string{
-		`{"id":"f1","start":"a","steps":[{"id":"a","target":"hook","next":{"done":"b"}},{"id":"b","target":"hook"}]}`,
-		`{"id":"f2","start":"a","max_depth":3,"steps":[{"id":"a","target":"t","params":{"x":"{{prev.output}}"},"next":{"done":"a"}}]}`,
-		`{"id":"f3","start":"a","steps":[{"id":"a","target":"t","parallel":["b","c"]},{"id":"b","target":"t"},{"id":"c","target":"t"}]}`,
-		`{"id":"f","start":"x","steps":[]}`, `{"steps":[null]}`, `{"id":"f","start":"a","steps":[{"id":"a","next":{"?":"a"}}]}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		var b flowBody
-		err := readJSON(fuzzContext(body), &b, false)
-		checkClientError(t, "readJSON flow", err)
-		if err != nil {
-			return
-		}
-		fl := b.flow()
-		if err := fl.Validate(); err != nil {
-			checkClientError(t, "Flow.Validate", err)
-			return
-		}
-		fl.Depth()
-		flowSummary(fl)
-	})
-}
-
-// FuzzJobJSON: a job or a batch of jobs as POST /api/v1/jobs reads them,
-// then builds their tasks.
-func FuzzJobJSON(f *testing.F) {
-	for _, s := range []string{
-		`{"url":"http://127.0.0.1:9/hook","in":2,"body":{"a":1}}`,
-		`{"url":"http://h/x","cron":"every 5m","key":"k1","cc":"1 3","max_retries":2,"ttl":1.5,"overlap":"queue"}`,
-		`{"url":"http://h/x","at":"2026-07-01T00:00:00Z","cc":{"group":"g","limit":2},"params":{"day":"mon"}}`,
-		`[{"url":"http://h/1","in":1},{"url":"http://h/2","in":2}]`,
-		`{"jobs":[{"url":"http://h/1","in":1}]}`,
-		`{"url":"http://h","in":-1}`, `{"url":"http://h","wait":1e308}`, `{"cc":"x y z"}`, `[]`, `{"jobs":null}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		reqs, err := jobs.ParseBatch(body)
-		if err != nil {
-			if !errors.Is(err, task.ErrInvalid) {
-				t.Fatalf("ParseBatch: %v is not a validation error", err)
-			}
-			reqs = nil
-		}
-		if r, err := jobs.ParseRequest(body); err == nil {
-			reqs = append(reqs, r)
-		} else if !errors.Is(err, task.ErrInvalid) {
-			t.Fatalf("ParseRequest: %v is not a validation error", err)
-		}
-		for _, r := range reqs {
-			if _, err := jobs.Build(r, "job_fuzz", fuzzNow); err != nil && !errors.Is(err, task.ErrInvalid) {
-				t.Fatalf("Build: %v is not a validation error", err)
 			}
 		}
 	})

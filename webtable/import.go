@@ -18,6 +18,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/api/httpapi"
 	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
@@ -91,7 +92,7 @@ func (a *API) importCSV(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	if err := limitBody(c, maxImportBytes); err != nil {
+	if err := httpapi.LimitBody(c, maxImportBytes); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -99,10 +100,10 @@ func (a *API) importCSV(c *gin.Context) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			a.writeError(c, tooLarge(maxImportBytes))
+			a.writeError(c, httpapi.TooLarge(maxImportBytes))
 			return
 		}
-		a.writeError(c, httpErr(http.StatusBadRequest, "body", "cannot read the body: %v", err))
+		a.writeError(c, httpapi.Err(http.StatusBadRequest, "body", "cannot read the body: %v", err))
 		return
 	}
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
@@ -171,7 +172,7 @@ func (a *API) importCSV(c *gin.Context) {
 		}
 		inserted = append(inserted, r)
 	}
-	user := who(c)
+	user := httpapi.Who(c)
 	for _, r := range inserted {
 		a.record(ctx, user, sc.Name(), r.row.ID, store.AuditImport, nil, r.row.Fields)
 	}
@@ -249,7 +250,7 @@ func (a *API) parseImportAs(sc *mapping.Scenario, data []byte, importID string) 
 			lines = append(lines, lineError{Line: 1, Error: "a column has no field name"})
 		case exportStatusColumn(name) && !seen[name]:
 			// A table export's status column: recomputed, read over.
-		case name == versionKey:
+		case name == httpapi.VersionKey:
 			lines = append(lines, lineError{Line: 1, Field: name, Error: "is not a row field"})
 		case seen[name]:
 			lines = append(lines, lineError{Line: 1, Field: name, Error: "field named twice"})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/internal/apitest"
 	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
@@ -56,7 +57,7 @@ func importRouter(t *testing.T, st webtable.Store) *gin.Engine {
 		t.Fatal(err)
 	}
 	api := webtable.New(webtable.Deps{Logger: slog.New(slog.DiscardHandler), Store: st,
-		Scenarios: map[string]*mapping.Scenario{"memos": memos}, Now: func() time.Time { return fixedNow }})
+		Scenarios: map[string]*mapping.Scenario{"memos": memos}, Now: func() time.Time { return apitest.FixedNow }})
 	r := gin.New()
 	api.Register(r)
 	return r
@@ -79,7 +80,7 @@ func postImport(t *testing.T, r *gin.Engine, csv string) *httptest.ResponseRecor
 func TestImportCrashRerunFinishes(t *testing.T) {
 	t.Parallel()
 	n, cut := 10_000, int64(4_928)
-	if testDriver() == "mongo" {
+	if apitest.Driver() == "mongo" {
 		n, cut = 1_000, 487 // FerretDB: several ms a row, and the test reads each row 3 times
 	}
 	var sb strings.Builder
@@ -93,7 +94,7 @@ func TestImportCrashRerunFinishes(t *testing.T) {
 	}
 	file := sb.String()
 
-	base := openStore(t)
+	base := apitest.OpenStore(t)
 	crashing := &crashingStore{Product: base, after: cut}
 	if rec := postImport(t, importRouter(t, crashing), file); rec.Code != http.StatusInternalServerError {
 		t.Fatalf("the killed import answered %d %s", rec.Code, rec.Body)
@@ -119,7 +120,7 @@ func TestImportCrashRerunFinishes(t *testing.T) {
 
 	// The restarted node: the same file again finishes the job.
 	r := importRouter(t, base)
-	got := want[struct {
+	got := apitest.Want[struct {
 		Imported        int      `json:"imported"`
 		AlreadyImported int      `json:"already_imported"`
 		ImportID        string   `json:"import_id"`
@@ -140,7 +141,7 @@ func TestImportCrashRerunFinishes(t *testing.T) {
 		seen[id] = true
 	}
 	// Once more: nothing left to do.
-	again := want[struct {
+	again := apitest.Want[struct {
 		Imported        int `json:"imported"`
 		AlreadyImported int `json:"already_imported"`
 	}](t, postImport(t, r, file), http.StatusOK)
@@ -151,7 +152,7 @@ func TestImportCrashRerunFinishes(t *testing.T) {
 	// The same ids with other fields: refused, counted exactly (the lines
 	// that name an id; the others are new lines of another file).
 	other := strings.ReplaceAll(file, ",line ", ",changed ")
-	refused := want[importAnswer](t, postImport(t, r, other), http.StatusConflict)
+	refused := apitest.Want[importAnswer](t, postImport(t, r, other), http.StatusConflict)
 	if want := fmt.Sprintf("%d rows already exist with other fields; nothing was imported", n/2); !strings.HasPrefix(refused.Error, want) {
 		t.Errorf("conflict: %q, want it to start %q", refused.Error, want)
 	}

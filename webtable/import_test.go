@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"cronsheet/internal/apitest"
+	"cronsheet/internal/apitest/fullapi"
 	"cronsheet/store"
 )
 
@@ -25,9 +27,9 @@ type importAnswer struct {
 }
 
 // rowCount counts the memos rows in the store.
-func rowCount(t *testing.T, b *testBundle) int {
+func rowCount(t *testing.T, b *fullapi.Bundle) int {
 	t.Helper()
-	rows, err := b.store.ListRows(context.Background(), "memos", "", 500)
+	rows, err := b.Store.ListRows(context.Background(), "memos", "", 500)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,43 +38,43 @@ func rowCount(t *testing.T, b *testBundle) int {
 
 func TestImportCSV(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := fullapi.Setup(t)
 
 	t.Run("Good", func(t *testing.T) {
 		csv := "\uFEFFmemo_id,title,when,channel,timeout,note\n" +
 			"m-i1,first,every 1h,outbox,30,\"a, quoted\nnote\"\n" +
 			",second,daily 08:30,,,\n" +
 			"m-i3,third,weekly mon 09:00,outbox,,x\n"
-		got := want[importAnswer](t, b.do(t, http.MethodPost, importPath, csv, "Content-Type", "text/csv",
+		got := apitest.Want[importAnswer](t, b.Do(t, http.MethodPost, importPath, csv, "Content-Type", "text/csv",
 			"X-Cronsheet-User", "importer"), http.StatusCreated)
 		if got.Imported != 3 || len(got.IDs) != 3 || got.IDs[0] != "m-i1" || got.IDs[2] != "m-i3" {
 			t.Fatalf("answer = %+v", got)
 		}
-		r, err := b.store.GetRow(context.Background(), "memos", "m-i1")
+		r, err := b.Store.GetRow(context.Background(), "memos", "m-i1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r.Fields["note"] != "a, quoted\nnote" || r.Fields["timeout"] != "30" || r.IsActive != 1 {
 			t.Errorf("row m-i1 = %+v", r)
 		}
-		r2, err := b.store.GetRow(context.Background(), "memos", got.IDs[1])
+		r2, err := b.Store.GetRow(context.Background(), "memos", got.IDs[1])
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := r2.Fields["channel"]; ok {
 			t.Errorf("an empty cell was stored: %v", r2.Fields)
 		}
-		recs, err := b.store.ListAudit(context.Background(), "memos", "m-i3", 0, 10)
+		recs, err := b.Store.ListAudit(context.Background(), "memos", "m-i3", 0, 10)
 		if err != nil || len(recs) != 1 || recs[0].Action != store.AuditImport || recs[0].Who != "importer" {
 			t.Errorf("audit of m-i3 = %+v, %v", recs, err)
 		}
 		// Importing the same ids again writes nothing: 409 naming the lines.
-		got = want[importAnswer](t, b.do(t, http.MethodPost, importPath,
+		got = apitest.Want[importAnswer](t, b.Do(t, http.MethodPost, importPath,
 			"memo_id,title,when\nm-new,x,every 1h\nm-i1,dup,every 1h\n"), http.StatusConflict)
 		if len(got.Lines) != 1 || got.Lines[0].Line != 3 || got.Lines[0].Field != "memo_id" {
 			t.Errorf("conflict answer = %+v", got)
 		}
-		if _, err := b.store.GetRow(context.Background(), "memos", "m-new"); err == nil {
+		if _, err := b.Store.GetRow(context.Background(), "memos", "m-new"); err == nil {
 			t.Error("m-new was written by a refused import")
 		}
 	})
@@ -87,7 +89,7 @@ func TestImportCSV(t *testing.T) {
 			"m-e6,ok,every 4h,\n" + // 6
 			"m-e7,bad,every 5h,soon\n" + // 7: timeout not a number
 			"m-e8,ok,every 6h,\n" // 8
-		got := want[importAnswer](t, b.do(t, http.MethodPost, importPath, csv), http.StatusBadRequest)
+		got := apitest.Want[importAnswer](t, b.Do(t, http.MethodPost, importPath, csv), http.StatusBadRequest)
 		if len(got.Lines) != 2 || got.Lines[0].Line != 3 || got.Lines[0].Field != "when" ||
 			!strings.Contains(got.Lines[0].Error, "dayly") ||
 			got.Lines[1].Line != 7 || got.Lines[1].Field != "timeout" {
@@ -107,7 +109,7 @@ func TestImportCSV(t *testing.T) {
 			t.Errorf("rows = %d after a refused import, want %d", n, before)
 		}
 		// Duplicate ids in one file and a wrong number of cells.
-		got = want[importAnswer](t, b.do(t, http.MethodPost, importPath,
+		got = apitest.Want[importAnswer](t, b.Do(t, http.MethodPost, importPath,
 			"memo_id,when\nm-d,every 1h\nm-d,every 2h\nm-x,every 1h,extra\n"), http.StatusBadRequest)
 		if len(got.Lines) != 2 || got.Lines[0].Line != 3 || !strings.Contains(got.Lines[0].Error, "line 2") ||
 			got.Lines[1].Line != 4 || !strings.Contains(got.Lines[1].Error, "number of fields") {
@@ -126,7 +128,7 @@ func TestImportCSV(t *testing.T) {
 			{"memo_id,content,when\nm1,\xb2\xe2\xca\xd4,every 1h\n", "save the file as \"CSV UTF-8\""}, // GBK
 			{"\xe6\n", "not UTF-8"},
 		} {
-			got := want[importAnswer](t, b.do(t, http.MethodPost, importPath, tc.csv), http.StatusBadRequest)
+			got := apitest.Want[importAnswer](t, b.Do(t, http.MethodPost, importPath, tc.csv), http.StatusBadRequest)
 			if len(got.Lines) == 0 || !strings.Contains(got.Lines[0].Error+got.Error, tc.part) {
 				t.Errorf("%q: answer = %+v, want %q", tc.csv, got, tc.part)
 			}
@@ -148,7 +150,7 @@ func TestImportCSV(t *testing.T) {
 			{"FirstLineBare", "memo_id,when\n\"m\"x,every 1h\n", 2, "memo_id", "not closed, or text follows"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				got := want[importAnswer](t, b.do(t, http.MethodPost, importPath, tc.csv), http.StatusBadRequest)
+				got := apitest.Want[importAnswer](t, b.Do(t, http.MethodPost, importPath, tc.csv), http.StatusBadRequest)
 				if len(got.Lines) != 1 || got.Lines[0].Line != tc.line || got.Lines[0].Field != tc.field ||
 					!strings.Contains(got.Lines[0].Error, tc.part) {
 					t.Errorf("answer = %+v, want line %d, field %q, saying %q", got, tc.line, tc.field, tc.part)
@@ -163,19 +165,19 @@ func TestImportCSV(t *testing.T) {
 	t.Run("Oversize", func(t *testing.T) {
 		before := rowCount(t, b)
 		big := "title,when\n" + strings.Repeat(strings.Repeat("x", 1000)+",every 1h\n", 4300)
-		wantError(t, b.do(t, http.MethodPost, importPath, big), http.StatusRequestEntityTooLarge, "body", "MiB")
+		apitest.WantError(t, b.Do(t, http.MethodPost, importPath, big), http.StatusRequestEntityTooLarge, "body", "MiB")
 		var sb strings.Builder
 		sb.WriteString("title,when\n")
 		for i := range 10_001 {
 			fmt.Fprintf(&sb, "t%d,every 1h\n", i)
 		}
-		got := want[importAnswer](t, b.do(t, http.MethodPost, importPath, sb.String()), http.StatusRequestEntityTooLarge)
+		got := apitest.Want[importAnswer](t, b.Do(t, http.MethodPost, importPath, sb.String()), http.StatusRequestEntityTooLarge)
 		if !strings.Contains(got.Error, "10000 lines") {
 			t.Errorf("answer = %+v", got)
 		}
 		if n := rowCount(t, b); n != before {
 			t.Errorf("rows = %d after refused imports, want %d", n, before)
 		}
-		wantError(t, b.do(t, http.MethodPost, "/api/v1/scenarios/nope/import", "a\n1\n"), http.StatusNotFound, "", "unknown scenario")
+		apitest.WantError(t, b.Do(t, http.MethodPost, "/api/v1/scenarios/nope/import", "a\n1\n"), http.StatusNotFound, "", "unknown scenario")
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"cronsheet/api/httpapi"
 )
 
 // Pages serves the web pages from an embedded FS (package static): the
@@ -46,7 +48,7 @@ func (p *Pages) page(name string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		b, err := fs.ReadFile(p.files, name)
 		if err != nil {
-			c.AbortWithStatusJSON(http.StatusNotFound, errorBody{Error: "page " + name + " is missing"})
+			c.AbortWithStatusJSON(http.StatusNotFound, httpapi.ErrorBody{Error: "page " + name + " is missing"})
 			return
 		}
 		c.Header("Cache-Control", "no-cache")

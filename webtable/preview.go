@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/api/httpapi"
 	"cronsheet/mapping"
 	"cronsheet/mapping/schedule"
 	"cronsheet/task"
@@ -102,10 +103,10 @@ func (a *API) previewQuery(c *gin.Context) (previewQuery, error) {
 		}
 	}
 	var err error
-	if q.n, err = intQuery(c, "n", defaultPreviewN, 1, maxPreviewN); err != nil {
+	if q.n, err = httpapi.IntQuery(c, "n", defaultPreviewN, 1, maxPreviewN); err != nil {
 		return q, err
 	}
-	if q.from, err = timeQuery(c, "from"); err != nil {
+	if q.from, err = httpapi.TimeQuery(c, "from"); err != nil {
 		return q, err
 	}
 	if q.from.IsZero() {

@@ -1,6 +1,8 @@
 package webtable_test
 
 import (
+	"cronsheet/internal/apitest"
+	"cronsheet/internal/apitest/fullapi"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,7 +18,7 @@ type previewAnswer struct {
 
 func TestPreview(t *testing.T) {
 	t.Parallel()
-	b := setup(t) // the preview touches no table; one store serves every case
+	b := fullapi.Setup(t) // the preview touches no table; one store serves every case
 
 	tests := []struct {
 		name  string
@@ -92,7 +94,7 @@ func TestPreview(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := want[previewAnswer](t, b.do(t, http.MethodGet, "/api/v1/schedule/preview?"+tt.query.Encode(), ""), http.StatusOK)
+			got := apitest.Want[previewAnswer](t, b.Do(t, http.MethodGet, "/api/v1/schedule/preview?"+tt.query.Encode(), ""), http.StatusOK)
 			if got.Canonical != tt.want.Canonical || got.Once != tt.want.Once || !slices.Equal(got.Fires, tt.want.Fires) {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
 			}
@@ -102,7 +104,7 @@ func TestPreview(t *testing.T) {
 
 func TestPreviewErrors(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := fullapi.Setup(t)
 
 	tests := []struct {
 		name   string
@@ -127,8 +129,8 @@ func TestPreviewErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			rec := b.do(t, http.MethodGet, "/api/v1/schedule/preview?"+tt.query.Encode(), "")
-			wantError(t, rec, tt.status, tt.field, tt.msg)
+			rec := b.Do(t, http.MethodGet, "/api/v1/schedule/preview?"+tt.query.Encode(), "")
+			apitest.WantError(t, rec, tt.status, tt.field, tt.msg)
 		})
 	}
 }

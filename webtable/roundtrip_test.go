@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"cronsheet/internal/apitest"
+	"cronsheet/internal/apitest/fullapi"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -33,7 +35,7 @@ func exportAll(t *testing.T, st store.RowTable) string {
 // breaks and non-ASCII text.
 func TestCSVExportImportRoundTrip(t *testing.T) {
 	t.Parallel()
-	src, dst := setup(t), setup(t)
+	src, dst := fullapi.Setup(t), fullapi.Setup(t)
 	rows := []map[string]any{
 		{"memo_id": "r1", "title": "call +8613800138000", "content": "x", "when": "daily 08:30",
 			"channel": "sms", "to": "+8613800138000", "active": "1"},
@@ -51,12 +53,12 @@ func TestCSVExportImportRoundTrip(t *testing.T) {
 		if f["active"] == "0" {
 			active = 0
 		}
-		if err := src.store.InsertRow(context.Background(), &task.Row{Scenario: "memos", ID: f["memo_id"].(string),
+		if err := src.Store.InsertRow(context.Background(), &task.Row{Scenario: "memos", ID: f["memo_id"].(string),
 			IsActive: active, Fields: f}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	first := exportAll(t, src.store)
+	first := exportAll(t, src.Store)
 	if !strings.Contains(first, "'+8613800138000") || !strings.Contains(first, "'=SUM") {
 		t.Fatalf("export does not guard formulas:\n%s", first)
 	}
@@ -66,13 +68,13 @@ func TestCSVExportImportRoundTrip(t *testing.T) {
 	}
 	t.Logf("columns: %v", header)
 
-	got := want[importAnswer](t, dst.do(t, http.MethodPost, importPath, first, "Content-Type", "text/csv"), http.StatusCreated)
+	got := apitest.Want[importAnswer](t, dst.Do(t, http.MethodPost, importPath, first, "Content-Type", "text/csv"), http.StatusCreated)
 	if got.Imported != len(rows) {
 		t.Fatalf("imported %d rows, want %d: %+v", got.Imported, len(rows), got)
 	}
 	for _, f := range rows {
 		id := f["memo_id"].(string)
-		r, err := dst.store.GetRow(context.Background(), "memos", id)
+		r, err := dst.Store.GetRow(context.Background(), "memos", id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +84,7 @@ func TestCSVExportImportRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if second := exportAll(t, dst.store); second != first {
+	if second := exportAll(t, dst.Store); second != first {
 		t.Errorf("export after import differs:\n%s\nfirst export:\n%s", second, first)
 	}
 }

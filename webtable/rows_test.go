@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"cronsheet/internal/apitest"
+	"cronsheet/internal/apitest/fullapi"
 	"cronsheet/task"
 )
-
-const rowsPath = "/api/v1/scenarios/memos/rows"
 
 // page is the answer of GET .../rows.
 type page struct {
@@ -19,12 +19,12 @@ type page struct {
 
 func TestRowLifecycle(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := fullapi.Setup(t)
 
 	// Create: the id is generated, every field is kept, unknown ones too.
-	rec := b.do(t, http.MethodPost, rowsPath,
+	rec := b.Do(t, http.MethodPost, fullapi.RowsPath,
 		`{"title":"standup","content":"daily standup","when":"daily 09:00","color":"red","count":42}`)
-	row := want[task.Row](t, rec, http.StatusCreated)
+	row := apitest.Want[task.Row](t, rec, http.StatusCreated)
 	if !strings.HasPrefix(row.ID, "m") || len(row.ID) != 17 {
 		t.Errorf("generated id = %q, want m + 16 characters", row.ID)
 	}
@@ -34,41 +34,41 @@ func TestRowLifecycle(t *testing.T) {
 	if row.Scenario != "memos" || row.Version != 1 || row.IsFetched != 0 || row.IsActive != 1 {
 		t.Errorf("row = %+v, want scenario memos, version 1, is_fetched 0, is_active 1", row)
 	}
-	if loc := rec.Header().Get("Location"); loc != rowsPath+"/"+row.ID {
+	if loc := rec.Header().Get("Location"); loc != fullapi.RowsPath+"/"+row.ID {
 		t.Errorf("Location = %q", loc)
 	}
 	if etag := rec.Header().Get("ETag"); etag != `"1"` {
 		t.Errorf("ETag = %q, want \"1\"", etag)
 	}
-	if n := b.wakes.Load(); n != 1 {
+	if n := b.Wakes.Load(); n != 1 {
 		t.Errorf("wakes after create = %d, want 1", n)
 	}
-	rowPath := rowsPath + "/" + row.ID
+	rowPath := fullapi.RowsPath + "/" + row.ID
 
 	t.Run("CreateInactiveWithID", func(t *testing.T) {
-		rec := b.do(t, http.MethodPost, rowsPath, `{"memo_id":"m-off","content":"x","when":"every 1h","active":false}`)
-		got := want[task.Row](t, rec, http.StatusCreated)
+		rec := b.Do(t, http.MethodPost, fullapi.RowsPath, `{"memo_id":"m-off","content":"x","when":"every 1h","active":false}`)
+		got := apitest.Want[task.Row](t, rec, http.StatusCreated)
 		if got.ID != "m-off" || got.IsActive != 0 {
 			t.Errorf("row = %+v, want id m-off, is_active 0", got)
 		}
-		rec = b.do(t, http.MethodPost, rowsPath, `{"memo_id":"m-off","content":"again"}`)
-		wantError(t, rec, http.StatusConflict, "", `row "m-off" already exists`)
+		rec = b.Do(t, http.MethodPost, fullapi.RowsPath, `{"memo_id":"m-off","content":"again"}`)
+		apitest.WantError(t, rec, http.StatusConflict, "", `row "m-off" already exists`)
 	})
 
 	t.Run("Get", func(t *testing.T) {
-		got := want[task.Row](t, b.do(t, http.MethodGet, rowPath, ""), http.StatusOK)
+		got := apitest.Want[task.Row](t, b.Do(t, http.MethodGet, rowPath, ""), http.StatusOK)
 		if got.ID != row.ID || got.Fields["content"] != "daily standup" {
 			t.Errorf("got %+v", got)
 		}
-		if !strings.Contains(b.do(t, http.MethodGet, rowPath, "").Body.String(), `"count":42`) {
+		if !strings.Contains(b.Do(t, http.MethodGet, rowPath, "").Body.String(), `"count":42`) {
 			t.Error("number field not kept as a number")
 		}
 	})
 
 	t.Run("PatchMergesAndRemoves", func(t *testing.T) {
-		wakes := b.wakes.Load()
-		rec := b.do(t, http.MethodPatch, rowPath, `{"title":"standup!","color":null,"room":"B2"}`, "If-Match", `"1"`)
-		got := want[task.Row](t, rec, http.StatusOK)
+		wakes := b.Wakes.Load()
+		rec := b.Do(t, http.MethodPatch, rowPath, `{"title":"standup!","color":null,"room":"B2"}`, "If-Match", `"1"`)
+		got := apitest.Want[task.Row](t, rec, http.StatusOK)
 		if got.Version != 2 || got.Fields["title"] != "standup!" || got.Fields["room"] != "B2" ||
 			got.Fields["content"] != "daily standup" || got.Fields["memo_id"] != row.ID {
 			t.Errorf("patched row = %+v", got)
@@ -76,21 +76,21 @@ func TestRowLifecycle(t *testing.T) {
 		if _, ok := got.Fields["color"]; ok {
 			t.Error("color still present after null")
 		}
-		if b.wakes.Load() != wakes+1 {
+		if b.Wakes.Load() != wakes+1 {
 			t.Error("patch did not wake the patrols")
 		}
 	})
 
 	t.Run("PatchStaleVersion", func(t *testing.T) {
-		rec := b.do(t, http.MethodPatch, rowPath, `{"title":"lost"}`, "If-Match", "1")
-		wantError(t, rec, http.StatusConflict, "",
+		rec := b.Do(t, http.MethodPatch, rowPath, `{"title":"lost"}`, "If-Match", "1")
+		apitest.WantError(t, rec, http.StatusConflict, "",
 			"changed since you loaded it (version 2 now, you sent 1); reload and try again")
-		wantCode(t, rec, task.CodeVersionConflict)
-		rec = b.do(t, http.MethodPatch, rowPath, `{"title":"lost","_version":1}`)
-		wantError(t, rec, http.StatusConflict, "", "reload and try again")
-		wantCode(t, rec, task.CodeVersionConflict)
-		rec = b.do(t, http.MethodPatch, rowPath, `{"title":"kept","_version":2}`)
-		got := want[task.Row](t, rec, http.StatusOK)
+		apitest.WantCode(t, rec, task.CodeVersionConflict)
+		rec = b.Do(t, http.MethodPatch, rowPath, `{"title":"lost","_version":1}`)
+		apitest.WantError(t, rec, http.StatusConflict, "", "reload and try again")
+		apitest.WantCode(t, rec, task.CodeVersionConflict)
+		rec = b.Do(t, http.MethodPatch, rowPath, `{"title":"kept","_version":2}`)
+		got := apitest.Want[task.Row](t, rec, http.StatusOK)
 		if got.Version != 3 || got.Fields["title"] != "kept" {
 			t.Errorf("row = %+v, want version 3 titled kept", got)
 		}
@@ -100,48 +100,48 @@ func TestRowLifecycle(t *testing.T) {
 	})
 
 	t.Run("PatchRefused", func(t *testing.T) {
-		wantError(t, b.do(t, http.MethodPatch, rowPath, `{"memo_id":"other"}`),
+		apitest.WantError(t, b.Do(t, http.MethodPatch, rowPath, `{"memo_id":"other"}`),
 			http.StatusBadRequest, "memo_id", "cannot change")
-		wantError(t, b.do(t, http.MethodPatch, rowPath, `{"memo_id":null}`),
+		apitest.WantError(t, b.Do(t, http.MethodPatch, rowPath, `{"memo_id":null}`),
 			http.StatusBadRequest, "memo_id", "cannot change")
-		wantError(t, b.do(t, http.MethodPatch, rowPath, `{"timeout":"soon"}`),
+		apitest.WantError(t, b.Do(t, http.MethodPatch, rowPath, `{"timeout":"soon"}`),
 			http.StatusBadRequest, "timeout", "whole number")
-		wantError(t, b.do(t, http.MethodPatch, rowPath, `{}`, "If-Match", "abc"),
+		apitest.WantError(t, b.Do(t, http.MethodPatch, rowPath, `{}`, "If-Match", "abc"),
 			http.StatusBadRequest, "If-Match", "positive integer")
-		wantError(t, b.do(t, http.MethodPatch, rowPath, `{"_version":3}`, "If-Match", "2"),
+		apitest.WantError(t, b.Do(t, http.MethodPatch, rowPath, `{"_version":3}`, "If-Match", "2"),
 			http.StatusBadRequest, "_version", "If-Match")
-		wantError(t, b.do(t, http.MethodPatch, rowsPath+"/nope", `{"title":"x"}`),
+		apitest.WantError(t, b.Do(t, http.MethodPatch, fullapi.RowsPath+"/nope", `{"title":"x"}`),
 			http.StatusNotFound, "", `row "nope" not found`)
 		// Repeating the id unchanged is fine.
-		got := want[task.Row](t, b.do(t, http.MethodPatch, rowPath, fmt.Sprintf(`{"memo_id":%q}`, row.ID)), http.StatusOK)
+		got := apitest.Want[task.Row](t, b.Do(t, http.MethodPatch, rowPath, fmt.Sprintf(`{"memo_id":%q}`, row.ID)), http.StatusOK)
 		if got.Version != 4 {
 			t.Errorf("version = %d, want 4", got.Version)
 		}
 	})
 
 	t.Run("Delete", func(t *testing.T) {
-		wakes := b.wakes.Load()
-		want[any](t, b.do(t, http.MethodDelete, rowPath, ""), http.StatusNoContent)
-		if b.wakes.Load() != wakes+1 {
+		wakes := b.Wakes.Load()
+		apitest.Want[any](t, b.Do(t, http.MethodDelete, rowPath, ""), http.StatusNoContent)
+		if b.Wakes.Load() != wakes+1 {
 			t.Error("delete did not wake the patrols")
 		}
-		wantError(t, b.do(t, http.MethodGet, rowPath, ""), http.StatusNotFound, "", "not found")
-		wantError(t, b.do(t, http.MethodDelete, rowPath, ""), http.StatusNotFound, "", "not found")
+		apitest.WantError(t, b.Do(t, http.MethodGet, rowPath, ""), http.StatusNotFound, "", "not found")
+		apitest.WantError(t, b.Do(t, http.MethodDelete, rowPath, ""), http.StatusNotFound, "", "not found")
 	})
 }
 
 func TestListRows(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := fullapi.Setup(t)
 	for i := 1; i <= 5; i++ {
-		want[task.Row](t, b.do(t, http.MethodPost, rowsPath, fmt.Sprintf(`{"memo_id":"r%d","content":"c"}`, i)),
+		apitest.Want[task.Row](t, b.Do(t, http.MethodPost, fullapi.RowsPath, fmt.Sprintf(`{"memo_id":"r%d","content":"c"}`, i)),
 			http.StatusCreated)
 	}
 
 	var ids []string
 	after := ""
 	for range 4 {
-		p := want[page](t, b.do(t, http.MethodGet, rowsPath+"?limit=2&after="+after, ""), http.StatusOK)
+		p := apitest.Want[page](t, b.Do(t, http.MethodGet, fullapi.RowsPath+"?limit=2&after="+after, ""), http.StatusOK)
 		for _, r := range p.Rows {
 			ids = append(ids, r.ID)
 		}
@@ -153,24 +153,24 @@ func TestListRows(t *testing.T) {
 		t.Errorf("paged ids = %s, want r1..r5", got)
 	}
 
-	all := want[page](t, b.do(t, http.MethodGet, rowsPath, ""), http.StatusOK)
+	all := apitest.Want[page](t, b.Do(t, http.MethodGet, fullapi.RowsPath, ""), http.StatusOK)
 	if len(all.Rows) != 5 || all.NextAfter != "" {
 		t.Errorf("default page: %d rows, next_after %q", len(all.Rows), all.NextAfter)
 	}
-	empty := b.do(t, http.MethodGet, rowsPath+"?after=r5", "")
-	if want[page](t, empty, http.StatusOK); !strings.Contains(empty.Body.String(), `"rows":[]`) {
+	empty := b.Do(t, http.MethodGet, fullapi.RowsPath+"?after=r5", "")
+	if apitest.Want[page](t, empty, http.StatusOK); !strings.Contains(empty.Body.String(), `"rows":[]`) {
 		t.Errorf("empty page = %s, want rows []", empty.Body)
 	}
 	for _, q := range []string{"limit=0", "limit=501", "limit=x"} {
-		wantError(t, b.do(t, http.MethodGet, rowsPath+"?"+q, ""), http.StatusBadRequest, "limit", "from 1 to 500")
+		apitest.WantError(t, b.Do(t, http.MethodGet, fullapi.RowsPath+"?"+q, ""), http.StatusBadRequest, "limit", "from 1 to 500")
 	}
-	wantError(t, b.do(t, http.MethodGet, rowsPath+"?after="+strings.Repeat("a", 600), ""),
+	apitest.WantError(t, b.Do(t, http.MethodGet, fullapi.RowsPath+"?after="+strings.Repeat("a", 600), ""),
 		http.StatusBadRequest, "after", "longer than")
 }
 
 func TestRowInputErrors(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := fullapi.Setup(t)
 	manyFields := make([]string, 0, 70)
 	for i := range 70 {
 		manyFields = append(manyFields, fmt.Sprintf(`"f%d":1`, i))
@@ -185,29 +185,29 @@ func TestRowInputErrors(t *testing.T) {
 		{"UnknownScenarioGet", http.MethodGet, "/api/v1/scenarios/nope/rows/x", "", 404, "", `unknown scenario "nope"`},
 		{"UnknownScenarioPatch", http.MethodPatch, "/api/v1/scenarios/nope/rows/x", `{}`, 404, "", `unknown scenario "nope"`},
 		{"UnknownScenarioDelete", http.MethodDelete, "/api/v1/scenarios/nope/rows/x", "", 404, "", `unknown scenario "nope"`},
-		{"BadJSON", http.MethodPost, rowsPath, `{"title":`, 400, "body", "body: invalid JSON: "},
-		{"BadJSONPatch", http.MethodPatch, rowsPath + "/x", `{title}`, 400, "body", "body: invalid JSON: "},
-		{"EmptyBody", http.MethodPost, rowsPath, "", 400, "body", "empty body"},
-		{"TrailingData", http.MethodPost, rowsPath, `{} {}`, 400, "body", "after the JSON value"},
-		{"Array", http.MethodPost, rowsPath, `[1,2]`, 400, "body", "must be a JSON object"},
-		{"String", http.MethodPost, rowsPath, `"hi"`, 400, "body", "must be a JSON object"},
-		{"Null", http.MethodPost, rowsPath, `null`, 400, "body", "must be a JSON object"},
-		{"Oversize", http.MethodPost, rowsPath, `{"content":"` + strings.Repeat("x", 300<<10) + `"}`, 413, "body", "larger than 256 KiB"},
-		{"TooManyFields", http.MethodPost, rowsPath, "{" + strings.Join(manyFields, ",") + "}", 400, "fields", "at most 64"},
-		{"TooLongTitle", http.MethodPost, rowsPath, `{"title":"` + strings.Repeat("t", 5000) + `"}`, 400, "title", "at most 4096"},
-		{"NestedValue", http.MethodPost, rowsPath, `{"tags":{"a":1}}`, 400, "tags", "must be text"},
-		{"ReservedName", http.MethodPost, rowsPath, `{"is_active":1}`, 400, "is_active", "reserved"},
-		{"BadID", http.MethodPost, rowsPath, `{"memo_id":"a/b"}`, 400, "memo_id", "[A-Za-z0-9_.-]"},
-		{"BadActive", http.MethodPost, rowsPath, `{"active":"maybe"}`, 400, "active", "1 or 0"},
+		{"BadJSON", http.MethodPost, fullapi.RowsPath, `{"title":`, 400, "body", "body: invalid JSON: "},
+		{"BadJSONPatch", http.MethodPatch, fullapi.RowsPath + "/x", `{title}`, 400, "body", "body: invalid JSON: "},
+		{"EmptyBody", http.MethodPost, fullapi.RowsPath, "", 400, "body", "empty body"},
+		{"TrailingData", http.MethodPost, fullapi.RowsPath, `{} {}`, 400, "body", "after the JSON value"},
+		{"Array", http.MethodPost, fullapi.RowsPath, `[1,2]`, 400, "body", "must be a JSON object"},
+		{"String", http.MethodPost, fullapi.RowsPath, `"hi"`, 400, "body", "must be a JSON object"},
+		{"Null", http.MethodPost, fullapi.RowsPath, `null`, 400, "body", "must be a JSON object"},
+		{"Oversize", http.MethodPost, fullapi.RowsPath, `{"content":"` + strings.Repeat("x", 300<<10) + `"}`, 413, "body", "larger than 256 KiB"},
+		{"TooManyFields", http.MethodPost, fullapi.RowsPath, "{" + strings.Join(manyFields, ",") + "}", 400, "fields", "at most 64"},
+		{"TooLongTitle", http.MethodPost, fullapi.RowsPath, `{"title":"` + strings.Repeat("t", 5000) + `"}`, 400, "title", "at most 4096"},
+		{"NestedValue", http.MethodPost, fullapi.RowsPath, `{"tags":{"a":1}}`, 400, "tags", "must be text"},
+		{"ReservedName", http.MethodPost, fullapi.RowsPath, `{"is_active":1}`, 400, "is_active", "reserved"},
+		{"BadID", http.MethodPost, fullapi.RowsPath, `{"memo_id":"a/b"}`, 400, "memo_id", "[A-Za-z0-9_.-]"},
+		{"BadActive", http.MethodPost, fullapi.RowsPath, `{"active":"maybe"}`, 400, "active", "1 or 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			wantError(t, b.do(t, tt.method, tt.path, tt.body), tt.status, tt.field, tt.msg)
+			apitest.WantError(t, b.Do(t, tt.method, tt.path, tt.body), tt.status, tt.field, tt.msg)
 		})
 	}
 	t.Cleanup(func() {
-		if n := b.wakes.Load(); n != 0 {
+		if n := b.Wakes.Load(); n != 0 {
 			t.Errorf("failed edits woke the patrols %d times", n)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/internal/apitest"
 	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
@@ -19,7 +20,7 @@ import (
 func TestTableRowTasks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := openStore(t)
+	st := apitest.OpenStore(t)
 	memos, err := mapping.New(mapping.MemosConfig())
 	if err != nil {
 		t.Fatal(err)

@@ -274,6 +274,15 @@ func fenceIs(f int64) bson.E {
 	return bson.E{Key: "fence", Value: f}
 }
 
+// deadlineIs matches a run's deadline; the zero time also matches a run
+// stored without one.
+func deadlineIs(d time.Time) bson.E {
+	if d.IsZero() {
+		return bson.E{Key: "deadline", Value: bson.D{{Key: "$in", Value: bson.A{0, nil}}}}
+	}
+	return bson.E{Key: "deadline", Value: store.UnixMS(d)}
+}
+
 // fencedOrMissing explains a fenced run write that matched nothing:
 // task.ErrFenced when the run exists, task.ErrNotFound when it does not.
 func (s *Store) fencedOrMissing(ctx context.Context, triggerID string) error {
@@ -293,7 +302,8 @@ func (s *Store) TakeOverRun(ctx context.Context, p store.TakeOverParams) (*task.
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	filter := append(runFilter(p.TriggerID, task.RunPending, task.RunRunning, task.RunFailed), fenceIs(p.Fence))
+	filter := append(runFilter(p.TriggerID, task.RunPending, task.RunRunning, task.RunFailed), fenceIs(p.Fence),
+		deadlineIs(p.Deadline))
 	update := bson.D{{Key: "$set", Value: bson.D{{Key: "node", Value: p.Node}, {Key: "fence", Value: p.Fence + 1}}}}
 	var d runDoc
 	err := s.runs.FindOneAndUpdate(ctx, filter, update, options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&d)
@@ -312,14 +322,22 @@ func (s *Store) StrandedRuns(ctx context.Context, p store.StrandedParams) ([]*ta
 	if err := store.CheckLimit(p.Limit); err != nil {
 		return nil, fmt.Errorf("stranded runs: %w", err)
 	}
-	live := bson.A{}
+	live, quiet := bson.A{}, bson.A{}
 	for _, id := range p.Live {
 		live = append(live, id)
+	}
+	for _, id := range p.Quiet {
+		live = append(live, id) // not gone
+		quiet = append(quiet, id)
 	}
 	filter := bson.D{
 		{Key: "state", Value: bson.D{{Key: "$in", Value: bson.A{string(task.RunPending), string(task.RunRunning), string(task.RunFailed)}}}},
 		{Key: "$or", Value: bson.A{
 			bson.D{{Key: "node", Value: bson.D{{Key: "$nin", Value: live}}}},
+			bson.D{{Key: "node", Value: bson.D{{Key: "$in", Value: quiet}}}, {Key: "$or", Value: bson.A{
+				bson.D{{Key: "state", Value: bson.D{{Key: "$ne", Value: string(task.RunRunning)}}}},
+				bson.D{{Key: "deadline", Value: bson.D{{Key: "$lt", Value: store.UnixMS(p.QuietBefore)}}}},
+			}}},
 			bson.D{{Key: "node", Value: p.Self}, {Key: "fired_at", Value: bson.D{{Key: "$lt", Value: store.UnixMS(p.SelfSince)}}}},
 			bson.D{{Key: "deadline", Value: bson.D{{Key: "$gt", Value: 0}, {Key: "$lt", Value: store.UnixMS(p.DeadlineBefore)}}}},
 		}},

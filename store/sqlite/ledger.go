@@ -48,7 +48,7 @@ const (
 		ORDER BY slot`
 	// qTakeOverRun is the fenced take-over: one conditional write.
 	qTakeOverRun = `UPDATE runs SET node = ?1, fence = fence + 1
-		WHERE trigger_id = ?2 AND fence = ?3 AND state IN ` + unfinishedStates + ` RETURNING ` + runCols
+		WHERE trigger_id = ?2 AND fence = ?3 AND deadline = ?4 AND state IN ` + unfinishedStates + ` RETURNING ` + runCols
 	// qLedgerOwner reads which trigger id holds a ledger key.
 	qLedgerOwner = `SELECT trigger_id FROM runs WHERE task_id = ? AND slot = ? AND target = ?`
 )
@@ -475,7 +475,7 @@ func (s *Store) TakeOverRun(ctx context.Context, p store.TakeOverParams) (*task.
 	var r *task.Run
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		r, err = scanRun(in(ctx, tx, s.st.takeOverRun).QueryRowContext(ctx, p.Node, p.TriggerID, p.Fence))
+		r, err = scanRun(in(ctx, tx, s.st.takeOverRun).QueryRowContext(ctx, p.Node, p.TriggerID, p.Fence, store.UnixMS(p.Deadline)))
 		if errors.Is(err, sql.ErrNoRows) {
 			return s.fencedOrMissing(ctx, tx, p.TriggerID)
 		}
@@ -487,11 +487,13 @@ func (s *Store) TakeOverRun(ctx context.Context, p store.TakeOverParams) (*task.
 	return r, nil
 }
 
-// qStrandedRuns is the rescuer's query with nLive live node ids.
-func qStrandedRuns(nLive int) string {
-	marks := strings.TrimSuffix(strings.Repeat("?,", nLive), ",")
+// qStrandedRuns is the rescuer's query with nLive live and nQuiet quiet
+// node ids.
+func qStrandedRuns(nLive, nQuiet int) string {
+	marks := func(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 	return `SELECT ` + runCols + ` FROM runs INDEXED BY ix_runs_unfinished
-		WHERE state IN ` + unfinishedStates + ` AND (node NOT IN (` + marks + `)
+		WHERE state IN ` + unfinishedStates + ` AND ((node NOT IN (` + marks(nLive) + `) AND node NOT IN (` + marks(nQuiet) + `))
+			OR (node IN (` + marks(nQuiet) + `) AND (state != 'running' OR deadline < ?))
 			OR (node = ? AND fired_at < ?) OR (deadline > 0 AND deadline < ?))
 		ORDER BY task_id, slot LIMIT ?`
 }
@@ -503,12 +505,17 @@ func (s *Store) StrandedRuns(ctx context.Context, p store.StrandedParams) ([]*ta
 	if err := store.CheckLimit(p.Limit); err != nil {
 		return nil, fmt.Errorf("stranded runs: %w", err)
 	}
-	args := make([]any, 0, len(p.Live)+4)
+	args := make([]any, 0, len(p.Live)+2*len(p.Quiet)+5)
 	for _, id := range p.Live {
 		args = append(args, id)
 	}
-	args = append(args, p.Self, store.UnixMS(p.SelfSince), store.UnixMS(p.DeadlineBefore), p.Limit)
-	rs, err := s.r.QueryContext(ctx, qStrandedRuns(len(p.Live)), args...)
+	for range 2 {
+		for _, id := range p.Quiet {
+			args = append(args, id)
+		}
+	}
+	args = append(args, store.UnixMS(p.QuietBefore), p.Self, store.UnixMS(p.SelfSince), store.UnixMS(p.DeadlineBefore), p.Limit)
+	rs, err := s.r.QueryContext(ctx, qStrandedRuns(len(p.Live), len(p.Quiet)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("stranded runs: %w", err)
 	}

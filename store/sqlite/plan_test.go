@@ -27,7 +27,7 @@ func planQueries() []planQuery {
 		{"PurgeDeleted", qPurgeDeleted},
 		{"LastSlot", qLastSlot},
 		{"UnfinishedRuns", qUnfinishedRuns},
-		{"StrandedRuns", qStrandedRuns(2)},
+		{"StrandedRuns", qStrandedRuns(2, 1)},
 		{"TakeOverRun", qTakeOverRun},
 		{"LedgerOwner", qLedgerOwner},
 		{"RegisterNode", qRegisterNode},

@@ -110,6 +110,20 @@ func testTakeOverRefusals(b *bundle) {
 	if _, err := b.s.TakeOverRun(b.ctx, store.TakeOverParams{TriggerID: "tr-2", Fence: 1, Node: "node-c"}); !errors.Is(err, task.ErrFenced) {
 		b.t.Errorf("TakeOverRun of a finished run = %v, want task.ErrFenced", err)
 	}
+	// A taker that read the run before its owner's attempt wrote a new
+	// deadline loses: the attempt may be in flight.
+	moved := fencedRun("tr-4", "t1", at(3*time.Minute), "node-a")
+	moved.Deadline = at(time.Hour)
+	b.insertRun(moved)
+	read := *moved
+	moved.Deadline, moved.Attempt = at(2*time.Hour), 2
+	b.noErr("UpdateRun (the owner's next attempt)", b.s.UpdateRun(b.ctx, moved))
+	if _, err := b.s.TakeOverRun(b.ctx, store.TakeOverParams{TriggerID: "tr-4", Fence: read.Fence, Deadline: read.Deadline, Node: "node-c"}); !errors.Is(err, task.ErrFenced) {
+		b.t.Errorf("TakeOverRun at a stale deadline = %v, want task.ErrFenced", err)
+	}
+	if got, err := b.s.TakeOverRun(b.ctx, store.TakeOverParams{TriggerID: "tr-4", Fence: 1, Deadline: at(2 * time.Hour), Node: "node-c"}); err != nil || got.Fence != 2 {
+		b.t.Errorf("TakeOverRun at the current fence and deadline = %s, %v; want fence 2", mustJSON(got), err)
+	}
 	// A run from before fences (fence 0) is taken at fence 0.
 	legacy := newRun("tr-3", "t1", at(2*time.Minute), "email")
 	b.insertRun(legacy)
@@ -150,9 +164,10 @@ func testRecordFiresRetry(b *bundle) {
 
 func testStrandedRuns(b *bundle) {
 	const (
-		self = "node-me"
-		live = "node-live"
-		dead = "node-dead"
+		self  = "node-me"
+		live  = "node-live"
+		dead  = "node-dead"
+		quiet = "node-quiet"
 	)
 	since := at(time.Hour)
 	mk := func(id string, node string, fired time.Time, deadline time.Time, state task.RunState) {
@@ -170,8 +185,15 @@ func testStrandedRuns(b *bundle) {
 	mk("self-old", self, at(0), later, task.RunRunning)                 // an earlier process's
 	mk("self-new", self, at(2*time.Hour), later, task.RunRunning)       // this process's
 	mk("self-no-deadline", self, at(2*time.Hour), time.Time{}, task.RunPending)
+	// A quiet node (beats stopped, may still run): its attempts in flight
+	// are left until their deadline; what is not in flight is taken.
+	mk("quiet-busy", quiet, at(2*time.Hour), later, task.RunRunning)
+	mk("quiet-past", quiet, at(2*time.Hour), at(90*time.Minute), task.RunRunning)
+	mk("quiet-retry", quiet, at(2*time.Hour), later, task.RunFailed)
+	mk("quiet-queued", quiet, at(2*time.Hour), time.Time{}, task.RunPending)
 	got, err := b.s.StrandedRuns(b.ctx, store.StrandedParams{
-		Live: []string{self, live}, Self: self, SelfSince: since, DeadlineBefore: at(time.Hour), Limit: 100,
+		Live: []string{self, live}, Quiet: []string{quiet}, QuietBefore: at(2 * time.Hour),
+		Self: self, SelfSince: since, DeadlineBefore: at(time.Hour), Limit: 100,
 	})
 	b.noErr("StrandedRuns", err)
 	var ids []string
@@ -179,7 +201,7 @@ func testStrandedRuns(b *bundle) {
 		ids = append(ids, r.TriggerID)
 	}
 	slices.Sort(ids)
-	want := []string{"dead-retry", "dead-run", "live-stuck", "self-old"}
+	want := []string{"dead-retry", "dead-run", "live-stuck", "quiet-past", "quiet-queued", "quiet-retry", "self-old"}
 	if !slices.Equal(ids, want) {
 		b.t.Errorf("StrandedRuns = %v, want %v", ids, want)
 	}

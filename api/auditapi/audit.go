@@ -1,0 +1,158 @@
+// Package auditapi serves the audit trail: one row's records
+// (GET /api/v1/scenarios/:scenario/rows/:id/audit) and the whole trail,
+// filtered (GET /api/v1/audit), newest first. The handlers that change
+// things write the records (httpapi.RecordChange, and webtable for rows).
+//
+// Its handlers hold only the small Store interface declared here. It
+// imports mapping, store (for the record types) and httpapi, never a
+// store driver, patrol, fire, executors, jobs or server.
+package auditapi
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/api/httpapi"
+	"cronsheet/mapping"
+	"cronsheet/store"
+)
+
+// Store is the part of the audit log the API reads (store.AuditLog).
+type Store interface {
+	ListAudit(ctx context.Context, scenario, rowID string, beforeID int64, limit int) ([]*store.AuditRecord, error)
+	QueryAudit(ctx context.Context, q store.AuditQuery) ([]*store.AuditRecord, error)
+}
+
+// Every store's audit log satisfies Store.
+var _ Store = store.AuditLog(nil)
+
+// API serves the audit trail; build it with New and mount it with
+// Register.
+type API struct {
+	logger    *slog.Logger
+	store     Store
+	scenarios map[string]*mapping.Scenario
+}
+
+// New returns the audit API over st for the scenarios (a row's trail is
+// read only in a configured scenario); logger receives the 500s (nil
+// discards them). It panics when st is nil, a wiring bug.
+func New(logger *slog.Logger, st Store, scenarios map[string]*mapping.Scenario) *API {
+	if st == nil {
+		panic("auditapi: nil Store")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &API{logger: logger.With("component", "auditapi"), store: st, scenarios: maps.Clone(scenarios)}
+}
+
+// Register mounts the routes on r:
+//
+//	GET /api/v1/scenarios/:scenario/rows/:id/audit, GET /api/v1/audit
+func (a *API) Register(r gin.IRouter) {
+	r.GET("/api/v1/scenarios/:scenario/rows/:id/audit", a.listAudit)
+	r.GET("/api/v1/audit", a.queryAudit)
+}
+
+func (a *API) writeError(c *gin.Context, err error) { httpapi.WriteError(a.logger, c, err) }
+
+// scenario returns the path's scenario, or an error for writeError.
+func (a *API) scenario(name string) (*mapping.Scenario, error) {
+	sc, ok := a.scenarios[name]
+	if !ok || sc == nil {
+		return nil, httpapi.UnknownScenario(name)
+	}
+	return sc, nil
+}
+
+// auditPage is the answer of GET .../rows/:id/audit and GET /api/v1/audit.
+type auditPage struct {
+	Records []*store.AuditRecord `json:"records"`
+	// NextBefore is the `before` of the next page, 0 on the last page.
+	NextBefore int64 `json:"next_before"`
+}
+
+// listAudit handles GET /api/v1/scenarios/:scenario/rows/:id/audit?before=&limit=:
+// the row's audit records, newest first.
+func (a *API) listAudit(c *gin.Context) {
+	sc, err := a.scenario(c.Param("scenario"))
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	before, err := httpapi.IntQuery(c, "before", 0, 0, 1<<62)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	limit, err := httpapi.IntQuery(c, "limit", httpapi.DefaultLimit, 1, httpapi.MaxLimit)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	// One extra record tells whether another page follows.
+	n := min(limit+1, store.MaxAuditPage)
+	recs, err := a.store.ListAudit(c.Request.Context(), sc.Name(), c.Param("id"), int64(before), n)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	page := auditPage{Records: recs}
+	if len(recs) > limit {
+		page.Records = recs[:limit]
+	}
+	if len(recs) > limit || (len(recs) == limit && n == limit) {
+		page.NextBefore = recs[limit-1].ID
+	}
+	if page.Records == nil {
+		page.Records = []*store.AuditRecord{}
+	}
+	c.JSON(http.StatusOK, page)
+}
+
+// queryAudit handles GET /api/v1/audit?kind=&id=&who=&action=&before=&limit=:
+// the whole audit trail, newest first, filtered. kind is a scenario (row
+// edits) or one of @target, @task, @job, @run, @user, @token.
+func (a *API) queryAudit(c *gin.Context) {
+	var q store.AuditQuery
+	for _, f := range []struct {
+		name string
+		to   *string
+	}{{"kind", &q.Scenario}, {"id", &q.RowID}, {"who", &q.Who}, {"action", &q.Action}} {
+		v, err := httpapi.StringQuery(c, f.name)
+		if err != nil {
+			a.writeError(c, err)
+			return
+		}
+		*f.to = v
+	}
+	before, err := httpapi.IntQuery(c, "before", 0, 0, 1<<62)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	limit, err := httpapi.IntQuery(c, "limit", httpapi.DefaultLimit, 1, httpapi.MaxLimit)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	q.BeforeID, q.Limit = int64(before), min(limit+1, store.MaxAuditPage)
+	recs, err := a.store.QueryAudit(c.Request.Context(), q)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	page := auditPage{Records: recs}
+	if len(recs) > limit || (len(recs) == limit && q.Limit == limit) {
+		page.Records, page.NextBefore = recs[:limit], recs[limit-1].ID
+	}
+	if page.Records == nil {
+		page.Records = []*store.AuditRecord{}
+	}
+	c.JSON(http.StatusOK, page)
+}

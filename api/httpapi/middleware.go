@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Middleware returns the middleware for a gin.New() engine, outermost
+// first: a request logger that writes one slog record per request, and a
+// recovery that logs a panic with its stack and answers 500 with a JSON
+// error. A nil logger discards the records.
+func Middleware(logger *slog.Logger) []gin.HandlerFunc {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With("component", "http")
+	return []gin.HandlerFunc{requestLogger(logger), recovery(logger)}
+}
+
+// requestLogger logs each request's method, path, route, status, size and
+// duration; 5xx answers at warn level.
+func requestLogger(logger *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		status := c.Writer.Status()
+		level := slog.LevelInfo
+		if status >= http.StatusInternalServerError {
+			level = slog.LevelWarn
+		}
+		logger.LogAttrs(c.Request.Context(), level, "http request",
+			slog.String("method", c.Request.Method),
+			slog.String("path", c.Request.URL.Path),
+			slog.String("route", c.FullPath()),
+			slog.Int("status", status),
+			slog.Int("bytes", max(c.Writer.Size(), 0)),
+			slog.Duration("duration", time.Since(start)),
+			slog.String("client_ip", c.ClientIP()),
+		)
+	}
+}
+
+// recovery turns a handler panic into a logged 500 JSON answer. It lets
+// http.ErrAbortHandler through, which net/http uses to drop a connection.
+func recovery(logger *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			rec := recover()
+			if rec == nil {
+				return
+			}
+			if rec == http.ErrAbortHandler {
+				panic(rec)
+			}
+			logger.ErrorContext(c.Request.Context(), "panic serving request",
+				"method", c.Request.Method,
+				"path", c.Request.URL.Path,
+				"error", fmt.Sprint(rec),
+				"stack", string(debug.Stack()))
+			if c.Writer.Written() {
+				c.Abort()
+				return
+			}
+			c.AbortWithStatusJSON(http.StatusInternalServerError, StatusBody(http.StatusInternalServerError, internalMsg))
+		}()
+		c.Next()
+	}
+}

@@ -1,0 +1,84 @@
+// Package jobsapi serves the jobs API over HTTP (design notes 002/003,
+// docs/SEEDS.md): submit one job or a batch, read and long-poll a job,
+// cancel, upsert by key, block and unblock, backfill, list jobs by state
+// and export the dead ones (/api/v1/jobs…), and mounts the WebSocket
+// intake at GET /api/v1/jobs/ws.
+//
+// Its handlers hold only the JobsService interface declared here
+// (jobs.Service implements it) and the wire types of jobs/jobapi. It
+// imports task, store (for the cursor and audit types), jobs/jobapi and
+// httpapi, never the jobs service itself, a store driver, patrol, fire,
+// executors or server.
+package jobsapi
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/api/httpapi"
+	"cronsheet/store"
+)
+
+// Deps are the dependencies of the jobs API.
+type Deps struct {
+	// Logger receives the 500s; nil discards them.
+	Logger *slog.Logger
+	// Jobs serves /api/v1/jobs…; nil answers 501.
+	Jobs JobsService
+	// Socket, when set, serves GET /api/v1/jobs/ws (the WebSocket intake).
+	Socket http.Handler
+	// Audit records every change with who made it; nil records nothing.
+	Audit store.AuditLog
+	// Now is the clock of the audit records; nil = time.Now.
+	Now func() time.Time
+}
+
+// API is the jobs API's handler set; build it with New and mount it with
+// Register.
+type API struct {
+	logger *slog.Logger
+	jobs   JobsService
+	socket http.Handler
+	audit  store.AuditLog
+	now    func() time.Time
+}
+
+// New returns the jobs API over d.
+func New(d Deps) *API {
+	a := &API{logger: d.Logger, jobs: d.Jobs, socket: d.Socket, audit: d.Audit, now: d.Now}
+	if a.logger == nil {
+		a.logger = slog.New(slog.DiscardHandler)
+	}
+	a.logger = a.logger.With("component", "jobsapi")
+	if a.now == nil {
+		a.now = time.Now
+	}
+	return a
+}
+
+// Register mounts the routes on r (see jobs.go).
+func (a *API) Register(r gin.IRouter) {
+	jg := r.Group("/api/v1/jobs")
+	jg.POST("", a.submitJobs)
+	jg.GET("", a.listJobs)
+	jg.GET("/dead.jsonl", a.exportDead)
+	if a.socket != nil {
+		jg.GET("/ws", gin.WrapH(a.socket))
+	}
+	jg.POST("/backfill", a.backfillJobs)
+	jg.PUT("/by-key/:key", a.upsertJob)
+	jg.GET("/:id", a.getJob)
+	jg.DELETE("/:id", a.cancelJob)
+	jg.POST("/:id/block", a.blockJob)
+	jg.POST("/:id/unblock", a.unblockJob)
+}
+
+func (a *API) writeError(c *gin.Context, err error) { httpapi.WriteError(a.logger, c, err) }
+
+// recordChange audits a change to job id.
+func (a *API) recordChange(c *gin.Context, kind, id, action string, neu map[string]any) {
+	httpapi.RecordChange(c, a.logger, a.audit, a.now(), kind, id, action, neu)
+}

@@ -1,0 +1,101 @@
+// Package runsapi serves the fire ledger: the runs, newest first and
+// filtered (GET /api/v1/runs), one run with its feedback
+// (GET /api/v1/runs/:trigger_id), a target's feedback on a run it
+// accepted (POST …/feedback) and the user's cancel of an unfinished run
+// (POST …/cancel).
+//
+// Its handlers hold only the small Store interface declared here and the
+// CancelRun callback. It imports task, store (for the parameter types)
+// and httpapi, never a store driver, patrol, fire, executors, jobs or
+// server.
+package runsapi
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/api/httpapi"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// Store is the part of storage the runs API calls.
+type Store interface {
+	// QueryRuns returns runs matching q, newest first.
+	QueryRuns(ctx context.Context, q store.RunQuery) ([]*task.Run, error)
+	// ListRuns returns a task's runs, newest slot first, before beforeSlot.
+	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
+	// GetRun returns the run with triggerID or task.ErrNotFound.
+	GetRun(ctx context.Context, triggerID string) (*task.Run, error)
+	// AddFeedback appends a report to a run (store.Control.AddFeedback).
+	AddFeedback(ctx context.Context, p store.FeedbackParams) (*task.Run, error)
+}
+
+// Every store the server accepts satisfies Store.
+var _ Store = store.Product(nil)
+
+// Deps are the dependencies of the runs API.
+type Deps struct {
+	// Logger receives the 500s; nil discards them.
+	Logger *slog.Logger
+	// Store holds the runs. Required.
+	Store Store
+	// Audit records every cancel with who made it; nil records nothing.
+	Audit store.AuditLog
+	// Now is the clock of feedback reports; nil = time.Now.
+	Now func() time.Time
+	// CancelRun ends an unfinished run as cancelled with a reason, taking
+	// it from whichever node holds it (POST /api/v1/runs/:trigger_id/cancel).
+	// Errors: task.ErrNotFound, task.ErrConflict for a run that finished
+	// or waits for feedback. nil answers 501.
+	CancelRun func(ctx context.Context, triggerID, why string) (*task.Run, error)
+}
+
+// API is the runs API's handler set; build it with New and mount it with
+// Register.
+type API struct {
+	logger    *slog.Logger
+	store     Store
+	audit     store.AuditLog
+	now       func() time.Time
+	cancelRun func(ctx context.Context, triggerID, why string) (*task.Run, error)
+}
+
+// New returns the runs API over d. It panics when d.Store is nil, a
+// wiring bug.
+func New(d Deps) *API {
+	if d.Store == nil {
+		panic("runsapi: Deps.Store is nil")
+	}
+	a := &API{logger: d.Logger, store: d.Store, audit: d.Audit, now: d.Now, cancelRun: d.CancelRun}
+	if a.logger == nil {
+		a.logger = slog.New(slog.DiscardHandler)
+	}
+	a.logger = a.logger.With("component", "runsapi")
+	if a.now == nil {
+		a.now = time.Now
+	}
+	return a
+}
+
+// Register mounts the routes on r:
+//
+//	GET  /api/v1/runs, GET /api/v1/runs/:trigger_id,
+//	POST /api/v1/runs/:trigger_id/feedback, POST /api/v1/runs/:trigger_id/cancel
+func (a *API) Register(r gin.IRouter) {
+	v1 := r.Group("/api/v1")
+	v1.GET("/runs", a.listRuns)
+	v1.GET("/runs/:trigger_id", a.getRun)
+	v1.POST("/runs/:trigger_id/feedback", a.addFeedback)
+	v1.POST("/runs/:trigger_id/cancel", a.cancelRunHandler)
+}
+
+func (a *API) writeError(c *gin.Context, err error) { httpapi.WriteError(a.logger, c, err) }
+
+// recordChange audits a change to run id.
+func (a *API) recordChange(c *gin.Context, kind, id, action string, neu map[string]any) {
+	httpapi.RecordChange(c, a.logger, a.audit, a.now(), kind, id, action, neu)
+}

@@ -1,0 +1,60 @@
+// Package statsapi serves the figures of the status page: the runs fired
+// per bucket of a window, with failures and lag (GET /api/v1/stats/fires),
+// and the next fires of the enabled tasks (GET /api/v1/stats/upcoming).
+//
+// Its handlers hold only the small Store interface declared here. It
+// imports task, store (for the parameter and answer types) and httpapi,
+// never a store driver, patrol, fire, executors, jobs or server.
+package statsapi
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/api/httpapi"
+	"cronsheet/store"
+)
+
+// Store is the part of storage the stats API calls (store.RunStats).
+type Store interface {
+	FireStats(ctx context.Context, p store.FireStatsParams) (*store.FireStats, error)
+	UpcomingFires(ctx context.Context, from, to time.Time, limit int) ([]store.UpcomingFire, error)
+}
+
+// Every store's run statistics satisfy Store.
+var _ Store = store.RunStats(nil)
+
+// API serves the stats; build it with New and mount it with Register.
+type API struct {
+	logger *slog.Logger
+	store  Store
+	now    func() time.Time
+}
+
+// New returns the stats API over st with the clock now (nil = time.Now);
+// logger receives the 500s (nil discards them). It panics when st is nil,
+// a wiring bug.
+func New(logger *slog.Logger, st Store, now func() time.Time) *API {
+	if st == nil {
+		panic("statsapi: nil Store")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &API{logger: logger.With("component", "statsapi"), store: st, now: now}
+}
+
+// Register mounts GET /api/v1/stats/fires and GET /api/v1/stats/upcoming
+// on r.
+func (a *API) Register(r gin.IRouter) {
+	r.GET("/api/v1/stats/fires", a.fireStats)
+	r.GET("/api/v1/stats/upcoming", a.upcoming)
+}
+
+func (a *API) writeError(c *gin.Context, err error) { httpapi.WriteError(a.logger, c, err) }

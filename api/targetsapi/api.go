@@ -1,0 +1,112 @@
+// Package targetsapi serves the targets API: where tasks' fires go
+// (GET|POST /api/v1/targets, GET|PUT|DELETE /api/v1/targets/:id), each
+// change checked (task.Target.Validate and the configuration's
+// CheckTarget) and audited.
+//
+// Its handlers hold only the small Store interface declared here and a
+// few callbacks. It imports task, store (for the parameter types) and
+// httpapi, never a store driver, patrol, fire, executors, jobs or server.
+package targetsapi
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/api/httpapi"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// Store is the part of storage the targets API calls (store.Targets).
+type Store interface {
+	CreateTarget(ctx context.Context, t *task.Target) error
+	GetTarget(ctx context.Context, id string) (*task.Target, error)
+	UpdateTarget(ctx context.Context, t *task.Target, ifVersion int64) (*task.Target, error)
+	DeleteTarget(ctx context.Context, id string) error
+	ListTargets(ctx context.Context, afterID string, limit int) ([]*task.Target, error)
+}
+
+// Every store's targets satisfy Store.
+var _ Store = store.Targets(nil)
+
+// Deps are the dependencies of the targets API.
+type Deps struct {
+	// Logger receives the 500s; nil discards them.
+	Logger *slog.Logger
+	// Store holds the targets. Required.
+	Store Store
+	// Audit records every change with who made it; nil records nothing.
+	Audit store.AuditLog
+	// Now is the clock of the audit records; nil = time.Now.
+	Now func() time.Time
+	// CheckTarget checks what a target's validity depends on in the
+	// configuration (an exec command that config lists, a callback host
+	// that is allowed), after task.Target.Validate passed; nil checks
+	// nothing. A *task.ValidationError names its field; any other error is
+	// answered 400 naming the target's kind.
+	CheckTarget func(*task.Target) error
+}
+
+// API is the targets API's handler set; build it with New and mount it
+// with Register.
+type API struct {
+	logger *slog.Logger
+	store  Store
+	audit  store.AuditLog
+	now    func() time.Time
+	check  func(*task.Target) error
+}
+
+// New returns the targets API over d. It panics when d.Store is nil, a
+// wiring bug.
+func New(d Deps) *API {
+	if d.Store == nil {
+		panic("targetsapi: Deps.Store is nil")
+	}
+	a := &API{logger: d.Logger, store: d.Store, audit: d.Audit, now: d.Now, check: d.CheckTarget}
+	if a.logger == nil {
+		a.logger = slog.New(slog.DiscardHandler)
+	}
+	a.logger = a.logger.With("component", "targetsapi")
+	if a.now == nil {
+		a.now = time.Now
+	}
+	return a
+}
+
+// Register mounts the routes on r:
+//
+//	GET|POST /api/v1/targets, GET|PUT|DELETE /api/v1/targets/:id
+func (a *API) Register(r gin.IRouter) {
+	targets := r.Group("/api/v1/targets")
+	targets.GET("", a.listTargets)
+	targets.POST("", a.createTarget)
+	targets.GET("/:id", a.getTarget)
+	targets.PUT("/:id", a.putTarget)
+	targets.DELETE("/:id", a.deleteTarget)
+}
+
+func (a *API) writeError(c *gin.Context, err error) { httpapi.WriteError(a.logger, c, err) }
+
+// recordChange audits a change to target id.
+func (a *API) recordChange(c *gin.Context, kind, id, action string, neu map[string]any) {
+	httpapi.RecordChange(c, a.logger, a.audit, a.now(), kind, id, action, neu)
+}
+
+// targetSummary is what the audit trail keeps of a target: no headers or
+// body, which may hold credentials.
+func targetSummary(t *task.Target) map[string]any {
+	m := map[string]any{"name": t.Name, "kind": string(t.Kind), "state": string(t.State), "version": t.Version}
+	switch {
+	case t.HTTP != nil:
+		m["url"] = t.HTTP.URL
+	case t.Exec != nil:
+		m["command"] = t.Exec.Command
+	case t.Kafka != nil:
+		m["topic"] = t.Kafka.Topic
+	}
+	return m
+}

@@ -1,0 +1,213 @@
+package targetsapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/api/httpapi"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// The targets API (design note 001, docs/SEEDS.md): where tasks' fires go.
+//
+//	GET    /api/v1/targets?after=&limit=  → 200 {targets, next_after}
+//	POST   /api/v1/targets                → 201 the target (409 id taken)
+//	GET    /api/v1/targets/:id            → 200 the target (404)
+//	PUT    /api/v1/targets/:id            → 200 the target (404; 409 stale If-Match)
+//	DELETE /api/v1/targets/:id            → 204 (404)
+//
+
+// targetBody is the body of POST /api/v1/targets and PUT
+// /api/v1/targets/:id: a target's fields (see task.Target). version,
+// created_at and updated_at are the server's, so that a GET answer can be
+// sent back as it is: version is the If-Match of a PUT (ignored by a POST),
+// the times are ignored. Any other field is refused.
+type targetBody struct {
+	ID              string              `json:"id"`
+	Name            string              `json:"name"`
+	Kind            task.Channel        `json:"kind"`
+	State           task.TargetState    `json:"state"`
+	FeedbackTimeout int                 `json:"feedback_timeout"`
+	HTTP            *task.HTTPTarget    `json:"http"`
+	Exec            *task.ExecTarget    `json:"exec"`
+	Kafka           *task.KafkaTarget   `json:"kafka"`
+	Builtin         *task.BuiltinTarget `json:"builtin"`
+	Version         json.RawMessage     `json:"version"`
+	CreatedAt       json.RawMessage     `json:"created_at"`
+	UpdatedAt       json.RawMessage     `json:"updated_at"`
+}
+
+// target returns the task.Target b describes.
+func (b *targetBody) target() *task.Target {
+	return &task.Target{ID: b.ID, Name: b.Name, Kind: b.Kind, State: b.State,
+		FeedbackTimeout: b.FeedbackTimeout, HTTP: b.HTTP, Exec: b.Exec, Kafka: b.Kafka, Builtin: b.Builtin}
+}
+
+// targetsPage is the answer of GET /api/v1/targets.
+type targetsPage struct {
+	Targets []*task.Target `json:"targets"`
+	// NextAfter is the `after` of the next page, "" on the last page.
+	NextAfter string `json:"next_after"`
+}
+
+// listTargets handles GET /api/v1/targets?after=&limit=: targets in id
+// order after `after`.
+func (a *API) listTargets(c *gin.Context) {
+	after, err := httpapi.StringQuery(c, "after")
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	limit, err := httpapi.IntQuery(c, "limit", httpapi.DefaultLimit, 1, httpapi.MaxLimit)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	// One extra target tells whether another page follows.
+	list, err := a.store.ListTargets(c.Request.Context(), after, limit+1)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	page := targetsPage{Targets: list}
+	if len(list) > limit {
+		page.Targets = list[:limit]
+		page.NextAfter = list[limit-1].ID
+	}
+	if page.Targets == nil {
+		page.Targets = []*task.Target{}
+	}
+	c.JSON(http.StatusOK, page)
+}
+
+// createTarget handles POST /api/v1/targets. A target without a state
+// starts preset (it refuses triggers until it is switched to running).
+func (a *API) createTarget(c *gin.Context) {
+	var body targetBody
+	if err := httpapi.ReadJSON(c, &body, false); err != nil {
+		a.writeError(c, err)
+		return
+	}
+	t := body.target()
+	if t.State == "" {
+		t.State = task.TargetPreset
+	}
+	if err := a.validTarget(t); err != nil {
+		a.writeError(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	if err := a.store.CreateTarget(ctx, t); err != nil {
+		a.writeError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeAlreadyExists, "target %q already exists", t.ID))
+		return
+	}
+	saved, err := a.store.GetTarget(ctx, t.ID)
+	if err != nil {
+		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "target %q was deleted right after it was created", t.ID))
+		return
+	}
+	a.recordChange(c, store.AuditKindTarget, saved.ID, store.AuditCreate, targetSummary(saved))
+	c.Header("Location", strings.TrimSuffix(c.Request.URL.Path, "/")+"/"+url.PathEscape(t.ID))
+	writeTarget(c, http.StatusCreated, saved)
+}
+
+// getTarget handles GET /api/v1/targets/:id.
+func (a *API) getTarget(c *gin.Context) {
+	id, err := httpapi.PathID(c, "id")
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	t, err := a.store.GetTarget(c.Request.Context(), id)
+	if err != nil {
+		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id))
+		return
+	}
+	writeTarget(c, http.StatusOK, t)
+}
+
+// putTarget handles PUT /api/v1/targets/:id: the body replaces the
+// target's fields. With If-Match (or the body's version) the target must
+// still be at that version, else 409.
+func (a *API) putTarget(c *gin.Context) {
+	id, err := httpapi.PathID(c, "id")
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	var body targetBody
+	if err := httpapi.ReadJSON(c, &body, false); err != nil {
+		a.writeError(c, err)
+		return
+	}
+	if body.ID != "" && body.ID != id {
+		a.writeError(c, task.Invalid("id", "the id of a target cannot change (it is %q); create a new target instead",
+			task.Truncate(id, 100)))
+		return
+	}
+	body.ID = id
+	want, err := httpapi.BodyIfMatch(c.GetHeader("If-Match"), body.Version)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	t := body.target()
+	if err := a.validTarget(t); err != nil {
+		a.writeError(c, err)
+		return
+	}
+	saved, err := a.store.UpdateTarget(c.Request.Context(), t, want)
+	if err != nil {
+		err = httpapi.Describe(err, task.ErrNotFound, "target %q not found", id)
+		err = httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict, "target %q changed since you loaded it "+
+			"(you sent version %d); reload and try again", id, want)
+		a.writeError(c, err)
+		return
+	}
+	a.recordChange(c, store.AuditKindTarget, saved.ID, store.AuditUpdate, targetSummary(saved))
+	writeTarget(c, http.StatusOK, saved)
+}
+
+// deleteTarget handles DELETE /api/v1/targets/:id. Tasks bound to it keep
+// its id; their fires to it are recorded dead.
+func (a *API) deleteTarget(c *gin.Context) {
+	id, err := httpapi.PathID(c, "id")
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	if err := a.store.DeleteTarget(c.Request.Context(), id); err != nil {
+		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id))
+		return
+	}
+	a.recordChange(c, store.AuditKindTarget, id, store.AuditDelete, nil)
+	c.Status(http.StatusNoContent)
+}
+
+// validTarget runs task.Target.Validate, then Deps.CheckTarget.
+func (a *API) validTarget(t *task.Target) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	if a.check == nil {
+		return nil
+	}
+	err := a.check(t)
+	var ve *task.ValidationError
+	if err == nil || errors.As(err, &ve) {
+		return err
+	}
+	field := string(t.Kind)
+	return httpapi.Err(http.StatusBadRequest, field, "%s: %v", field, err)
+}
+
+// writeTarget answers with t and its version as ETag, for If-Match.
+func writeTarget(c *gin.Context, status int, t *task.Target) {
+	httpapi.WriteVersioned(c, status, t.Version, t)
+}

@@ -1,0 +1,104 @@
+// Package tasksapi serves a task's own endpoints: read it
+// (GET /api/v1/tasks/:task_id), change its state
+// (PUT /api/v1/tasks/:task_id/state) and fire it now by hand
+// (POST /api/v1/tasks/:task_id/trigger).
+//
+// Its handlers hold only the small Store interface declared here and the
+// callbacks of Deps (the firer is a Trigger func). It imports task,
+// mapping, store (for the parameter types) and httpapi, never a store
+// driver, patrol, fire, executors, jobs or server.
+package tasksapi
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/api/httpapi"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// Store is the part of storage the tasks API calls.
+type Store interface {
+	// GetTask returns a task or task.ErrNotFound.
+	GetTask(ctx context.Context, taskID string) (*task.Task, error)
+	// SetTaskState sets a task's state (store.Control.SetTaskState).
+	SetTaskState(ctx context.Context, p store.TaskStateParams) (*task.Task, error)
+}
+
+// Every store the server accepts satisfies Store.
+var _ Store = store.Product(nil)
+
+// Deps are the dependencies of the tasks API.
+type Deps struct {
+	// Logger receives the 500s; nil discards them.
+	Logger *slog.Logger
+	// Store holds the tasks. Required.
+	Store Store
+	// Audit records every change with who made it; nil records nothing.
+	Audit store.AuditLog
+	// Wake wakes the patrol loops after a state change; nil = no-op.
+	Wake func()
+	// Now is the clock; nil = time.Now.
+	Now func() time.Time
+	// Trigger fires a task now, by hand, with one-off params (nil for none)
+	// that override the task's for this run, and returns one run per target
+	// (a run the task's or target's state refuses is recorded with state
+	// task.RunRejected and the reason in Error). Errors: task.ErrNotFound
+	// for an unknown task, task.ErrConflict when it was already fired at
+	// this instant, task.ErrInvalid for bad params (see
+	// POST /api/v1/tasks/:task_id/trigger). nil answers 501.
+	Trigger func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error)
+}
+
+// API is the tasks API's handler set; build it with New and mount it with
+// Register.
+type API struct {
+	logger  *slog.Logger
+	store   Store
+	audit   store.AuditLog
+	wake    func()
+	now     func() time.Time
+	trigger func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error)
+}
+
+// New returns the tasks API over d. It panics when d.Store is nil, a
+// wiring bug.
+func New(d Deps) *API {
+	if d.Store == nil {
+		panic("tasksapi: Deps.Store is nil")
+	}
+	a := &API{logger: d.Logger, store: d.Store, audit: d.Audit, wake: d.Wake, now: d.Now, trigger: d.Trigger}
+	if a.logger == nil {
+		a.logger = slog.New(slog.DiscardHandler)
+	}
+	a.logger = a.logger.With("component", "tasksapi")
+	if a.wake == nil {
+		a.wake = func() {}
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	return a
+}
+
+// Register mounts the routes on r:
+//
+//	GET /api/v1/tasks/:task_id, PUT /api/v1/tasks/:task_id/state,
+//	POST /api/v1/tasks/:task_id/trigger
+func (a *API) Register(r gin.IRouter) {
+	v1 := r.Group("/api/v1")
+	v1.GET("/tasks/:task_id", a.getTask)
+	v1.PUT("/tasks/:task_id/state", a.setTaskState)
+	v1.POST("/tasks/:task_id/trigger", a.triggerTask)
+}
+
+func (a *API) writeError(c *gin.Context, err error) { httpapi.WriteError(a.logger, c, err) }
+
+// recordChange audits a change to task id.
+func (a *API) recordChange(c *gin.Context, kind, id, action string, neu map[string]any) {
+	httpapi.RecordChange(c, a.logger, a.audit, a.now(), kind, id, action, neu)
+}
