@@ -13,13 +13,23 @@ run: build
 build: static
 	$(GO) build -o $(BIN) .
 
-# static: jQuery, DataTables and uPlot from npm (exact versions in package-lock.json)
+# static: jQuery, DataTables (with its KeyTable, Select, AutoFill, ColReorder and FixedHeader extensions) and uPlot from npm (exact versions in package-lock.json)
 # copied into static/vendor/, which the Go build embeds. npm runs only when
 # package.json or the lock changed.
 VENDOR_FILES := node_modules/jquery/dist/jquery.min.js \
 	node_modules/datatables.net/js/dataTables.min.js \
 	node_modules/datatables.net-dt/css/dataTables.dataTables.min.css \
 	node_modules/datatables.net-plugins/i18n/zh.json \
+	node_modules/datatables.net-keytable/js/dataTables.keyTable.min.js \
+	node_modules/datatables.net-keytable-dt/css/keyTable.dataTables.min.css \
+	node_modules/datatables.net-select/js/dataTables.select.min.js \
+	node_modules/datatables.net-select-dt/css/select.dataTables.min.css \
+	node_modules/datatables.net-autofill/js/dataTables.autoFill.min.js \
+	node_modules/datatables.net-autofill-dt/css/autoFill.dataTables.min.css \
+	node_modules/datatables.net-colreorder/js/dataTables.colReorder.min.js \
+	node_modules/datatables.net-colreorder-dt/css/colReorder.dataTables.min.css \
+	node_modules/datatables.net-fixedheader/js/dataTables.fixedHeader.min.js \
+	node_modules/datatables.net-fixedheader-dt/css/fixedHeader.dataTables.min.css \
 	node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css
 static: static/vendor/.stamp
 

@@ -41,7 +41,8 @@
       "s": "{n} s", "m": "{n} min", "h": "{n} h", "d": "{n} d",
       "import": "Import CSV", "imported": "Imported {n} rows.", "import.line": "line {line}",
       "bulk.activate": "Activate", "bulk.deactivate": "Deactivate", "bulk.delete": "Delete",
-      "bulk.count": "{n} selected:", "bulk.sure": "Delete {n} rows?", "bulk.done": "{action}: {ok} done, {failed} failed.",
+      "bulk.count": "{n} selected:", "bulk.count.all": "all {n} matches selected:",
+      "select.matches": "Select all {n} matches", "select.clear": "Clear selection", "bulk.sure": "Delete {n} rows?", "bulk.done": "{action}: {ok} done, {failed} failed.",
       "select": "select row", "of.row": "{what}, row {row}", "select.all": "select the rows of this page",
       "export": "Export CSV", "runs": "Runs", "runs.title": "Runs of", "runs.older": "Older runs", "runs.none": "No runs yet.",
       "run.now": "Run now", "run.ok": "{id} triggered.",
@@ -53,6 +54,13 @@
       "params.nokey": "line {n}: a param needs a key", "params.remove": "remove",
       "run.rejected": "{n} of {total} runs rejected: {why}",
       "switch.active": "active", "pagination": "pagination",
+      "table.keys": "Rows: arrow keys move between cells, Enter or F2 edits, Esc leaves the table",
+      "sheet.hint": "Keyboard: arrows move, Enter or F2 edits, Ctrl+V pastes tab-separated cells from the focused cell, its corner handle fills down (both saved all or nothing), Ctrl+Z undoes your last edit.",
+      "cols": "Columns", "cols.reset": "Reset columns", "cols.list": "Columns shown",
+      "undo": "Undo", "undo.title": "Undo your last edit on this page (Ctrl+Z): the old values are saved again through the rows API, so the audit trail records the undo too.",
+      "undo.done": "Undone: {n} cells restored.", "undo.none": "Nothing to undo.",
+      "paste.done": "Pasted {n} cells.", "fill.done": "Filled {n} cells.", "paste.fit": "Nothing pasted: {n} rows do not fit below this cell on this page.",
+      "paste.col": "Nothing pasted: column {col} cannot be edited.", "paste.wide": "Nothing pasted: the text has more columns than the table right of this cell.",
     },
     zh: {
       "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加", "add.default": "（默认）", "tz.local": "本地 {t}", "add.tz": "时区",
@@ -72,7 +80,8 @@
       "s": "{n} 秒", "m": "{n} 分钟", "h": "{n} 小时", "d": "{n} 天",
       "import": "导入 CSV", "imported": "已导入 {n} 行。", "import.line": "第 {line} 行",
       "bulk.activate": "启用", "bulk.deactivate": "停用", "bulk.delete": "删除",
-      "bulk.count": "已选 {n} 行：", "bulk.sure": "删除这 {n} 行？", "bulk.done": "{action}：成功 {ok}，失败 {failed}。",
+      "bulk.count": "已选 {n} 行：", "bulk.count.all": "已选全部 {n} 个匹配行：",
+      "select.matches": "选择全部 {n} 个匹配行", "select.clear": "清除选择", "bulk.sure": "删除这 {n} 行？", "bulk.done": "{action}：成功 {ok}，失败 {failed}。",
       "select": "选择此行", "of.row": "{what}（行 {row}）", "select.all": "选择本页所有行",
       "export": "导出 CSV", "runs": "运行记录", "runs.title": "运行记录：", "runs.older": "更早的记录", "runs.none": "还没有运行记录。",
       "run.now": "立即运行", "run.ok": "已触发 {id}。",
@@ -90,6 +99,13 @@
       "ch.email": "邮件", "ch.sms": "短信", "ch.outbox": "发件箱", "switch.active": "启用",
       "dt.orderable": "：点击排序", "dt.orderableReverse": "：点击倒序排序", "dt.orderableRemove": "：点击取消排序",
       "pagination": "分页",
+      "table.keys": "数据行：方向键在单元格间移动，Enter 或 F2 编辑，Esc 离开表格",
+      "sheet.hint": "键盘：方向键移动，Enter 或 F2 编辑，Ctrl+V 从当前单元格起粘贴以制表符分隔的单元格，拖动其右下角的手柄向下填充（两者都是全部保存或全不保存），Ctrl+Z 撤销你的上一次修改。",
+      "cols": "列", "cols.reset": "恢复默认列", "cols.list": "显示的列",
+      "undo": "撤销", "undo.title": "撤销你在本页的上一次修改（Ctrl+Z）：旧值通过行接口重新保存，审计记录中也会留下这次撤销。",
+      "undo.done": "已撤销：恢复了 {n} 个单元格。", "undo.none": "没有可撤销的修改。",
+      "paste.done": "已粘贴 {n} 个单元格。", "fill.done": "已填充 {n} 个单元格。", "paste.fit": "未粘贴：本页此单元格以下放不下 {n} 行。",
+      "paste.col": "未粘贴：列“{col}”不能编辑。", "paste.wide": "未粘贴：文本的列数超过了此单元格右侧的列数。",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||
@@ -278,7 +294,6 @@
   let defaults = {}; // row field → the scenario's default (GET …/columns)
   const confirming = new Set(); // ids of rows showing a delete confirmation
   const busy = new Set(); // ids of rows with a toggle on its way to the server
-  const selected = new Set(); // ids of rows ticked for a bulk action
 
   function tableQuery(d) {
     const q = new URLSearchParams();
@@ -298,8 +313,9 @@
     if (chips.channel) q.set("filter[channel]", chips.channel);
     q.set("counts", "1");
     cols.forEach((c, i) => q.set("columns[" + i + "][data]", c.data));
-    if (d.order && d.order.length && d.order[0].column < cols.length) {
-      q.set("order[0][column]", d.order[0].column);
+    const by = d.order && d.order.length ? toOrig(d.order[0].column) : -1;
+    if (by >= 0 && by < cols.length) {
+      q.set("order[0][column]", by);
       q.set("order[0][dir]", d.order[0].dir === "desc" ? "desc" : "asc");
     }
     return q;
@@ -366,6 +382,7 @@
     pollReload = false;
     const q = tableQuery(d);
     lastQuery = q;
+    if (allMatches && matchKey(q) !== allMatches.key) setTimeout(clearSelection, 0);
     const r = await getJSON(api + "/table?" + q);
     const body = r.body.error ? { draw: d.draw, recordsTotal: 0, recordsFiltered: 0, data: [] } : r.body;
     if (r.body.error) notice(r.body.error, true);
@@ -408,6 +425,68 @@
     }
   }
 
+  // ---- columns: order and visibility ---------------------------------------
+  // Columns can be dragged by their header to another place (ColReorder)
+  // and shown or hidden (the Columns list); both are kept in localStorage
+  // per scenario, by the columns' data keys, so a changed column model
+  // drops a stale order instead of misplacing columns. cols keeps the
+  // server's order: toOrig and toCur translate a column's index on screen
+  // (DataTables' current index) to its index in cols and back.
+  const layoutKey = "cronsheet.columns." + scenario;
+  let layoutKeys = []; // every column's key, in cols order, then the page's own columns
+  function toOrig(i) { return table && table.colReorder ? table.colReorder.transpose(i, "toOriginal") : i; }
+  function toCur(i) { return table && table.colReorder ? table.colReorder.transpose(i, "fromOriginal") : i; }
+  // shownCols are the indexes in cols of the data columns shown, in their
+  // order on screen.
+  function shownCols() {
+    return table.columns(":visible").indexes().toArray().sort((a, b) => a - b).map(toOrig).filter((i) => i < cols.length);
+  }
+  function loadLayout() {
+    let s = null;
+    try { s = JSON.parse(localStorage.getItem(layoutKey) || "null"); } catch (e) { s = null; }
+    const hidden = s && Array.isArray(s.hidden) ? s.hidden.filter((k) => layoutKeys.includes(k)) : [];
+    const fits = s && Array.isArray(s.order) && s.order.length === layoutKeys.length && layoutKeys.every((k) => s.order.includes(k));
+    return { order: fits ? s.order.map((k) => layoutKeys.indexOf(k)) : null, hidden: hidden };
+  }
+  function saveLayout() {
+    const order = table.colReorder.order().map((i) => layoutKeys[i]);
+    const hidden = cols.filter((c, i) => !table.column(toCur(i)).visible()).map((c) => c.data);
+    localStorage.setItem(layoutKey, JSON.stringify({ order: order, hidden: hidden }));
+  }
+  function buildColumnList(hidden) {
+    const list = document.getElementById("colvis-list");
+    list.setAttribute("aria-label", t("cols.list"));
+    cols.forEach((c, i) => {
+      const label = document.createElement("label");
+      const box = document.createElement("input");
+      box.type = "checkbox"; box.checked = !hidden.includes(c.data); box.dataset.col = String(i);
+      box.addEventListener("change", () => { table.column(toCur(i)).visible(box.checked); saveLayout(); });
+      label.append(box, " " + c.title);
+      list.appendChild(label);
+    });
+    document.getElementById("colvis-reset").addEventListener("click", () => {
+      table.columns().visible(true);
+      table.colReorder.reset();
+      for (const box of list.querySelectorAll("input")) box.checked = true;
+      localStorage.removeItem(layoutKey);
+    });
+  }
+
+  // floatingHeader fixes what FixedHeader leaves to assistive technology
+  // while its header floats: the floating copy holds the real header (its
+  // sort buttons and the select-all box), yet it is marked aria-hidden;
+  // the stand-in left in the table is not. So the floating header is
+  // exposed and the stand-in is hidden and taken out of the tab order.
+  function floatingHeader() {
+    const floating = document.querySelector("table.fixedHeader-floating");
+    if (!floating) return;
+    floating.removeAttribute("aria-hidden");
+    const standIn = document.querySelector("#rows > thead");
+    if (!standIn) return;
+    standIn.setAttribute("aria-hidden", "true");
+    for (const el of standIn.querySelectorAll("[tabindex], input, button")) el.setAttribute("tabindex", "-1");
+  }
+
   // ---- editing -------------------------------------------------------------
   function rowOf(td) { return table.row(td.closest("tr")); }
   // taskIDOf is the task id of the row holding el: its id field, else its id.
@@ -417,7 +496,7 @@
     const idField = cols.find((c) => c.type === "id");
     return String((idField && row.fields && row.fields[idField.field]) || row.id);
   }
-  function colOf(td) { return cols[table.cell(td).index().column]; }
+  function colOf(td) { return cols[toOrig(table.cell(td).index().column)]; }
 
   function cellError(td, msg) {
     let el = td.querySelector(".cell-error");
@@ -455,6 +534,7 @@
     if (!col || !col.editable || col.type === "switch") return;
     if (editing && editing.td === td) return;
     if (editing) cancelEdit();
+    focusCell(td);
     const row = rowOf(td).data();
     const cur = row.fields ? row.fields[col.field] : undefined;
     let input;
@@ -482,8 +562,11 @@
       showPreview(ed);
     }
     input.addEventListener("keydown", (e) => {
-      if (e.key === "Enter") { e.preventDefault(); save(ed, 0); }
-      else if (e.key === "Escape") { e.preventDefault(); cancelEdit(); }
+      // An input method (Chinese, Japanese …) takes Enter to pick its
+      // candidate: that Enter is the IME's, not a save.
+      if (e.isComposing || e.keyCode === 229) return;
+      if (e.key === "Enter") { e.preventDefault(); save(ed, "down"); }
+      else if (e.key === "Escape") { e.preventDefault(); cancelEdit(); backToCell(ed.td); }
       else if (e.key === "Tab") { e.preventDefault(); save(ed, e.shiftKey ? -1 : 1); }
     });
     editing = ed;
@@ -506,6 +589,9 @@
 
   // save PATCHes the edited field with the row's version; a refusal keeps
   // the input and what was typed, with the server's message beside it.
+  // move is where to go once saved: "down" (Enter) focuses the cell below,
+  // 1 or -1 (Tab, Shift+Tab) edits the next or previous editable cell of
+  // the row.
   async function save(ed, move) {
     const row = rowOf(ed.td).data();
     const value = ed.input.value;
@@ -513,7 +599,7 @@
     if (value === (cur == null ? "" : String(cur))) {
       closeEdit(ed);
       rowOf(ed.td).invalidate("data");
-      if (move) openNext(ed, move);
+      moveOn(ed, move);
       return;
     }
     if (ed.col.type === "schedule" && value.trim() !== "") {
@@ -530,16 +616,226 @@
     if (!r.ok) { cellError(ed.td, r.body.error); ed.input.focus(); return; }
     closeEdit(ed);
     rowOf(ed.td).data(withTask(r.body, row));
+    const was = {};
+    was[ed.col.field] = cur === undefined ? null : cur;
+    remember([{ id: row.id, fields: was, version: r.body.version }]);
     notice(t("saved"));
+    moveOn(ed, move);
+  }
+
+  // ---- paste and undo: batches of cells ------------------------------------
+  // A paste of tab-separated text (from a spreadsheet) fills the range
+  // that starts at the focused cell, and is saved as one batch (POST
+  // …/rows/batch): every row valid, all are saved; one refused, none is,
+  // and each refused cell shows why. Undo (Ctrl+Z, or the Undo button)
+  // takes back the page's own last edit or paste by saving the old values
+  // again through the same endpoint, each row on the version its edit
+  // saved (passed on by the undos since), so an undo never overwrites
+  // someone else's later edit and the audit trail records it. A refused
+  // undo is dropped, its reason shown.
+  // [{rows: [{id, fields: {field: old value or null}, version: the row's version once edited}]}], newest last
+  const undoStack = [];
+  const maxUndo = 50;
+  function remember(rows) {
+    undoStack.push({ rows: rows });
+    if (undoStack.length > maxUndo) undoStack.shift();
+    document.getElementById("undo").disabled = false;
+  }
+  // parseTSV reads the clipboard's text as rows of cells: lines by CR/LF
+  // (a last empty line dropped), cells by tab, a cell in double quotes
+  // unquoted ("" is one quote).
+  function parseTSV(text) {
+    const lines = String(text).replace(/\r\n?/g, "\n").split("\n");
+    if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
+    return lines.map((l) => l.split("\t").map((v) => /^".*"$/s.test(v) ? v.slice(1, -1).replace(/""/g, '"') : v));
+  }
+  // sendBatch POSTs edits ([{id, version, fields}]) and, saved, puts the
+  // answered rows on the page; it returns the answer.
+  async function sendBatch(edits) {
+    const r = await getJSON(api + "/rows/batch", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ rows: edits }),
+    });
+    if (r.ok) {
+      for (const fresh of r.body.rows) {
+        const row = table.row("#" + CSS.escape(fresh.id));
+        if (row.any()) row.data(withTask(fresh, row.data()));
+      }
+    }
+    return r;
+  }
+  // cellOf is the td of row id's field on this page, if shown.
+  function cellOf(id, field) {
+    const row = table.row("#" + CSS.escape(id));
+    const i = cols.findIndex((c) => c.field === field);
+    if (!row.any() || i < 0) return null;
+    return table.cell(row.index(), toCur(i)).node();
+  }
+  // showRefusals writes each refused row's reason in its cell: the field's
+  // when the answer names it, else the row's first pasted cell.
+  function showRefusals(body, first) {
+    for (const x of body.rows || []) {
+      const td = cellOf(x.id, x.field) || cellOf(x.id, first[x.id]);
+      if (td) cellError(td, x.error);
+    }
+    notice(body.error, true);
+  }
+  async function pasteAt(td, text) {
+    const grid = parseTSV(text);
+    const start = table.cell(td).index();
+    const pageRows = table.rows({ page: "current" }).indexes().toArray();
+    const at = pageRows.indexOf(start.row);
+    if (at + grid.length > pageRows.length) { notice(t("paste.fit", { n: at + grid.length - pageRows.length }), true); return; }
+    // The range's columns are the shown ones, in their order on screen.
+    const shown = shownCols();
+    const from = shown.indexOf(toOrig(start.column));
+    const width = Math.max(...grid.map((l) => l.length));
+    if (from < 0 || from + width > shown.length) { notice(t("paste.wide"), true); return; }
+    const range = shown.slice(from, from + width).map((i) => cols[i]);
+    for (const c of range) {
+      if (!c.editable) { notice(t("paste.col", { col: c.title }), true); return; }
+    }
+    const edits = [], old = [], first = {};
+    grid.forEach((line, i) => {
+      const row = table.row(pageRows[at + i]).data();
+      const fields = {}, was = {};
+      line.forEach((v, j) => {
+        const c = range[j];
+        fields[c.field] = v === "" ? null : v;
+        const cur = row.fields ? row.fields[c.field] : undefined;
+        was[c.field] = cur === undefined ? null : cur;
+      });
+      first[row.id] = range[0].field;
+      edits.push({ id: row.id, version: row.version, fields: fields });
+      old.push({ id: row.id, fields: was });
+    });
+    applyBatch(edits, old, first, t("paste.done", { n: grid.reduce((n, l) => n + l.length, 0) }));
+  }
+  // applyBatch saves edits as one batch; saved, old (the values before)
+  // is what Undo restores and done is the notice; refused, each row's
+  // reason is shown in its cell (the field's, else first[id]'s).
+  async function applyBatch(edits, old, first, done) {
+    for (const e of edits) busy.add(e.id);
+    const r = await sendBatch(edits);
+    for (const e of edits) busy.delete(e.id);
+    if (!r.ok) { showRefusals(r.body, first); return; }
+    const saved = new Map(r.body.rows.map((x) => [x.id, x.version]));
+    remember(old.map((x) => Object.assign({}, x, { version: saved.get(x.id) || 0 })));
+    notice(done);
+  }
+  // onAutoFill saves what AutoFill's drag handle filled (its "autoFill"
+  // event; AutoFill itself changes nothing, update: false) as one batch,
+  // as a paste is: fill down copies the first cell's value into the cells
+  // dragged over.
+  function onAutoFill(e, dt, cells) {
+    const edits = [], old = [], first = {};
+    let n = 0;
+    for (const line of cells) {
+      const row = table.row(line[0].index.row).data();
+      const fields = {}, was = {};
+      for (const c of line) {
+        const col = cols[toOrig(c.index.column)];
+        if (!col || !col.editable || col.type === "switch") continue;
+        const cur = row.fields ? row.fields[col.field] : undefined;
+        const v = c.set == null ? "" : String(c.set);
+        if (v === (cur == null ? "" : String(cur))) continue;
+        fields[col.field] = v === "" ? null : v;
+        was[col.field] = cur === undefined ? null : cur;
+        if (!first[row.id]) first[row.id] = col.field;
+        n++;
+      }
+      if (Object.keys(fields).length) {
+        edits.push({ id: row.id, version: row.version, fields: fields });
+        old.push({ id: row.id, fields: was });
+      }
+    }
+    if (edits.length) applyBatch(edits, old, first, t("fill.done", { n: n }));
+  }
+  function onPaste(e) {
+    const text = e.clipboardData ? e.clipboardData.getData("text/plain") : "";
+    if (!text) return;
+    let td = null;
+    if (editing && e.target === editing.input) {
+      // One value pastes into the editor; a range replaces the edit.
+      if (!/[\t\n]/.test(text.replace(/\r?\n$/, ""))) return;
+      td = editing.td;
+      cancelEdit();
+    } else if (e.target.closest && e.target.closest("input, select, textarea, [contenteditable]")) {
+      return;
+    } else {
+      const cell = table.cell({ focused: true });
+      if (!cell.any()) return;
+      td = cell.node();
+    }
+    e.preventDefault();
+    pasteAt(td, text);
+  }
+  async function undo() {
+    const last = undoStack.pop();
+    document.getElementById("undo").disabled = undoStack.length === 0;
+    if (!last) { notice(t("undo.none")); return; }
+    const edits = last.rows.map((x) => ({ id: x.id, version: x.version, fields: x.fields }));
+    const r = await sendBatch(edits);
+    if (!r.ok) { showRefusals(r.body, {}); return; }
+    // The row is now as the newest earlier edit of it left it, at a new
+    // version: that edit's undo is based on this one.
+    for (const fresh of r.body.rows) {
+      const earlier = undoStack.findLast((u) => u.rows.some((x) => x.id === fresh.id));
+      if (earlier) for (const x of earlier.rows) if (x.id === fresh.id) x.version = fresh.version;
+    }
+    notice(t("undo.done", { n: last.rows.reduce((n, x) => n + Object.keys(x.fields).length, 0) }));
+  }
+
+  // moveOn goes where a save sends the keyboard (see save).
+  function moveOn(ed, move) {
+    if (move === "down") { backToCell(ed.td); table.keys.move("down"); return; }
     if (move) openNext(ed, move);
+    else backToCell(ed.td);
+  }
+
+  // ---- keyboard: KeyTable's focused cell ----------------------------------
+  // One cell of the table has the keyboard (KeyTable, class "focus"): the
+  // arrows, Tab, Home/End and Page Up/Down move it; Enter or F2 edits it
+  // (Enter switches a row on or off in the active column); Esc leaves the
+  // table. The table itself takes the browser's focus (tabindex 0), so Tab
+  // reaches it and a closed editor gives the focus back to it.
+  function focusCell(td) {
+    if (table.keys.enabled() && !td.classList.contains("focus")) table.cell(td).focus();
+  }
+  function backToCell(td) {
+    if (td.isConnected) focusCell(td);
+    document.getElementById("rows").focus({ preventScroll: true });
+  }
+  function onCellKey(e, dt, code, cell, orig) {
+    if (editing || orig.isComposing || code === 229) return;
+    if (code !== 13 && code !== 113) return; // Enter, F2
+    const td = cell.node();
+    const col = colOf(td);
+    if (!col) return;
+    orig.preventDefault();
+    if (col.type === "switch") {
+      const sw = td.querySelector("input.act-switch");
+      if (sw && !sw.disabled) sw.click();
+      return;
+    }
+    if (col.editable) openEdit(td);
+  }
+  // The table takes the browser's focus from the keyboard (Tab): its
+  // first editable cell of the page gets the keyboard unless one has it.
+  function onTableFocus(e) {
+    const el = document.getElementById("rows");
+    if (e.target !== el || !el.matches(":focus-visible") || table.cell({ focused: true }).any()) return;
+    const first = shownCols().find((i) => cols[i].editable && cols[i].type !== "switch");
+    if (first === undefined) return;
+    const cell = table.cell(":eq(0)", toCur(first), { page: "current" });
+    if (cell.any()) cell.focus();
   }
 
   function openNext(ed, move) {
-    const editable = cols.map((c, i) => (c.editable && c.type !== "switch" ? i : -1)).filter((i) => i >= 0);
+    const editable = shownCols().filter((i) => cols[i].editable && cols[i].type !== "switch");
     const at = editable.indexOf(cols.indexOf(ed.col));
     const next = editable[at + move];
     if (next === undefined) return;
-    const node = table.cell(ed.td.closest("tr"), next).node();
+    const node = table.cell(ed.td.closest("tr"), toCur(next)).node();
     if (node) openEdit(node);
   }
 
@@ -586,7 +882,7 @@
     btn.disabled = true;
     getJSON(api + "/rows/" + encodeURIComponent(row.id), { method: "DELETE" }).then((r) => {
       confirming.delete(row.id);
-      if (r.ok || r.status === 404) { selected.delete(row.id); showBulk(); }
+      if (r.ok || r.status === 404) { unselect(row.id); showBulk(); }
       if (!r.ok && r.status !== 404) { rowOf(td).invalidate("data"); cellError(td, r.body.error); settle(); return; }
       pendingDraw = null; // the reload below supersedes it
       notice(t("deleted", { id: row.id }));
@@ -601,46 +897,129 @@
     return api + "/table.csv?" + q;
   }
 
-  // ---- bulk actions --------------------------------------------------------
-  function showBulk() {
-    const box = document.getElementById("bulk");
-    box.hidden = selected.size === 0;
-    document.getElementById("bulk-count").textContent = t("bulk.count", { n: selected.size });
-    if (selected.size === 0) document.getElementById("bulk-confirm").hidden = true;
-    const all = document.getElementById("select-all");
-    if (all) {
-      const ids = table ? table.rows({ page: "current" }).ids().toArray() : [];
-      all.checked = ids.length > 0 && ids.every((id) => selected.has(id));
-    }
+  // ---- selection and bulk actions ---------------------------------------------
+  // The selection is DataTables Select's (npm datatables.net-select): a
+  // click on a row's box ticks it, Shift+click ticks the range from the
+  // last box clicked, and the ticks stay across pages (by row id). "Select
+  // all N matches" switches Select to its subtractive mode: every row the
+  // current search and filters match is selected but those unticked
+  // since; a new search or filter clears such a selection. A bulk action
+  // on all matches collects their ids from the table endpoint, a page at
+  // a time, and sends them to POST …/rows/bulk in batches of 500.
+  const maxAllMatches = 10000; // the most rows "select all matches" acts on
+  const bulkBatch = 500; // webtable's maxBulkIDs
+  let allMatches = null; // {key, query} while every match is selected
+  function selection() {
+    const c = table ? table.select.cumulative() : null;
+    if (!c) return { all: false, ids: [] };
+    return { all: c.mode === "subtractive", ids: c.rows };
   }
-  function selectRow(input) {
-    const row = rowOf(input.closest("td")).data();
-    if (input.checked) selected.add(row.id); else selected.delete(row.id);
-    showBulk();
+  function isSelected(id) {
+    const s = selection();
+    return s.all ? !s.ids.includes(id) : s.ids.includes(id);
+  }
+  function selectedCount() {
+    const s = selection();
+    return s.all ? Math.max(0, table.page.info().recordsDisplay - s.ids.length) : s.ids.length;
+  }
+  // matchKey is what a "select all matches" selection is of: the search
+  // and the filters of a table query, not its page or order.
+  function matchKey(q) {
+    const k = new URLSearchParams(q);
+    for (const p of ["draw", "start", "length", "counts"]) k.delete(p);
+    for (const p of Array.from(k.keys())) if (p.startsWith("order[")) k.delete(p);
+    return k.toString();
+  }
+  function showBulk() {
+    const n = table ? selectedCount() : 0;
+    const box = document.getElementById("bulk");
+    box.hidden = n === 0;
+    document.getElementById("bulk-count").textContent = t(allMatches ? "bulk.count.all" : "bulk.count", { n: n });
+    if (n === 0) document.getElementById("bulk-confirm").hidden = true;
+    const info = table ? table.page.info() : { recordsDisplay: 0 };
+    const pageIDs = table ? table.rows({ page: "current" }).ids().toArray() : [];
+    const pageAll = pageIDs.length > 0 && pageIDs.every(isSelected);
+    const more = document.getElementById("select-matches");
+    more.hidden = !!allMatches || !pageAll || info.recordsDisplay <= pageIDs.length || info.recordsDisplay > maxAllMatches;
+    more.textContent = t("select.matches", { n: info.recordsDisplay });
+    const all = document.getElementById("select-all");
+    if (all) all.checked = pageAll;
+    for (const el of document.querySelectorAll("#rows tbody input.sel-row")) {
+      const id = el.closest("tr").id;
+      el.checked = isSelected(id);
+    }
   }
   function selectPage(on) {
-    for (const id of table.rows({ page: "current" }).ids().toArray()) {
-      if (on) selected.add(id); else selected.delete(id);
-    }
-    for (const el of document.querySelectorAll("#rows tbody input.sel-row")) el.checked = on;
+    const rows = table.rows({ page: "current" });
+    if (on) rows.select(); else rows.deselect();
     showBulk();
+  }
+  function selectAllMatches() {
+    allMatches = { key: matchKey(lastQuery), query: new URLSearchParams(lastQuery) };
+    table.rows({ page: "current" }).select();
+    table.select.cumulative("subtractive"); // redraws the page
+    showBulk();
+  }
+  function clearSelection() {
+    allMatches = null;
+    table.select.cumulative("additive");
+    table.rows().deselect();
+    selection().ids.length = 0;
+    showBulk();
+  }
+  // unselect drops id from the selection (a row deleted on its own).
+  function unselect(id) {
+    const s = selection();
+    const i = s.ids.indexOf(id);
+    if (!s.all && i >= 0) s.ids.splice(i, 1);
+    if (s.all && i < 0) s.ids.push(id);
+  }
+  // bulkIDs are the ids a bulk action acts on: the ticked rows, or every
+  // match of the selected query but those unticked.
+  async function bulkIDs() {
+    const s = selection();
+    if (!s.all) return s.ids.slice();
+    const except = new Set(s.ids);
+    const ids = [];
+    const q = new URLSearchParams(allMatches.query);
+    q.delete("counts");
+    q.set("length", String(bulkBatch));
+    for (let start = 0; start < maxAllMatches; start += bulkBatch) {
+      q.set("start", String(start));
+      const r = await getJSON(api + "/table?" + q);
+      if (!r.ok) throw new Error(r.body.error);
+      for (const row of r.body.data) if (!except.has(row.id)) ids.push(row.id);
+      if (r.body.data.length < bulkBatch) break;
+    }
+    return ids;
   }
   async function bulk(action) {
     document.getElementById("bulk-confirm").hidden = true;
-    const ids = Array.from(selected);
-    if (!ids.length) return;
     for (const b of document.querySelectorAll("#bulk button")) b.disabled = true;
-    const r = await getJSON(api + "/rows/bulk", {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ action: action, ids: ids }),
-    });
-    for (const b of document.querySelectorAll("#bulk button")) b.disabled = false;
-    if (!r.ok) { notice(r.body.error, true); return; }
-    const failed = r.body.results.filter((x) => x.error);
-    selected.clear();
-    for (const x of failed) selected.add(x.id); // what failed stays ticked, to try again
-    let msg = t("bulk.done", { action: t("bulk." + action), ok: r.body.ok, failed: r.body.failed });
-    if (failed.length) msg += " " + failed.slice(0, 5).map((x) => x.id + ": " + x.error).join("; ");
-    notice(msg, failed.length > 0);
+    const sum = { ok: 0, failed: 0, errors: [] };
+    try {
+      const ids = await bulkIDs();
+      for (let i = 0; i < ids.length; i += bulkBatch) {
+        const r = await getJSON(api + "/rows/bulk", {
+          method: "POST", headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ action: action, ids: ids.slice(i, i + bulkBatch) }),
+        });
+        if (!r.ok) throw new Error(r.body.error);
+        sum.ok += r.body.ok;
+        sum.failed += r.body.failed;
+        sum.errors.push(...r.body.results.filter((x) => x.error));
+      }
+    } catch (err) {
+      notice(err.message, true);
+      return;
+    } finally {
+      for (const b of document.querySelectorAll("#bulk button")) b.disabled = false;
+    }
+    clearSelection();
+    selection().ids.push(...sum.errors.map((x) => x.id)); // what failed stays ticked, to try again
+    let msg = t("bulk.done", { action: t("bulk." + action), ok: sum.ok, failed: sum.failed });
+    if (sum.errors.length) msg += " " + sum.errors.slice(0, 5).map((x) => x.id + ": " + x.error).join("; ");
+    notice(msg, sum.errors.length > 0);
     showBulk();
     pendingDraw = null;
     table.ajax.reload(null, false);
@@ -913,7 +1292,7 @@
     const columns = cols.map((c) => ({
       data: c.data, title: c.title, orderable: c.orderable, searchable: c.searchable,
       defaultContent: "", render: renderer(c), type: "string",
-      className: "dt-head-left dt-body-left" + (c.editable && c.type !== "switch" ? " editable" : ""),
+      className: "dt-head-left dt-body-left kt" + (c.editable && c.type !== "switch" ? " editable" : ""),
     }));
     columns.push({
       data: null, title: esc(t("state")), orderable: false, searchable: false, defaultContent: "",
@@ -942,10 +1321,37 @@
       data: null, title: '<input type="checkbox" id="select-all" aria-label="' + esc(t("select.all")) + '">',
       orderable: false, searchable: false, defaultContent: "", className: "sel",
       render: (data, type, row) => type !== "display" ? "" :
-        '<input type="checkbox" class="sel-row" aria-label="' + esc(ofRow(t("select"), row)) + '"' + (selected.has(row.id) ? " checked" : "") + ">",
+        '<input type="checkbox" class="sel-row" aria-label="' + esc(ofRow(t("select"), row)) + '"' + (table && isSelected(row.id) ? " checked" : "") + ">",
+    });
+    layoutKeys = cols.map((c) => c.data).concat(["_state", "_actions", "_select"]);
+    const layout = loadLayout();
+    cols.forEach((c, i) => { if (layout.hidden.includes(c.data)) columns[i].visible = false; });
+    buildColumnList(layout.hidden);
+    // KeyTable hears every keydown of the document; what is typed into a
+    // control (the cell editor, the search box, a form) stays the
+    // control's. Registered before KeyTable, this runs first.
+    document.addEventListener("keydown", (e) => {
+      if (e.target.closest && e.target.closest("input, select, textarea, button, [contenteditable]")) e.stopImmediatePropagation();
     });
     table = new DataTable("#rows", {
       serverSide: true, processing: false, ajax: fetchPage, rowId: "id",
+      // The keyboard moves over the data columns (not the buttons); copy
+      // (Ctrl+C) copies the focused cell; paste is the page's own (one
+      // validated batch, below). No hidden capture input: the table
+      // itself is focusable.
+      keys: { columns: ".kt", clipboard: { copy: true, paste: false }, tabIndex: -1, blurable: true },
+      // A row is (de)selected by its box only (cells are for editing);
+      // Shift+click selects a range. The page draws the boxes itself.
+      select: { style: "multi+shift", selector: "td.sel", info: false, headerCheckbox: false },
+      // The focused cell's drag handle fills the cells dragged over
+      // (AutoFill); the page saves them (onAutoFill).
+      autoFill: { columns: ".editable", update: false },
+      // Headers drag to reorder (ColReorder); the layout kept is applied.
+      colReorder: layout.order ? { order: layout.order } : true,
+      // The header stays in view while the page scrolls (FixedHeader), on
+      // a screen wide enough that the table does not scroll sideways in
+      // its own box (a phone scrolls the table there instead).
+      fixedHeader: window.matchMedia("(min-width: 700px)").matches,
       columns: columns, order: [[0, "asc"]], orderMulti: false,
       pageLength: 25, lengthMenu: [10, 25, 50, 100, 500], searchDelay: 300,
       // DataTables' own strings come from its i18n file (npm
@@ -959,6 +1365,21 @@
         for (const nav of document.querySelectorAll('nav[aria-label="pagination"]')) nav.setAttribute("aria-label", t("pagination"));
       },
     });
+    const tableEl = document.getElementById("rows");
+    tableEl.tabIndex = 0;
+    tableEl.setAttribute("aria-label", t("table.keys"));
+    tableEl.addEventListener("focus", onTableFocus);
+    table.on("key", onCellKey);
+    table.on("autoFill", onAutoFill);
+    document.addEventListener("paste", onPaste);
+    // Ctrl+Z (⌘Z) outside a control: a control's own undo stays its own
+    // (the keydown guard above stops this listener for them).
+    document.addEventListener("keydown", (e) => {
+      if ((e.ctrlKey || e.metaKey) && !e.shiftKey && !e.altKey && e.key.toLowerCase() === "z" && !editing) { e.preventDefault(); undo(); }
+    });
+    const undoButton = document.getElementById("undo");
+    undoButton.title = t("undo.title");
+    undoButton.addEventListener("click", undo);
     const tbody = document.querySelector("#rows tbody");
     tbody.addEventListener("click", (e) => {
       const target = e.target;
@@ -973,20 +1394,27 @@
     });
     tbody.addEventListener("change", (e) => {
       if (e.target.matches("input.act-switch")) toggleActive(e.target);
-      if (e.target.matches("input.sel-row")) selectRow(e.target);
       if (e.target.matches("select.task-state")) setTaskState(e.target);
     });
     // The header exists only once DataTables has its language file (zh
     // loads it asynchronously): listen on the document, not the checkbox.
     document.addEventListener("change", (e) => { if (e.target.id === "select-all") selectPage(e.target.checked); });
     table.on("draw", showBulk);
+    table.on("columns-reordered", saveLayout);
+    table.on("fixedheader-mode", floatingHeader);
+    // Select keeps its list of selected ids in a handler of the same
+    // events, registered at its init (later than this one where the
+    // language file loads first): the page reads the list after it.
+    table.on("select deselect", (e, dt, type) => { if (type === "row") setTimeout(showBulk, 0); });
+    document.getElementById("select-matches").addEventListener("click", selectAllMatches);
+    document.getElementById("select-clear").addEventListener("click", clearSelection);
     document.getElementById("params-form").addEventListener("submit", runWithParams);
     document.getElementById("params-add").addEventListener("click", () => paramLine("", "").focus());
     document.getElementById("params-cancel").addEventListener("click", () => panel.close(document.getElementById("params")));
     document.getElementById("bulk-activate").addEventListener("click", () => bulk("activate"));
     document.getElementById("bulk-deactivate").addEventListener("click", () => bulk("deactivate"));
     document.getElementById("bulk-delete").addEventListener("click", () => {
-      document.getElementById("bulk-sure").textContent = t("bulk.sure", { n: selected.size });
+      document.getElementById("bulk-sure").textContent = t("bulk.sure", { n: selectedCount() });
       document.getElementById("bulk-confirm").hidden = false;
     });
     document.getElementById("bulk-yes").addEventListener("click", () => bulk("delete"));
@@ -1004,7 +1432,7 @@
     });
     setInterval(poll, pollMS);
     window.cronsheet = { table: table, polls: () => polls, editing: () => editing, exportURL: exportURL, importCSV: importCSV,
-      selected: () => Array.from(selected),
+      selected: () => selection().all ? ["*"] : selection().ids.slice(), selectedCount: () => selectedCount(),
       taskState: (id) => { const r = table.rows().data().toArray().find((x) => taskIDOfRow(x) === id); return r && r.task ? r.task.state : undefined; } };
     document.body.dataset.ready = "1";
   }

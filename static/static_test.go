@@ -24,11 +24,21 @@ func TestMissing(t *testing.T) {
 		t.Errorf("Missing(fresh clone) = %v, want all of %v", got, Vendor())
 	}
 	partial := fstest.MapFS{
-		"vendor/jquery.min.js":     {Data: []byte("x")},
-		"vendor/dataTables.min.js": {Data: nil}, // an empty copy counts as missing
-		"vendor/zh.json":           {Data: []byte("{}")},
-		"vendor/uPlot.iife.min.js": {Data: []byte("x")},
-		"vendor/uPlot.min.css":     {Data: []byte("x")},
+		"vendor/jquery.min.js":                  {Data: []byte("x")},
+		"vendor/dataTables.min.js":              {Data: nil}, // an empty copy counts as missing
+		"vendor/zh.json":                        {Data: []byte("{}")},
+		"vendor/dataTables.keyTable.min.js":     {Data: []byte("x")},
+		"vendor/keyTable.dataTables.min.css":    {Data: []byte("x")},
+		"vendor/dataTables.select.min.js":       {Data: []byte("x")},
+		"vendor/select.dataTables.min.css":      {Data: []byte("x")},
+		"vendor/dataTables.autoFill.min.js":     {Data: []byte("x")},
+		"vendor/autoFill.dataTables.min.css":    {Data: []byte("x")},
+		"vendor/dataTables.colReorder.min.js":   {Data: []byte("x")},
+		"vendor/colReorder.dataTables.min.css":  {Data: []byte("x")},
+		"vendor/dataTables.fixedHeader.min.js":  {Data: []byte("x")},
+		"vendor/fixedHeader.dataTables.min.css": {Data: []byte("x")},
+		"vendor/uPlot.iife.min.js":              {Data: []byte("x")},
+		"vendor/uPlot.min.css":                  {Data: []byte("x")},
 	}
 	if got, want := Missing(partial), []string{"vendor/dataTables.min.js", "vendor/dataTables.dataTables.min.css"}; !slices.Equal(got, want) {
 		t.Errorf("Missing(partial) = %v, want %v", got, want)

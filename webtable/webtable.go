@@ -107,7 +107,7 @@ func New(d Deps) *API {
 // Register mounts the routes on r:
 //
 //	POST   /api/v1/scenarios/:scenario/rows, GET …/rows, GET|PATCH|DELETE …/rows/:id
-//	POST   …/rows/bulk, POST /api/v1/scenarios/:scenario/import
+//	POST   …/rows/bulk, POST …/rows/batch, POST /api/v1/scenarios/:scenario/import
 //	GET    /api/v1/schedule/preview
 //
 // (A row's audit trail, GET …/rows/:id/audit, is package auditapi's.)
@@ -121,6 +121,7 @@ func (a *API) Register(r gin.IRouter) {
 	rows.PATCH("/:id", a.patchRow)
 	rows.DELETE("/:id", a.deleteRow)
 	rows.POST("/bulk", a.bulk)
+	rows.POST("/batch", a.batch)
 	v1.POST("/scenarios/:scenario/import", a.importCSV)
 
 	v1.GET("/schedule/preview", a.preview)

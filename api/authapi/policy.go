@@ -78,6 +78,7 @@ func Policy() map[string]Access {
 		"PATCH /api/v1/scenarios/:scenario/rows/:id":     AccessEditor,
 		"DELETE /api/v1/scenarios/:scenario/rows/:id":    AccessEditor,
 		"POST /api/v1/scenarios/:scenario/rows/bulk":     AccessEditor,
+		"POST /api/v1/scenarios/:scenario/rows/batch":    AccessEditor,
 		"POST /api/v1/scenarios/:scenario/import":        AccessAdmin,
 
 		// Tasks and runs.
