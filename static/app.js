@@ -370,6 +370,7 @@
     let body = {};
     try { body = await res.json(); } catch (e) { body = {}; }
     if (!res.ok && !body.error) body.error = res.status + " " + res.statusText;
+    if (!res.ok) { body.errorEN = body.error; body.error = window.cronsheetErrorText(lang, body); }
     return { ok: res.ok, status: res.status, body: body };
   }
 

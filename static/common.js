@@ -191,17 +191,6 @@
       "tg.k.email": "邮件", "tg.k.sms": "短信",
       "tg.a.cleanup_runs": "清理运行记录", "tg.a.pause_task": "暂停任务", "tg.a.resume_task": "恢复任务",
       "tg.a.trigger_task": "触发任务", "tg.a.start_flow": "启动任务流", "tg.a.stop_flow": "停止任务流",
-      // Server errors by their stable code (task.Code): the sentence shown
-      // before the server's own (English) detail.
-      "err.invalid_field": "字段「{field}」有误", "err.invalid_request": "请求有误", "err.unauthorized": "请先登录",
-      "err.forbidden": "没有权限执行此操作", "err.not_found": "未找到", "err.method_not_allowed": "不支持此操作",
-      "err.conflict": "当前状态不允许此操作", "err.already_exists": "ID 或键已被占用",
-      "err.version_conflict": "已被他人修改，请刷新后重试", "err.already_ran": "作业已运行",
-      "err.already_cancelled": "作业已取消或已被替换", "err.job_running": "作业正在运行，请结束后再试",
-      "err.body_too_large": "提交的内容过大", "err.unsupported_media_type": "请以 JSON 格式提交",
-      "err.wrong_host": "主机名与本服务器不符", "err.rate_limited": "请求过于频繁，请稍后再试",
-      "err.internal": "服务器内部错误，原因见服务器日志", "err.not_implemented": "此服务器不支持该功能",
-      "err.unavailable": "服务暂不可用，请稍后再试", "err.timeout": "服务器处理超时", "err.client_error": "请求被拒绝",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||
@@ -219,18 +208,9 @@
       ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
   }
 
-  // errorText is an error answer's message in the page's language: the
-  // server writes English, with a stable code (and the field at fault);
-  // another language puts its sentence for the code first and keeps the
-  // server's detail after it (there is no translation of the detail).
-  function errorText(body) {
-    const msg = body.error || "";
-    const key = "err." + body.code;
-    if (lang === "en" || !body.code || !(dict[lang] && dict[lang][key])) return msg;
-    const head = t(key, { field: body.field || "" });
-    if (body.code === "internal" || !msg) return head;
-    return head + "：" + msg;
-  }
+  // errorText is an error answer's message in the page's language
+  // (errors.js).
+  const errorText = (body) => window.cronsheetErrorText(lang, body);
 
   async function getJSON(url, opts) {
     const res = await fetch(url, opts);
