@@ -54,6 +54,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"cronsheet/server"
+	"cronsheet/task"
 )
 
 // options are the command's flags.
@@ -245,6 +246,9 @@ type lagResult struct {
 	sampledDone    int
 	// lastAfterDue is the first due instant → the last callback.
 	lastAfterDue time.Duration
+	// lastOutcomeAfterDue is the first due instant → the last run stored
+	// final (server.WithRunObserver).
+	lastOutcomeAfterDue time.Duration
 	// drainCPU is the CPU time (user + system) the process used from the
 	// first due instant until every callback arrived (or the wait ended).
 	drainCPU time.Duration
@@ -306,9 +310,16 @@ func lagCase(o options, n int) (lagResult, error) {
 		return lagResult{}, err
 	}
 	defer h.close()
+	var finals, lastFinal atomic.Int64 // runs stored final; unix ns of the latest
 	nd, err := startNode(o,
 		server.WithFireObserver(func(_ time.Time, lag time.Duration) { fires.add(lag) }),
 		server.WithArmObserver(armed.observe),
+		server.WithRunObserver(func(r task.Run) {
+			if r.State.Final() {
+				lastFinal.Store(time.Now().UnixNano())
+				finals.Add(1)
+			}
+		}),
 	)
 	if err != nil {
 		return lagResult{}, err
@@ -401,7 +412,12 @@ func lagCase(o options, n int) (lagResult, error) {
 	stopProfile()
 	progress("batches, %d jobs: the process used %s of CPU from the first due instant to the last callback (%s)",
 		n, secs(r.drainCPU), secs(time.Since(first)))
-	time.Sleep(2 * time.Second) // let the runs' outcomes be stored
+	if !waitCount(finals.Load, int64(n), time.Now().Add(5*time.Minute), 30*time.Second) {
+		progress("batches, %d jobs: only %d outcomes stored", n, finals.Load())
+	}
+	r.lastOutcomeAfterDue = time.Unix(0, lastFinal.Load()).Sub(first)
+	progress("batches, %d jobs: the last outcome was stored %s after the first due instant (%.0f jobs/s)",
+		n, secs(r.lastOutcomeAfterDue), float64(finals.Load())/r.lastOutcomeAfterDue.Seconds())
 	for _, id := range sample {
 		var v struct {
 			State string `json:"state"`
@@ -814,6 +830,7 @@ type jsonLag struct {
 	CallSpanS      float64 `json:"call_span_s"`
 	LastAfterDueS  float64 `json:"last_callback_after_first_due_s"`
 	DrainCPUS      float64 `json:"drain_cpu_s"`
+	LastOutcomeS   float64 `json:"last_outcome_after_first_due_s"`
 	Errors         int64   `json:"errors"`
 }
 
@@ -834,7 +851,8 @@ func writeJSON(o options, intake []intakeResult, lags []lagResult) error {
 			FireP50MS: msf(r.fire.p50), FireP99MS: msf(r.fire.p99), FireMaxMS: msf(r.fire.max),
 			CallbackP50MS: msf(r.hook.p50), CallbackP99MS: msf(r.hook.p99), CallbackMaxMS: msf(r.hook.max),
 			HeapPerJob: r.heapPerJob, Fires: r.fires, Calls: r.calls, CallSpanS: r.callSpan.Seconds(),
-			LastAfterDueS: r.lastAfterDue.Seconds(), DrainCPUS: r.drainCPU.Seconds(), Errors: r.intake.errors})
+			LastAfterDueS: r.lastAfterDue.Seconds(), DrainCPUS: r.drainCPU.Seconds(),
+			LastOutcomeS: r.lastOutcomeAfterDue.Seconds(), Errors: r.intake.errors})
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
