@@ -81,6 +81,7 @@ type Server struct {
 
 	stopArm context.CancelFunc
 	once    sync.Once
+	runHook func(r task.Run) // WithRunObserver
 }
 
 // Option adjusts a Server at construction (benchmarks and tests).
@@ -95,6 +96,13 @@ func WithFireObserver(f func(slot time.Time, lag time.Duration)) Option {
 // WithArmObserver calls f each time a task is armed on this node.
 func WithArmObserver(f func(taskID string)) Option {
 	return func(s *Server) { s.armer.armHook = f }
+}
+
+// WithRunObserver calls f after each stored change of a run on this node
+// (a fire recorded, an attempt failed, an outcome stored); it must not
+// block.
+func WithRunObserver(f func(r task.Run)) Option {
+	return func(s *Server) { s.runHook = f }
 }
 
 // New builds a node from cfg and binds its listener; Run starts it.
@@ -595,6 +603,9 @@ func (s *Server) onRun(t *task.Task, tg *task.Target, r task.Run) {
 	s.countRun(context.Background(), t, tg, r)
 	if r.Error != "" && (r.State == task.RunFailed || r.State == task.RunDead) {
 		s.lastErrors.add(r)
+	}
+	if s.runHook != nil {
+		s.runHook(r)
 	}
 }
 

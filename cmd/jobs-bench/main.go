@@ -19,7 +19,8 @@
 //
 //	go run ./cmd/jobs-bench [-n 10000,100000] [-batch 500] [-spread 60] [-clients 8]
 //	                        [-budget 0] [-single=true] [-lag=true] [-patrol-batch 5000] [-whole-seconds]
-//	                        [-calls-csv prefix] [-goroutines prefix] [-cpuprofile file] [-json file]
+//	                        [-calls-csv prefix] [-goroutines prefix] [-goroutines-at d] [-cpuprofile file]
+//	                        [-drain-cpuprofile file] [-json file]
 //
 // -spread 0 makes every job of the lag case due at the same instant;
 // -whole-seconds makes every due instant a whole second (N/spread jobs
@@ -47,11 +48,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"cronsheet/server"
+	"cronsheet/task"
 )
 
 // options are the command's flags.
@@ -72,10 +75,18 @@ type options struct {
 	// of the lag case (<prefix>-<n>.csv).
 	callsCSV string
 	// goroutines, when set, is the prefix of files that get a goroutine
-	// dump halfway through the lag case's window (<prefix>-<n>.txt).
+	// dump halfway through the lag case's window (<prefix>-<n>.txt), or
+	// goroutinesAt after its first due instant.
 	goroutines string
+	// goroutinesAt, when positive, is when after the first due instant the
+	// goroutine dump is taken (default: half the spread).
+	goroutinesAt time.Duration
 	// jsonOut, when set, is the file that gets the results as JSON.
 	jsonOut string
+	// drainProfile, when set, is the file that gets a CPU profile of the
+	// lag case from its first due instant until every callback arrived
+	// (<file>-<n>); -cpuprofile cannot be used with it.
+	drainProfile string
 }
 
 func main() {
@@ -89,13 +100,16 @@ func main() {
 	patrolBatch := flag.Int("patrol-batch", 5000, "the node's patrol.batch (tasks claimed and armed per query)")
 	callsCSV := flag.String("calls-csv", "", "write every callback's due and arrival time to <prefix>-<n>.csv")
 	goroutines := flag.String("goroutines", "", "write a goroutine dump halfway through the due window to <prefix>-<n>.txt")
+	goroutinesAt := flag.Duration("goroutines-at", 0, "take the -goroutines dump this long after the first due instant (0: half the spread)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	wholeSeconds := flag.Bool("whole-seconds", false, "make every due instant of the lag case a whole second")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
+	drainProfile := flag.String("drain-cpuprofile", "", "write a CPU profile of the lag case from its first due instant to its last callback to <file>-<n>")
 	flag.Parse()
 
 	o := options{batch: *batch, spread: time.Duration(*spread) * time.Second, clients: *clients, budget: *budget, single: *single, lag: *lag,
-		patrolBatch: *patrolBatch, callsCSV: *callsCSV, goroutines: *goroutines, wholeSeconds: *wholeSeconds, jsonOut: *jsonOut}
+		patrolBatch: *patrolBatch, callsCSV: *callsCSV, goroutines: *goroutines, goroutinesAt: *goroutinesAt, wholeSeconds: *wholeSeconds, jsonOut: *jsonOut,
+		drainProfile: *drainProfile}
 	for f := range strings.SplitSeq(*ns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
@@ -105,6 +119,9 @@ func main() {
 	}
 	if o.batch < 1 || o.batch > 1000 || o.clients < 1 || o.spread < 0 {
 		fail(errors.New("-batch must be 1..1000, -clients positive, -spread not negative"))
+	}
+	if *cpuProfile != "" && o.drainProfile != "" {
+		fail(errors.New("-cpuprofile and -drain-cpuprofile cannot be used together"))
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -229,6 +246,12 @@ type lagResult struct {
 	sampledDone    int
 	// lastAfterDue is the first due instant → the last callback.
 	lastAfterDue time.Duration
+	// lastOutcomeAfterDue is the first due instant → the last run stored
+	// final (server.WithRunObserver).
+	lastOutcomeAfterDue time.Duration
+	// drainCPU is the CPU time (user + system) the process used from the
+	// first due instant until every callback arrived (or the wait ended).
+	drainCPU time.Duration
 }
 
 // singleCase submits n jobs one per request from o.clients clients to a
@@ -287,9 +310,16 @@ func lagCase(o options, n int) (lagResult, error) {
 		return lagResult{}, err
 	}
 	defer h.close()
+	var finals, lastFinal atomic.Int64 // runs stored final; unix ns of the latest
 	nd, err := startNode(o,
 		server.WithFireObserver(func(_ time.Time, lag time.Duration) { fires.add(lag) }),
 		server.WithArmObserver(armed.observe),
+		server.WithRunObserver(func(r task.Run) {
+			if r.State.Final() {
+				lastFinal.Store(time.Now().UnixNano())
+				finals.Add(1)
+			}
+		}),
 	)
 	if err != nil {
 		return lagResult{}, err
@@ -347,13 +377,29 @@ func lagCase(o options, n int) (lagResult, error) {
 		r.intake.armedN, secs(r.intake.armed), secs(time.Until(first)))
 	time.Sleep(time.Until(first))
 	r.armedBeforeDue = armed.n.Load()
+	cpuAtDue := cpuTime()
+	stopProfile := func() {}
+	if o.drainProfile != "" {
+		f, err := os.Create(fmt.Sprintf("%s-%d", o.drainProfile, n))
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			return lagResult{}, err
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+	}
 
 	// Every job should be called back soon after the end of the window; a
 	// job not called back when callbacks have stopped for 30 s (or five
 	// minutes after the window) is reported, not waited for.
 	last := first.Add(o.spread)
 	if o.goroutines != "" {
-		time.Sleep(time.Until(first.Add(o.spread / 2)))
+		at := o.spread / 2
+		if o.goroutinesAt > 0 {
+			at = o.goroutinesAt
+		}
+		time.Sleep(time.Until(first.Add(at)))
 		if err := dumpGoroutines(fmt.Sprintf("%s-%d.txt", o.goroutines, n)); err != nil {
 			return lagResult{}, err
 		}
@@ -362,7 +408,16 @@ func lagCase(o options, n int) (lagResult, error) {
 	if !waitCount(h.calls.Load, int64(n), last.Add(5*time.Minute), 30*time.Second) {
 		progress("batches, %d jobs: only %d called back", n, h.calls.Load())
 	}
-	time.Sleep(2 * time.Second) // let the runs' outcomes be stored
+	r.drainCPU = cpuTime() - cpuAtDue
+	stopProfile()
+	progress("batches, %d jobs: the process used %s of CPU from the first due instant to the last callback (%s)",
+		n, secs(r.drainCPU), secs(time.Since(first)))
+	if !waitCount(finals.Load, int64(n), time.Now().Add(5*time.Minute), 30*time.Second) {
+		progress("batches, %d jobs: only %d outcomes stored", n, finals.Load())
+	}
+	r.lastOutcomeAfterDue = time.Unix(0, lastFinal.Load()).Sub(first)
+	progress("batches, %d jobs: the last outcome was stored %s after the first due instant (%.0f jobs/s)",
+		n, secs(r.lastOutcomeAfterDue), float64(finals.Load())/r.lastOutcomeAfterDue.Seconds())
 	for _, id := range sample {
 		var v struct {
 			State string `json:"state"`
@@ -682,6 +737,15 @@ func ms(d time.Duration) string   { return fmt.Sprintf("%.1f ms", float64(d)/flo
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 func kib(b float64) string        { return fmt.Sprintf("%.2f KiB", b/1024) }
 
+// cpuTime returns the CPU time (user + system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // heapBytes returns the live Go heap after a full collection.
 func heapBytes() uint64 {
 	runtime.GC()
@@ -765,6 +829,8 @@ type jsonLag struct {
 	Calls          int64   `json:"calls"`
 	CallSpanS      float64 `json:"call_span_s"`
 	LastAfterDueS  float64 `json:"last_callback_after_first_due_s"`
+	DrainCPUS      float64 `json:"drain_cpu_s"`
+	LastOutcomeS   float64 `json:"last_outcome_after_first_due_s"`
 	Errors         int64   `json:"errors"`
 }
 
@@ -785,7 +851,8 @@ func writeJSON(o options, intake []intakeResult, lags []lagResult) error {
 			FireP50MS: msf(r.fire.p50), FireP99MS: msf(r.fire.p99), FireMaxMS: msf(r.fire.max),
 			CallbackP50MS: msf(r.hook.p50), CallbackP99MS: msf(r.hook.p99), CallbackMaxMS: msf(r.hook.max),
 			HeapPerJob: r.heapPerJob, Fires: r.fires, Calls: r.calls, CallSpanS: r.callSpan.Seconds(),
-			LastAfterDueS: r.lastAfterDue.Seconds(), Errors: r.intake.errors})
+			LastAfterDueS: r.lastAfterDue.Seconds(), DrainCPUS: r.drainCPU.Seconds(),
+			LastOutcomeS: r.lastOutcomeAfterDue.Seconds(), Errors: r.intake.errors})
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {

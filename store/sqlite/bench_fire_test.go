@@ -169,3 +169,47 @@ func BenchmarkRecordFires(b *testing.B) {
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "fires/s")
 }
+
+// BenchmarkFinishRuns finishes 500 runs of 500 tasks in one group commit,
+// as a burst of deliveries ending together does. Recording the fires the
+// runs come from is not timed.
+func BenchmarkFinishRuns(b *testing.B) {
+	const n = 500
+	s := openTemp(b)
+	defer s.Close()
+	addBenchTasks(b, s, n)
+	ctx := b.Context()
+	slot := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	round := 0
+	for b.Loop() {
+		b.StopTimer()
+		round++
+		recs := make([]store.FireRecord, n)
+		for i := range recs {
+			id := fmt.Sprintf("t-%06d", i)
+			r := &task.Run{TriggerID: fmt.Sprintf("tr-%d-%d", round, i), TaskID: id,
+				Slot: slot.Add(time.Duration(round) * time.Second), Target: "email",
+				TriggerType: task.TriggerSchedule, State: task.RunRunning, Attempt: 1, FiredAt: time.Now(), Fence: 1}
+			recs[i] = store.FireRecord{Run: r, Status: store.TaskStatusParams{TaskID: id, LastFire: r.Slot,
+				LastStatus: string(task.RunRunning)}}
+		}
+		if _, err := s.RecordFires(ctx, recs); err != nil {
+			b.Fatal(err)
+		}
+		for i := range recs {
+			recs[i].Run.State, recs[i].Run.FinishedAt, recs[i].Run.Output = task.RunDone, time.Now(), "HTTP 200: ok"
+			recs[i].Status = store.TaskStatusParams{TaskID: recs[i].Run.TaskID, LastStatus: string(task.RunDone)}
+		}
+		b.StartTimer()
+		errs, err := s.FinishRuns(ctx, recs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "runs/s")
+}

@@ -216,9 +216,13 @@ func (s *Store) AddJobEvents(ctx context.Context, evs []store.JobEvent) error {
 		return nil
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		add := in(ctx, tx, s.st.addJobEvent)
+		qctx := batchCtx(ctx)
+		add := in(qctx, tx, s.st.addJobEvent)
 		for _, ev := range evs {
-			_, err := add.ExecContext(ctx, ev.JobID, store.UnixMS(ev.At), string(ev.State), ev.TriggerID, ev.Attempt, ev.Reason)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			_, err := add.ExecContext(qctx, ev.JobID, store.UnixMS(ev.At), string(ev.State), ev.TriggerID, ev.Attempt, ev.Reason)
 			if err != nil {
 				return fmt.Errorf("event of job %s: %w", ev.JobID, err)
 			}

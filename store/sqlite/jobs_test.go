@@ -136,14 +136,14 @@ func TestFinishRuns(t *testing.T) {
 	ctx := t.Context()
 	st := openTemp(t)
 	t.Cleanup(func() { st.Close() })
-	for _, id := range []string{"a", "b"} {
+	for _, id := range []string{"a", "b", "c"} {
 		if err := st.CreateJob(ctx, migratedJob(id, "")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	slot := time.Now().Truncate(time.Millisecond)
 	runs := map[string]*task.Run{}
-	for _, id := range []string{"a", "b"} {
+	for _, id := range []string{"a", "b", "c"} {
 		r := &task.Run{TriggerID: "tr_" + id, TaskID: id, Slot: slot, Target: task.JobTargetID,
 			TriggerType: task.TriggerSchedule, State: task.RunRunning, Attempt: 1, FiredAt: slot}
 		if _, err := st.InsertRun(ctx, r); err != nil {
@@ -157,16 +157,26 @@ func TestFinishRuns(t *testing.T) {
 		return &c
 	}
 	ghost := &task.Run{TriggerID: "tr_ghost", TaskID: "a", State: task.RunDone}
+	fenced := done(runs["c"])
+	fenced.Fence = 7 // taken over meanwhile: its fence is not the stored one
 	errs, err := st.FinishRuns(ctx, []store.FireRecord{
 		{Run: done(runs["a"]), Status: store.TaskStatusParams{TaskID: "a", LastStatus: "done", Done: true}},
 		{Run: ghost, Status: store.TaskStatusParams{TaskID: "a", LastStatus: "ghost"}},
 		{Run: done(runs["b"]), Status: store.TaskStatusParams{TaskID: "missing-task", LastStatus: "done"}},
+		{Run: fenced, Status: store.TaskStatusParams{TaskID: "c", LastStatus: "done", Done: true}},
 	})
 	if err != nil {
 		t.Fatalf("FinishRuns: %v", err)
 	}
-	if errs[0] != nil || !errors.Is(errs[1], task.ErrNotFound) || !errors.Is(errs[2], task.ErrNotFound) {
-		t.Fatalf("errs = %v, want nil, not found, not found", errs)
+	if errs[0] != nil || !errors.Is(errs[1], task.ErrNotFound) || !errors.Is(errs[2], task.ErrNotFound) ||
+		!errors.Is(errs[3], task.ErrFenced) {
+		t.Fatalf("errs = %v, want nil, not found, not found, fenced", errs)
+	}
+	if r, _ := st.GetRun(ctx, "tr_c"); r.State != task.RunRunning {
+		t.Errorf("run c = %+v, want still running: its write was fenced", r)
+	}
+	if tk, _ := st.GetTask(ctx, "c"); tk.LastStatus == "done" || tk.IsDone == 1 {
+		t.Errorf("task c = %+v, want its status untouched by a fenced outcome", tk)
 	}
 	if r, _ := st.GetRun(ctx, "tr_a"); r.State != task.RunDone || r.Output != "ok" {
 		t.Errorf("run a = %+v, want done", r)

@@ -113,12 +113,16 @@ func (s *Store) RecordFires(ctx context.Context, recs []store.FireRecord) ([]sto
 		}
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		insert, undo, status := in(ctx, tx, s.st.insertRun), in(ctx, tx, s.st.deleteRun), s.statusIn(ctx, tx)
+		qctx := batchCtx(ctx)
+		insert, undo, status := in(qctx, tx, s.st.insertRun), in(qctx, tx, s.st.deleteRun), s.statusIn(qctx, tx)
 		for i, rec := range recs {
 			if args[i] == nil {
 				continue
 			}
-			ok, err := insertRun(ctx, insert, args[i])
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			ok, err := insertRun(qctx, insert, args[i])
 			if err != nil {
 				return err
 			}
@@ -126,16 +130,16 @@ func (s *Store) RecordFires(ctx context.Context, recs []store.FireRecord) ([]sto
 				// Already fired; by this very record when a retry follows
 				// a write whose answer was lost: then it is ours to
 				// deliver, not a duplicate.
-				if ok, err = s.ownsLedgerKey(ctx, tx, rec.Run); err != nil {
+				if ok, err = s.ownsLedgerKey(qctx, tx, rec.Run); err != nil {
 					return err
 				}
 			}
 			if !ok {
 				continue
 			}
-			err = status.apply(ctx, rec.Status)
+			err = status.apply(qctx, rec.Status)
 			if errors.Is(err, task.ErrNotFound) {
-				if _, err := undo.ExecContext(ctx, rec.Run.TriggerID); err != nil {
+				if _, err := undo.ExecContext(qctx, rec.Run.TriggerID); err != nil {
 					return err
 				}
 				results[i].Err = fmt.Errorf("record fire %s: task %s: %w", rec.Run.TriggerID, rec.Status.TaskID, err)
@@ -226,9 +230,26 @@ func (s *Store) FinishRun(ctx context.Context, r *task.Run, status store.TaskSta
 // updateRun stores r in tx (qUpdateRunFired, then qUpdateRun);
 // task.ErrNotFound when r is absent.
 func (s *Store) updateRun(ctx context.Context, tx *sql.Tx, r *task.Run) error {
-	if _, err := in(ctx, tx, s.st.updateRunFired).ExecContext(ctx, store.UnixMS(r.FiredAt), r.TriggerID); err != nil {
-		return err
-	}
+	return s.runWriterIn(ctx, tx).update(ctx, r)
+}
+
+// runWriter makes fenced run writes with statements bound to one
+// transaction once, for a batch of them.
+type runWriter struct {
+	fired, set, runExists *sql.Stmt
+}
+
+// runWriterIn binds the run write statements to tx.
+func (s *Store) runWriterIn(ctx context.Context, tx *sql.Tx) runWriter {
+	return runWriter{fired: in(ctx, tx, s.st.updateRunFired), set: in(ctx, tx, s.st.updateRun),
+		runExists: in(ctx, tx, s.st.runExists)}
+}
+
+// update stores r (UpdateRun), conditional on its fence: a refused write
+// changes nothing and is task.ErrFenced (task.ErrNotFound when the run is
+// missing). The fired_at write, which is not fenced itself, follows the
+// fenced one.
+func (w runWriter) update(ctx context.Context, r *task.Run) error {
 	params, err := encodeParams(r.Params)
 	if err != nil {
 		return err
@@ -239,13 +260,23 @@ func (s *Store) updateRun(ctx context.Context, tx *sql.Tx, r *task.Run) error {
 			return err
 		}
 	}
-	n, err := execCount(ctx, in(ctx, tx, s.st.updateRun), string(r.State), r.Attempt, r.Node,
+	n, err := execCount(ctx, w.set, string(r.State), r.Attempt, r.Node,
 		store.UnixMS(r.FinishedAt), store.UnixMS(r.NextAttempt), task.Truncate(r.Error, task.MaxOutput),
 		task.Truncate(r.Output, task.MaxOutput), params, store.UnixMS(r.Deadline), feedback, r.TriggerID, r.Fence)
-	if err == nil && n == 0 {
-		err = s.fencedOrMissing(ctx, tx, r.TriggerID)
+	if err != nil {
+		return err
 	}
-	return err
+	if n == 0 {
+		var one int
+		if err := translate(w.runExists.QueryRowContext(ctx, r.TriggerID).Scan(&one)); err != nil {
+			return err
+		}
+		return task.ErrFenced
+	}
+	if _, err := w.fired.ExecContext(ctx, store.UnixMS(r.FiredAt), r.TriggerID); err != nil {
+		return translate(err)
+	}
+	return nil
 }
 
 // GetRun returns the run with triggerID or task.ErrNotFound.
@@ -407,33 +438,45 @@ func decodeFeedback(text string) ([]task.Feedback, error) {
 }
 
 // FinishRuns finishes each record as FinishRun does, all in one
-// transaction; a record that fails (a missing run or task) is rolled back
-// to its savepoint and reported in errs, the others commit together.
+// transaction; a record that fails (a missing run or task, or a fenced
+// run) stores nothing and is reported in errs, the others commit
+// together. Any other failure fails the whole transaction.
+//
+// No savepoint per record (three more statements each, which cost a
+// burst of outcomes ~10 % of its writes): a record first checks that its
+// task exists, then makes its fenced run write, which changes nothing
+// when it is refused, and only then the task's status, which can no
+// longer miss its task (the transaction holds the writer).
 func (s *Store) FinishRuns(ctx context.Context, recs []store.FireRecord) ([]error, error) {
 	if len(recs) > store.MaxStatusBatch {
 		return nil, fmt.Errorf("finish runs: %w", task.Invalid("recs", "at most %d per call", store.MaxStatusBatch))
 	}
 	errs := make([]error, len(recs))
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		qctx := batchCtx(ctx)
+		exists, status := in(qctx, tx, s.st.taskExists), s.statusIn(qctx, tx)
+		run := s.runWriterIn(qctx, tx)
 		for i, rec := range recs {
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT finish"); err != nil {
+			if err := ctx.Err(); err != nil {
 				return err
 			}
-			err := s.updateRun(ctx, tx, rec.Run)
+			var one int
+			err := translate(exists.QueryRowContext(qctx, rec.Status.TaskID).Scan(&one))
 			if err == nil {
-				if err = s.statusIn(ctx, tx).apply(ctx, rec.Status); err != nil {
-					err = fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
+				err = run.update(qctx, rec.Run)
+			} else {
+				err = fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
+			}
+			if err == nil {
+				if err := status.apply(qctx, rec.Status); err != nil {
+					return fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
 				}
+				continue
 			}
-			if err != nil {
-				errs[i] = fmt.Errorf("finish run %s: %w", rec.Run.TriggerID, err)
-				if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO finish"); rerr != nil {
-					return rerr
-				}
+			if !errors.Is(err, task.ErrNotFound) && !errors.Is(err, task.ErrFenced) && !errors.Is(err, task.ErrInvalid) {
+				return fmt.Errorf("finish run %s: %w", rec.Run.TriggerID, err)
 			}
-			if _, err := tx.ExecContext(ctx, "RELEASE finish"); err != nil {
-				return err
-			}
+			errs[i] = fmt.Errorf("finish run %s: %w", rec.Run.TriggerID, err)
 		}
 		return nil
 	})

@@ -359,6 +359,7 @@ type benchJSON struct {
 		HeapPerJob     float64 `json:"heap_per_pending_job_bytes"`
 		Calls          int64   `json:"calls"`
 		LastAfterDueS  float64 `json:"last_callback_after_first_due_s"`
+		LastOutcomeS   float64 `json:"last_outcome_after_first_due_s"`
 		Errors         int64   `json:"errors"`
 	} `json:"lag"`
 }
@@ -397,8 +398,14 @@ func runCronsheet(o options, dir string) (results, error) {
 	}
 	l := one.Lag[0]
 	r.instant = dist{p50: msDur(l.CallbackP50MS), p99: msDur(l.CallbackP99MS), max: msDur(l.CallbackMaxMS)}
-	r.drain = float64(l.Calls) / l.LastAfterDueS
-	r.instantLastAfterS = l.LastAfterDueS
+	// Done = the outcome stored (jobs-bench reports it since 120b474;
+	// older builds only the last callback).
+	last := l.LastAfterDueS
+	if l.LastOutcomeS > last {
+		last = l.LastOutcomeS
+	}
+	r.drain = float64(l.Calls) / last
+	r.instantLastAfterS = last
 	r.memPerPending, r.memWhat = l.HeapPerJob, "Go heap of the node"
 	s := spread.Lag[0]
 	r.spread = dist{p50: msDur(s.CallbackP50MS), p99: msDur(s.CallbackP99MS), max: msDur(s.CallbackMaxMS)}
