@@ -374,6 +374,54 @@
     return { ok: res.ok, status: res.status, body: body };
   }
 
+  // ---- refresh: the page, then polls of it ----------------------------------
+  // Every table answer carries the page's tag (ETag, a hash of what the
+  // page shows) and the server's time (Server-Timing). A poll asks for
+  // the page again with If-None-Match: the tag; while nothing on the page
+  // changed the server answers 304, without the rows. A poll whose answer
+  // took the server longer than slowMS (a costly search) makes the next
+  // one wait twice as long, up to maxPollMS; a fast answer brings it back
+  // to pollMS. A hidden tab polls every hiddenPollMS, and at once when it
+  // is shown again.
+  let slowMS = params.has("slow") ? Number(params.get("slow")) : 500;
+  const maxPollMS = Math.max(pollMS, 30000), hiddenPollMS = Math.max(pollMS, 30000);
+  let pollDelay = pollMS, pollTimer = null, pageTag = "";
+  const answers = { full: 0, unchanged: 0 }; // the polls' answers, for the tests
+  // getTable asks for a page; tag, when given, is sent as If-None-Match.
+  // It returns {ok, status, body, tag, ms}: 304 is ok with no body; ms is
+  // the server's time (else the time until the answer came).
+  async function getTable(q, tag) {
+    const began = performance.now();
+    const opts = { cache: "no-store" };
+    if (tag) opts.headers = { "If-None-Match": tag };
+    const res = await fetch(api + "/table?" + q, opts);
+    const m = /\bapp;dur=([\d.]+)/.exec(res.headers.get("Server-Timing") || "");
+    const out = { ok: res.ok || res.status === 304, status: res.status, body: null,
+      tag: res.headers.get("ETag") || "", ms: m ? Number(m[1]) : performance.now() - began };
+    if (res.status === 304) return out;
+    let body = {};
+    try { body = await res.json(); } catch (e) { body = {}; }
+    if (!res.ok && !body.error) body.error = res.status + " " + res.statusText;
+    if (!res.ok) { body.errorEN = body.error; body.error = window.cronsheetErrorText(lang, body); }
+    out.body = body;
+    return out;
+  }
+  // pace sets the next poll's delay from an answer's server time.
+  function pace(ms) {
+    pollDelay = ms > slowMS ? Math.min(maxPollMS, pollDelay * 2) : pollMS;
+    schedulePoll();
+  }
+  function schedulePoll() {
+    clearTimeout(pollTimer);
+    pollTimer = setTimeout(tick, document.hidden ? hiddenPollMS : pollDelay);
+  }
+  let polls = 0;
+  async function tick() {
+    polls++;
+    refreshTimes();
+    try { await poll(); } finally { schedulePoll(); }
+  }
+
   // A reload that poll started must not redraw under an edit or a delete
   // confirmation opened while it was in flight: its draw waits for them to
   // close (settle).
@@ -384,10 +432,12 @@
     const q = tableQuery(d);
     lastQuery = q;
     if (allMatches && matchKey(q) !== allMatches.key) setTimeout(clearSelection, 0);
-    const r = await getJSON(api + "/table?" + q);
+    const r = await getTable(q, "");
     const body = r.body.error ? { draw: d.draw, recordsTotal: 0, recordsFiltered: 0, data: [] } : r.body;
     if (r.body.error) notice(r.body.error, true);
+    else if (lastQuery === q) pageTag = r.tag;
     takeCounts(r.body);
+    pace(r.ms);
     if (fromPoll && (editing || confirming.size)) { pendingDraw = () => callback(body); return; }
     callback(body);
   }
@@ -400,15 +450,17 @@
 
   // poll refreshes the rows on the page in place; a row with an open edit
   // is left alone, and the page is only reloaded (same page, same order)
-  // when its set of rows changed and nobody is editing.
-  let polls = 0;
+  // when its set of rows changed and nobody is editing. The answer's tag
+  // is kept only once the page shows all of it: a row left alone (being
+  // edited, or on its way to the server) is asked for again next time.
   async function poll() {
-    polls++;
-    refreshTimes();
-    if (!lastQuery || document.hidden) return;
-    const q = new URLSearchParams(lastQuery);
-    const r = await getJSON(api + "/table?" + q);
-    if (!r.ok) return;
+    if (!lastQuery) return;
+    const q = lastQuery;
+    const r = await getTable(new URLSearchParams(q), pageTag);
+    pace(r.ms);
+    if (!r.ok || q !== lastQuery) return; // refused, or the page moved meanwhile
+    if (r.status === 304) { answers.unchanged++; return; }
+    answers.full++;
     takeCounts(r.body);
     const ids = table.rows({ page: "current" }).ids().toArray();
     const fresh = r.body.data.map((x) => x.id);
@@ -419,12 +471,17 @@
       if (!editing && confirming.size === 0 && !pendingDraw) { pollReload = true; table.ajax.reload(null, false); }
       return;
     }
+    let all = true;
     for (const data of r.body.data) {
-      if ((editing && editing.id === data.id) || busy.has(data.id)) continue;
+      if ((editing && editing.id === data.id) || busy.has(data.id)) { all = false; continue; }
       const row = table.row((i, d) => d.id === data.id);
       if (JSON.stringify(row.data()) !== JSON.stringify(data)) row.data(data);
     }
+    if (all && !pendingDraw) pageTag = r.tag;
   }
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden && table) { clearTimeout(pollTimer); tick(); } else if (table) schedulePoll();
+  });
 
   // ---- columns: order and visibility ---------------------------------------
   // Columns can be dragged by their header to another place (ColReorder)
@@ -1431,8 +1488,9 @@
     document.getElementById("export-csv").addEventListener("click", () => {
       if (lastQuery) location.href = exportURL();
     });
-    setInterval(poll, pollMS);
-    window.cronsheet = { table: table, polls: () => polls, editing: () => editing, exportURL: exportURL, importCSV: importCSV,
+    schedulePoll();
+    window.cronsheet = { table: table, polls: () => polls, answers: () => Object.assign({}, answers),
+      pollDelay: () => (document.hidden ? hiddenPollMS : pollDelay), setSlowMS: (ms) => { slowMS = ms; }, editing: () => editing, exportURL: exportURL, importCSV: importCSV,
       selected: () => selection().all ? ["*"] : selection().ids.slice(), selectedCount: () => selectedCount(),
       taskState: (id) => { const r = table.rows().data().toArray().find((x) => taskIDOfRow(x) === id); return r && r.task ? r.task.state : undefined; } };
     document.body.dataset.ready = "1";
