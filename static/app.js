@@ -11,7 +11,10 @@
   window.addEventListener("unhandledrejection", (e) => errors.push(String(e.reason && (e.reason.stack || e.reason))));
 
   const params = new URLSearchParams(location.search);
-  const scenario = params.get("scenario") || "memos";
+  // The scenario shown: the URL's (?scenario=), else the one chosen last
+  // (the switcher keeps it in localStorage), else memos.
+  const scenarioKey = "cronsheet.scenario";
+  const scenario = params.get("scenario") || localStorage.getItem(scenarioKey) || "memos";
   const pollMS = Math.max(250, Number(params.get("poll")) || 2000);
   const api = "/api/v1/scenarios/" + encodeURIComponent(scenario);
   // Panels slide over from the right (session.js; a page without it shows
@@ -61,6 +64,7 @@
       "undo.done": "Undone: {n} cells restored.", "undo.none": "Nothing to undo.",
       "paste.done": "Pasted {n} cells.", "fill.done": "Filled {n} cells.", "paste.fit": "Nothing pasted: {n} rows do not fit below this cell on this page.",
       "paste.col": "Nothing pasted: column {col} cannot be edited.", "paste.wide": "Nothing pasted: the text has more columns than the table right of this cell.",
+      "scenario": "Table shown", "scn.memos": "Memos",
     },
     zh: {
       "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加", "add.default": "（默认）", "tz.local": "本地 {t}", "add.tz": "时区",
@@ -106,6 +110,7 @@
       "undo.done": "已撤销：恢复了 {n} 个单元格。", "undo.none": "没有可撤销的修改。",
       "paste.done": "已粘贴 {n} 个单元格。", "fill.done": "已填充 {n} 个单元格。", "paste.fit": "未粘贴：本页此单元格以下放不下 {n} 行。",
       "paste.col": "未粘贴：列“{col}”不能编辑。", "paste.wide": "未粘贴：文本的列数超过了此单元格右侧的列数。",
+      "scenario": "显示的表格", "scn.memos": "备忘",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||
@@ -1326,6 +1331,35 @@
     });
   }
 
+  // ---- scenarios -----------------------------------------------------------
+  // The header's switcher lists the node's scenarios (the columns
+  // answer's); choosing one loads its table (?scenario=, kept in
+  // localStorage for the next visit). A node with one scenario shows none.
+  function buildScenarios(names) {
+    localStorage.setItem(scenarioKey, scenario);
+    if (!params.get("scenario") && scenario !== "memos") {
+      params.set("scenario", scenario);
+      history.replaceState(null, "", "?" + params);
+    }
+    const sel = document.getElementById("scenario");
+    if (names.length < 2) return;
+    sel.setAttribute("aria-label", t("scenario"));
+    sel.title = t("scenario");
+    for (const name of names) {
+      const o = document.createElement("option");
+      o.value = name;
+      o.textContent = tOr("scn." + name, name);
+      sel.appendChild(o);
+    }
+    sel.value = scenario;
+    sel.hidden = false;
+    sel.addEventListener("change", () => {
+      localStorage.setItem(scenarioKey, sel.value);
+      params.set("scenario", sel.value);
+      location.search = "?" + params;
+    });
+  }
+
   // ---- start -------------------------------------------------------------
   async function start() {
     document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
@@ -1335,11 +1369,20 @@
     sel.addEventListener("change", () => { localStorage.setItem("cronsheet.lang", sel.value); location.reload(); });
 
     const r = await getJSON(api + "/columns");
+    if (!r.ok && r.status === 404 && !params.get("scenario") && localStorage.getItem(scenarioKey)) {
+      // The scenario chosen last is gone from the config: back to memos.
+      localStorage.removeItem(scenarioKey);
+      location.reload();
+      return;
+    }
     if (!r.ok) { notice(r.body.error, true); return; }
     cols = r.body.columns;
-    // A column is titled by its role where the language has a word for it
-    // (Chinese); else as the server titles it (the scenario's field name).
-    for (const c of cols) c.title = tOr("col." + c.role, c.title);
+    buildScenarios(r.body.scenarios || []);
+    // A column is titled by its label in the page's language (the
+    // scenario's config), else by its role where the language has a word
+    // for it (Chinese), else as the server titles it (the en label, else
+    // the field's name).
+    for (const c of cols) c.title = (c.labels && c.labels[lang]) || tOr("col." + c.role, c.title);
     searchMin = r.body.search_min || 3;
     searchMinCJK = r.body.search_min_cjk || searchMin;
     defaults = r.body.defaults || {};

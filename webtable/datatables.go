@@ -227,6 +227,9 @@ type columnsBody struct {
 	// TZField is the row field holding a row's own zone ("" when the
 	// scenario maps none): a row's times are shown in that zone.
 	TZField string `json:"tz_field,omitempty"`
+	// Scenarios names every scenario the node serves (memos first, then
+	// by name), so a page can offer the others' tables.
+	Scenarios []string `json:"scenarios"`
 }
 
 func (t *Table) serveColumns(c *gin.Context) {
@@ -243,7 +246,8 @@ func (t *Table) serveColumns(c *gin.Context) {
 		}
 	}
 	body := columnsBody{Scenario: name, IDField: idField, Columns: cols,
-		PageMax: store.MaxRowPage, SearchMin: store.MinRowSearch, SearchMinCJK: store.MinRowSearchCJK, Defaults: map[string]any{}, TZ: "UTC"}
+		PageMax: store.MaxRowPage, SearchMin: store.MinRowSearch, SearchMinCJK: store.MinRowSearchCJK, Defaults: map[string]any{}, TZ: "UTC",
+		Scenarios: t.scenarioNames()}
 	if sc := t.scenarios[name]; sc != nil {
 		if d := sc.Config().Defaults; d != nil {
 			body.Defaults = d
@@ -252,6 +256,16 @@ func (t *Table) serveColumns(c *gin.Context) {
 		body.TZField = sc.Field(mapping.FieldTZ)
 	}
 	c.JSON(http.StatusOK, body)
+}
+
+// scenarioNames are the scenarios with a table: memos first (the shipped
+// one, the page's default), then the others by name.
+func (t *Table) scenarioNames() []string {
+	names := slices.Sorted(maps.Keys(t.columns))
+	if i := slices.Index(names, "memos"); i > 0 {
+		names = slices.Insert(slices.Delete(names, i, i+1), 0, "memos")
+	}
+	return names
 }
 
 // tableAnswer is the DataTables answer.
