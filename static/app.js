@@ -316,7 +316,6 @@
     q.set("search[value]", s);
     if (chips.state) q.set("filter[state]", chips.state);
     if (chips.channel) q.set("filter[channel]", chips.channel);
-    q.set("counts", "1");
     cols.forEach((c, i) => q.set("columns[" + i + "][data]", c.data));
     const by = d.order && d.order.length ? toOrig(d.order[0].column) : -1;
     if (by >= 0 && by < cols.length) {
@@ -329,7 +328,11 @@
   // ---- filter chips ----------------------------------------------------------
   // Above the table: Errors, Off, Due within 1 h (one of them at a time)
   // and a channel, each with its count; the server filters (filter[state],
-  // filter[channel]) and counts (counts=1, with every page and poll).
+  // filter[channel]) and counts (counts=1). The counts do not depend on the
+  // page, the order, the search or the chip pressed, only on the rows, and
+  // at 100k rows they cost the server far more than a page (a count per
+  // chip, docs/BENCHMARKS.md): they come with the first page and with the
+  // polls, not with each draw.
   const chips = { state: "", channel: "", counts: null };
   function buildChips() {
     const box = document.getElementById("chips");
@@ -437,10 +440,14 @@
     const q = tableQuery(d);
     lastQuery = q;
     if (allMatches && matchKey(q) !== allMatches.key) setTimeout(clearSelection, 0);
-    const r = await getTable(q, "");
+    const asked = new URLSearchParams(q);
+    if (!chips.counts) asked.set("counts", "1");
+    const r = await getTable(asked, "");
     const body = r.body.error ? { draw: d.draw, recordsTotal: 0, recordsFiltered: 0, data: [] } : r.body;
     if (r.body.error) notice(r.body.error, true);
-    else if (lastQuery === q) pageTag = r.tag;
+    // The polls ask with the counts: a tag of an answer without them
+    // never matches theirs.
+    else if (lastQuery === q) pageTag = asked.has("counts") ? r.tag : "";
     takeCounts(r.body);
     pace(r.ms);
     if (fromPoll && (editing || confirming.size)) { pendingDraw = () => callback(body); return; }
@@ -461,7 +468,9 @@
   async function poll() {
     if (!lastQuery) return;
     const q = lastQuery;
-    const r = await getTable(new URLSearchParams(q), pageTag);
+    const asked = new URLSearchParams(q);
+    asked.set("counts", "1");
+    const r = await getTable(asked, pageTag);
     pace(r.ms);
     if (!r.ok || q !== lastQuery) return; // refused, or the page moved meanwhile
     if (r.status === 304) { answers.unchanged++; return; }
