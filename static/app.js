@@ -11,7 +11,10 @@
   window.addEventListener("unhandledrejection", (e) => errors.push(String(e.reason && (e.reason.stack || e.reason))));
 
   const params = new URLSearchParams(location.search);
-  const scenario = params.get("scenario") || "memos";
+  // The scenario shown: the URL's (?scenario=), else the one chosen last
+  // (the switcher keeps it in localStorage), else memos.
+  const scenarioKey = "cronsheet.scenario";
+  const scenario = params.get("scenario") || localStorage.getItem(scenarioKey) || "memos";
   const pollMS = Math.max(250, Number(params.get("poll")) || 2000);
   const api = "/api/v1/scenarios/" + encodeURIComponent(scenario);
   // Panels slide over from the right (session.js; a page without it shows
@@ -61,6 +64,7 @@
       "undo.done": "Undone: {n} cells restored.", "undo.none": "Nothing to undo.",
       "paste.done": "Pasted {n} cells.", "fill.done": "Filled {n} cells.", "paste.fit": "Nothing pasted: {n} rows do not fit below this cell on this page.",
       "paste.col": "Nothing pasted: column {col} cannot be edited.", "paste.wide": "Nothing pasted: the text has more columns than the table right of this cell.",
+      "scenario": "Table shown", "scn.memos": "Memos",
     },
     zh: {
       "nav.table": "表格", "nav.outbox": "发件箱", "add.title": "新行", "add.button": "添加", "add.default": "（默认）", "tz.local": "本地 {t}", "add.tz": "时区",
@@ -106,6 +110,7 @@
       "undo.done": "已撤销：恢复了 {n} 个单元格。", "undo.none": "没有可撤销的修改。",
       "paste.done": "已粘贴 {n} 个单元格。", "fill.done": "已填充 {n} 个单元格。", "paste.fit": "未粘贴：本页此单元格以下放不下 {n} 行。",
       "paste.col": "未粘贴：列“{col}”不能编辑。", "paste.wide": "未粘贴：文本的列数超过了此单元格右侧的列数。",
+      "scenario": "显示的表格", "scn.memos": "备忘",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||
@@ -311,7 +316,6 @@
     q.set("search[value]", s);
     if (chips.state) q.set("filter[state]", chips.state);
     if (chips.channel) q.set("filter[channel]", chips.channel);
-    q.set("counts", "1");
     cols.forEach((c, i) => q.set("columns[" + i + "][data]", c.data));
     const by = d.order && d.order.length ? toOrig(d.order[0].column) : -1;
     if (by >= 0 && by < cols.length) {
@@ -324,7 +328,11 @@
   // ---- filter chips ----------------------------------------------------------
   // Above the table: Errors, Off, Due within 1 h (one of them at a time)
   // and a channel, each with its count; the server filters (filter[state],
-  // filter[channel]) and counts (counts=1, with every page and poll).
+  // filter[channel]) and counts (counts=1). The counts do not depend on the
+  // page, the order, the search or the chip pressed, only on the rows, and
+  // at 100k rows they cost the server far more than a page (a count per
+  // chip, docs/BENCHMARKS.md): they come with the first page and with the
+  // polls, not with each draw.
   const chips = { state: "", channel: "", counts: null };
   function buildChips() {
     const box = document.getElementById("chips");
@@ -374,6 +382,54 @@
     return { ok: res.ok, status: res.status, body: body };
   }
 
+  // ---- refresh: the page, then polls of it ----------------------------------
+  // Every table answer carries the page's tag (ETag, a hash of what the
+  // page shows) and the server's time (Server-Timing). A poll asks for
+  // the page again with If-None-Match: the tag; while nothing on the page
+  // changed the server answers 304, without the rows. A poll whose answer
+  // took the server longer than slowMS (a costly search) makes the next
+  // one wait twice as long, up to maxPollMS; a fast answer brings it back
+  // to pollMS. A hidden tab polls every hiddenPollMS, and at once when it
+  // is shown again.
+  let slowMS = params.has("slow") ? Number(params.get("slow")) : 500;
+  const maxPollMS = Math.max(pollMS, 30000), hiddenPollMS = Math.max(pollMS, 30000);
+  let pollDelay = pollMS, pollTimer = null, pageTag = "";
+  const answers = { full: 0, unchanged: 0 }; // the polls' answers, for the tests
+  // getTable asks for a page; tag, when given, is sent as If-None-Match.
+  // It returns {ok, status, body, tag, ms}: 304 is ok with no body; ms is
+  // the server's time (else the time until the answer came).
+  async function getTable(q, tag) {
+    const began = performance.now();
+    const opts = { cache: "no-store" };
+    if (tag) opts.headers = { "If-None-Match": tag };
+    const res = await fetch(api + "/table?" + q, opts);
+    const m = /\bapp;dur=([\d.]+)/.exec(res.headers.get("Server-Timing") || "");
+    const out = { ok: res.ok || res.status === 304, status: res.status, body: null,
+      tag: res.headers.get("ETag") || "", ms: m ? Number(m[1]) : performance.now() - began };
+    if (res.status === 304) return out;
+    let body = {};
+    try { body = await res.json(); } catch (e) { body = {}; }
+    if (!res.ok && !body.error) body.error = res.status + " " + res.statusText;
+    if (!res.ok) { body.errorEN = body.error; body.error = window.cronsheetErrorText(lang, body); }
+    out.body = body;
+    return out;
+  }
+  // pace sets the next poll's delay from an answer's server time.
+  function pace(ms) {
+    pollDelay = ms > slowMS ? Math.min(maxPollMS, pollDelay * 2) : pollMS;
+    schedulePoll();
+  }
+  function schedulePoll() {
+    clearTimeout(pollTimer);
+    pollTimer = setTimeout(tick, document.hidden ? hiddenPollMS : pollDelay);
+  }
+  let polls = 0;
+  async function tick() {
+    polls++;
+    refreshTimes();
+    try { await poll(); } finally { schedulePoll(); }
+  }
+
   // A reload that poll started must not redraw under an edit or a delete
   // confirmation opened while it was in flight: its draw waits for them to
   // close (settle).
@@ -384,10 +440,16 @@
     const q = tableQuery(d);
     lastQuery = q;
     if (allMatches && matchKey(q) !== allMatches.key) setTimeout(clearSelection, 0);
-    const r = await getJSON(api + "/table?" + q);
+    const asked = new URLSearchParams(q);
+    if (!chips.counts) asked.set("counts", "1");
+    const r = await getTable(asked, "");
     const body = r.body.error ? { draw: d.draw, recordsTotal: 0, recordsFiltered: 0, data: [] } : r.body;
     if (r.body.error) notice(r.body.error, true);
+    // The polls ask with the counts: a tag of an answer without them
+    // never matches theirs.
+    else if (lastQuery === q) pageTag = asked.has("counts") ? r.tag : "";
     takeCounts(r.body);
+    pace(r.ms);
     if (fromPoll && (editing || confirming.size)) { pendingDraw = () => callback(body); return; }
     callback(body);
   }
@@ -400,15 +462,19 @@
 
   // poll refreshes the rows on the page in place; a row with an open edit
   // is left alone, and the page is only reloaded (same page, same order)
-  // when its set of rows changed and nobody is editing.
-  let polls = 0;
+  // when its set of rows changed and nobody is editing. The answer's tag
+  // is kept only once the page shows all of it: a row left alone (being
+  // edited, or on its way to the server) is asked for again next time.
   async function poll() {
-    polls++;
-    refreshTimes();
-    if (!lastQuery || document.hidden) return;
-    const q = new URLSearchParams(lastQuery);
-    const r = await getJSON(api + "/table?" + q);
-    if (!r.ok) return;
+    if (!lastQuery) return;
+    const q = lastQuery;
+    const asked = new URLSearchParams(q);
+    asked.set("counts", "1");
+    const r = await getTable(asked, pageTag);
+    pace(r.ms);
+    if (!r.ok || q !== lastQuery) return; // refused, or the page moved meanwhile
+    if (r.status === 304) { answers.unchanged++; return; }
+    answers.full++;
     takeCounts(r.body);
     const ids = table.rows({ page: "current" }).ids().toArray();
     const fresh = r.body.data.map((x) => x.id);
@@ -419,12 +485,17 @@
       if (!editing && confirming.size === 0 && !pendingDraw) { pollReload = true; table.ajax.reload(null, false); }
       return;
     }
+    let all = true;
     for (const data of r.body.data) {
-      if ((editing && editing.id === data.id) || busy.has(data.id)) continue;
+      if ((editing && editing.id === data.id) || busy.has(data.id)) { all = false; continue; }
       const row = table.row((i, d) => d.id === data.id);
       if (JSON.stringify(row.data()) !== JSON.stringify(data)) row.data(data);
     }
+    if (all && !pendingDraw) pageTag = r.tag;
   }
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden && table) { clearTimeout(pollTimer); tick(); } else if (table) schedulePoll();
+  });
 
   // ---- columns: order and visibility ---------------------------------------
   // Columns can be dragged by their header to another place (ColReorder)
@@ -1269,6 +1340,35 @@
     });
   }
 
+  // ---- scenarios -----------------------------------------------------------
+  // The header's switcher lists the node's scenarios (the columns
+  // answer's); choosing one loads its table (?scenario=, kept in
+  // localStorage for the next visit). A node with one scenario shows none.
+  function buildScenarios(names) {
+    localStorage.setItem(scenarioKey, scenario);
+    if (!params.get("scenario") && scenario !== "memos") {
+      params.set("scenario", scenario);
+      history.replaceState(null, "", "?" + params);
+    }
+    const sel = document.getElementById("scenario");
+    if (names.length < 2) return;
+    sel.setAttribute("aria-label", t("scenario"));
+    sel.title = t("scenario");
+    for (const name of names) {
+      const o = document.createElement("option");
+      o.value = name;
+      o.textContent = tOr("scn." + name, name);
+      sel.appendChild(o);
+    }
+    sel.value = scenario;
+    sel.hidden = false;
+    sel.addEventListener("change", () => {
+      localStorage.setItem(scenarioKey, sel.value);
+      params.set("scenario", sel.value);
+      location.search = "?" + params;
+    });
+  }
+
   // ---- start -------------------------------------------------------------
   async function start() {
     document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
@@ -1278,11 +1378,20 @@
     sel.addEventListener("change", () => { localStorage.setItem("cronsheet.lang", sel.value); location.reload(); });
 
     const r = await getJSON(api + "/columns");
+    if (!r.ok && r.status === 404 && !params.get("scenario") && localStorage.getItem(scenarioKey)) {
+      // The scenario chosen last is gone from the config: back to memos.
+      localStorage.removeItem(scenarioKey);
+      location.reload();
+      return;
+    }
     if (!r.ok) { notice(r.body.error, true); return; }
     cols = r.body.columns;
-    // A column is titled by its role where the language has a word for it
-    // (Chinese); else as the server titles it (the scenario's field name).
-    for (const c of cols) c.title = tOr("col." + c.role, c.title);
+    buildScenarios(r.body.scenarios || []);
+    // A column is titled by its label in the page's language (the
+    // scenario's config), else by its role where the language has a word
+    // for it (Chinese), else as the server titles it (the en label, else
+    // the field's name).
+    for (const c of cols) c.title = (c.labels && c.labels[lang]) || tOr("col." + c.role, c.title);
     searchMin = r.body.search_min || 3;
     searchMinCJK = r.body.search_min_cjk || searchMin;
     defaults = r.body.defaults || {};
@@ -1431,8 +1540,9 @@
     document.getElementById("export-csv").addEventListener("click", () => {
       if (lastQuery) location.href = exportURL();
     });
-    setInterval(poll, pollMS);
-    window.cronsheet = { table: table, polls: () => polls, editing: () => editing, exportURL: exportURL, importCSV: importCSV,
+    schedulePoll();
+    window.cronsheet = { table: table, polls: () => polls, answers: () => Object.assign({}, answers),
+      pollDelay: () => (document.hidden ? hiddenPollMS : pollDelay), setSlowMS: (ms) => { slowMS = ms; }, editing: () => editing, exportURL: exportURL, importCSV: importCSV,
       selected: () => selection().all ? ["*"] : selection().ids.slice(), selectedCount: () => selectedCount(),
       taskState: (id) => { const r = table.rows().data().toArray().find((x) => taskIDOfRow(x) === id); return r && r.task ? r.task.state : undefined; } };
     document.body.dataset.ready = "1";

@@ -3,6 +3,9 @@ package webtable
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,6 +34,11 @@ import (
 //	  draw, start, length, search[value], order[0][column], order[0][dir],
 //	  columns[i][data]
 //	→ {draw, recordsTotal, recordsFiltered, data} or {draw, error} (4xx/5xx)
+//
+// An answer carries ETag, the page's tag (pageTag), and Server-Timing: a
+// GET sent again with If-None-Match: <tag> is answered 304 Not Modified,
+// without the rows, while nothing the page shows has changed (the page's
+// poll).
 //
 // and the column model the page builds the table from:
 //
@@ -219,6 +227,9 @@ type columnsBody struct {
 	// TZField is the row field holding a row's own zone ("" when the
 	// scenario maps none): a row's times are shown in that zone.
 	TZField string `json:"tz_field,omitempty"`
+	// Scenarios names every scenario the node serves (memos first, then
+	// by name), so a page can offer the others' tables.
+	Scenarios []string `json:"scenarios"`
 }
 
 func (t *Table) serveColumns(c *gin.Context) {
@@ -235,7 +246,8 @@ func (t *Table) serveColumns(c *gin.Context) {
 		}
 	}
 	body := columnsBody{Scenario: name, IDField: idField, Columns: cols,
-		PageMax: store.MaxRowPage, SearchMin: store.MinRowSearch, SearchMinCJK: store.MinRowSearchCJK, Defaults: map[string]any{}, TZ: "UTC"}
+		PageMax: store.MaxRowPage, SearchMin: store.MinRowSearch, SearchMinCJK: store.MinRowSearchCJK, Defaults: map[string]any{}, TZ: "UTC",
+		Scenarios: t.scenarioNames()}
 	if sc := t.scenarios[name]; sc != nil {
 		if d := sc.Config().Defaults; d != nil {
 			body.Defaults = d
@@ -244,6 +256,16 @@ func (t *Table) serveColumns(c *gin.Context) {
 		body.TZField = sc.Field(mapping.FieldTZ)
 	}
 	c.JSON(http.StatusOK, body)
+}
+
+// scenarioNames are the scenarios with a table: memos first (the shipped
+// one, the page's default), then the others by name.
+func (t *Table) scenarioNames() []string {
+	names := slices.Sorted(maps.Keys(t.columns))
+	if i := slices.Index(names, "memos"); i > 0 {
+		names = slices.Insert(slices.Delete(names, i, i+1), 0, "memos")
+	}
+	return names
 }
 
 // tableAnswer is the DataTables answer.
@@ -355,6 +377,7 @@ type tableRequest struct {
 }
 
 func (t *Table) serve(c *gin.Context) {
+	began := time.Now()
 	name := c.Param("scenario")
 	cols, ok := t.columns[name]
 	if !ok {
@@ -404,7 +427,63 @@ func (t *Table) serve(c *gin.Context) {
 			return
 		}
 	}
+	writeAnswer(c, answer, began)
+}
+
+// writeAnswer answers a table request with answer, tagged with its page
+// tag (pageTag) as a weak ETag: a GET whose If-None-Match holds the tag
+// is answered 304 Not Modified, without the rows. Every answer says how
+// long the server took (Server-Timing: app;dur=<ms>), so the page can
+// poll a costly search less often.
+func writeAnswer(c *gin.Context, answer tableAnswer, began time.Time) {
+	tag, err := pageTag(answer)
+	if err != nil {
+		// A page that cannot be encoded cannot be sent either: the same
+		// error follows from c.JSON, answered as gin answers it.
+		c.JSON(http.StatusOK, answer)
+		return
+	}
+	h := c.Writer.Header()
+	h.Set("ETag", tag)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Server-Timing", fmt.Sprintf("app;dur=%.1f", float64(time.Since(began).Microseconds())/1000))
+	if c.Request.Method == http.MethodGet && etagMatch(c.GetHeader("If-None-Match"), tag) {
+		c.Status(http.StatusNotModified)
+		return
+	}
 	c.JSON(http.StatusOK, answer)
+}
+
+// pageTag is a table answer's tag: a weak ETag over everything the answer
+// holds but its draw counter (the rows with their fields, versions and
+// bookkeeping, their tasks' states, their outcome strips, the counts and
+// the chips' counts). Two answers with the same tag show the same page.
+// It is a hash of what was read rather than a version kept by the store,
+// so both drivers answer it from the page's own reads, and no write path
+// (sync, a fire, a finished run, a task's state) has to bump a shared
+// counter.
+func pageTag(answer tableAnswer) (string, error) {
+	answer.Draw = 0
+	b, err := json.Marshal(answer)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return `W/"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`, nil
+}
+
+// etagMatch reports whether an If-None-Match header holds tag, compared
+// weakly (RFC 9110 13.1.2): "*" or any listed tag with the same opaque
+// part.
+func etagMatch(header, tag string) bool {
+	want := strings.TrimPrefix(tag, "W/")
+	for part := range strings.SplitSeq(header, ",") {
+		part = strings.TrimSpace(part)
+		if part == "*" || strings.TrimPrefix(part, "W/") == want {
+			return true
+		}
+	}
+	return false
 }
 
 // channelColumn is the scenario's channel column (ok false without one).
