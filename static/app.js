@@ -32,6 +32,7 @@
       "st.enabled": "Enabled", "st.paused": "Paused", "st.closed": "Closed", "st.error": "Error", "st.done": "Done",
       "oc.strip": "last outcomes, oldest first", "oc.done": "done", "oc.dead": "dead", "oc.timeout": "timed out",
       "oc.rejected": "rejected", "oc.cancelled": "cancelled", "oc.skipped": "skipped",
+      "oc.accepted": "accepted", "oc.failed": "failed",
       "st.sync": "syncing: the edit is on its way to the scheduler",
       "why.error": "The row is invalid.", "why.off": "Switched off: nothing fires.",
       "why.stopped": "Task stopped: it fires only on Run now.", "why.closed": "Task closed: it never fires.",
@@ -72,6 +73,7 @@
       "st.enabled": "已启用", "st.paused": "已暂停", "st.closed": "已关闭", "st.error": "错误", "st.done": "已完成",
       "oc.strip": "最近结果（从旧到新）", "oc.done": "成功", "oc.dead": "失败", "oc.timeout": "超时",
       "oc.rejected": "被拒绝", "oc.cancelled": "已取消", "oc.skipped": "已跳过",
+      "oc.accepted": "已接受", "oc.failed": "失败待重试",
       "st.sync": "同步中：修改正在交给调度器",
       "why.error": "此行无效。", "why.off": "已停用：不会触发。",
       "why.stopped": "任务已停止：只在“立即运行”时触发。", "why.closed": "任务已关闭：不会再触发。",
@@ -270,7 +272,7 @@
             let s = "";
             if (data) {
               const cls = /^(done|ok|accepted)$/.test(data) ? "last-ok" : "last-bad";
-              s = '<span class="' + cls + '">' + esc(data) + "</span>";
+              s = '<span class="' + cls + '" data-state="' + esc(data) + '">' + esc(tOr("oc." + data, data)) + "</span>";
             }
             return s + outcomeStrip(row.outcomes);
           }

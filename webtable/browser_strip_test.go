@@ -75,6 +75,11 @@ func TestBrowserOutcomeStrip(t *testing.T) {
 		if marks[1]["state"] != "done" || !strings.Contains(marks[1]["cls"], "oc-ok") || !strings.HasPrefix(marks[1]["title"], doneWord+" · ") {
 			t.Errorf("%s: second mark = %v, want the done run titled %q", lang, marks[1], doneWord)
 		}
+		// The last outcome's word is the page's language's too.
+		if last := get(t, ctx, "read the last status", chromedp.Evaluate[string](
+			`document.querySelector('#rows tbody tr[id="oc-1"] .last-ok[data-state="done"]').textContent`)); last != doneWord {
+			t.Errorf("%s: last status reads %q, want %q", lang, last, doneWord)
+		}
 		if marks[0]["colour"] == marks[1]["colour"] || marks[0]["colour"] == "rgba(0, 0, 0, 0)" {
 			t.Errorf("%s: marks coloured %q and %q, want two different colours", lang, marks[0]["colour"], marks[1]["colour"])
 		}
