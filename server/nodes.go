@@ -33,10 +33,9 @@ type nodeRegistry struct {
 	now    func() time.Time
 	held   func() int // tasks armed here, reported with each beat
 
-	mu        sync.Mutex
-	cached    fire.Peers
-	cachedAt  time.Time // when cached was read (before the query)
-	liveUntil time.Time
+	mu       sync.Mutex
+	cached   fire.Peers
+	cachedAt time.Time // when cached was read (before the query); it answers for liveCacheFor
 	// healthySince is when this node's heartbeats started succeeding
 	// again (its start, or the end of a store outage it saw).
 	healthySince time.Time
@@ -175,7 +174,7 @@ func (r *nodeRegistry) deregister(ctx context.Context) error {
 // their deadline (fire.Peers).
 func (r *nodeRegistry) peers(ctx context.Context, notBefore time.Time) (fire.Peers, error) {
 	r.mu.Lock()
-	if r.now().Before(r.liveUntil) && !r.cachedAt.Before(notBefore) {
+	if r.now().Before(r.cachedAt.Add(liveCacheFor)) && !r.cachedAt.Before(notBefore) {
 		p := r.cached
 		r.mu.Unlock()
 		return p, nil
@@ -203,7 +202,7 @@ func (r *nodeRegistry) peers(ctx context.Context, notBefore time.Time) (fire.Pee
 		}
 	}
 	r.mu.Lock()
-	r.cached, r.cachedAt, r.liveUntil = p, readAt, now.Add(liveCacheFor)
+	r.cached, r.cachedAt = p, readAt
 	r.mu.Unlock()
 	return p, nil
 }

@@ -109,7 +109,7 @@ func TestLivenessAfterOutage(t *testing.T) {
 	}
 	liveSet := func() map[string]bool {
 		r.mu.Lock()
-		r.liveUntil = time.Time{} // no cache
+		r.cachedAt = time.Time{} // no cache
 		r.mu.Unlock()
 		p, err := r.peers(t.Context(), time.Time{})
 		if err != nil {
