@@ -45,10 +45,7 @@ func New(logger *slog.Logger, st Store, scenarios map[string]*mapping.Scenario) 
 	if st == nil {
 		panic("auditapi: nil Store")
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &API{logger: logger.With("component", "auditapi"), store: st, scenarios: maps.Clone(scenarios)}
+	return &API{logger: httpapi.ComponentLogger(logger, "auditapi"), store: st, scenarios: maps.Clone(scenarios)}
 }
 
 // Register mounts the routes on r:

@@ -81,10 +81,7 @@ func NewGuard(cfg GuardConfig) *Guard {
 	}
 	g := &Guard{logger: cfg.Logger, users: cfg.Users, cfg: cfg, policy: Policy(), hosts: map[string]bool{},
 		limiter: cfg.Limiter, now: cfg.Now}
-	if g.logger == nil {
-		g.logger = slog.New(slog.DiscardHandler)
-	}
-	g.logger = g.logger.With("component", "guard")
+	g.logger = httpapi.ComponentLogger(g.logger, "guard")
 	if g.now == nil {
 		g.now = time.Now
 	}

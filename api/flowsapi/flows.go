@@ -76,10 +76,7 @@ type API struct {
 // New returns the flows API over st and engine; every change it makes
 // is recorded in audit (nil: not recorded) with the principal who made it.
 func New(logger *slog.Logger, st Store, engine FlowEngine, audit store.AuditLog) *API {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &API{logger: logger.With("component", "flowsapi"), store: st, engine: engine, audit: audit, now: time.Now}
+	return &API{logger: httpapi.ComponentLogger(logger, "flowsapi"), store: st, engine: engine, audit: audit, now: time.Now}
 }
 
 func (f *API) writeError(c *gin.Context, err error) { httpapi.WriteError(f.logger, c, err) }

@@ -10,15 +10,21 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
+// ComponentLogger returns logger tagged with component, or a logger that
+// discards everything when logger is nil (a handler package's default).
+func ComponentLogger(logger *slog.Logger, component string) *slog.Logger {
+	if logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return logger.With("component", component)
+}
+
 // Middleware returns the middleware for a gin.New() engine, outermost
 // first: a request logger that writes one slog record per request, and a
 // recovery that logs a panic with its stack and answers 500 with a JSON
 // error. A nil logger discards the records.
 func Middleware(logger *slog.Logger) []gin.HandlerFunc {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	logger = logger.With("component", "http")
+	logger = ComponentLogger(logger, "http")
 	return []gin.HandlerFunc{requestLogger(logger), recovery(logger)}
 }
 

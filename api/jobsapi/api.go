@@ -49,10 +49,7 @@ type API struct {
 // New returns the jobs API over d.
 func New(d Deps) *API {
 	a := &API{logger: d.Logger, jobs: d.Jobs, socket: d.Socket, audit: d.Audit, now: d.Now}
-	if a.logger == nil {
-		a.logger = slog.New(slog.DiscardHandler)
-	}
-	a.logger = a.logger.With("component", "jobsapi")
+	a.logger = httpapi.ComponentLogger(a.logger, "jobsapi")
 	if a.now == nil {
 		a.now = time.Now
 	}

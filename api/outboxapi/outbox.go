@@ -41,10 +41,7 @@ func New(logger *slog.Logger, st Store) *API {
 	if st == nil {
 		panic("outboxapi: nil Store")
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &API{logger: logger.With("component", "outboxapi"), store: st}
+	return &API{logger: httpapi.ComponentLogger(logger, "outboxapi"), store: st}
 }
 
 // Register mounts GET /api/v1/outbox on r.

@@ -71,10 +71,7 @@ func New(d Deps) *API {
 		panic("runsapi: Deps.Store is nil")
 	}
 	a := &API{logger: d.Logger, store: d.Store, audit: d.Audit, now: d.Now, cancelRun: d.CancelRun}
-	if a.logger == nil {
-		a.logger = slog.New(slog.DiscardHandler)
-	}
-	a.logger = a.logger.With("component", "runsapi")
+	a.logger = httpapi.ComponentLogger(a.logger, "runsapi")
 	if a.now == nil {
 		a.now = time.Now
 	}

@@ -41,13 +41,10 @@ func New(logger *slog.Logger, st Store, now func() time.Time) *API {
 	if st == nil {
 		panic("statsapi: nil Store")
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
 	if now == nil {
 		now = time.Now
 	}
-	return &API{logger: logger.With("component", "statsapi"), store: st, now: now}
+	return &API{logger: httpapi.ComponentLogger(logger, "statsapi"), store: st, now: now}
 }
 
 // Register mounts GET /api/v1/stats/fires and GET /api/v1/stats/upcoming

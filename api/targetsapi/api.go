@@ -67,10 +67,7 @@ func New(d Deps) *API {
 		panic("targetsapi: Deps.Store is nil")
 	}
 	a := &API{logger: d.Logger, store: d.Store, audit: d.Audit, now: d.Now, check: d.CheckTarget}
-	if a.logger == nil {
-		a.logger = slog.New(slog.DiscardHandler)
-	}
-	a.logger = a.logger.With("component", "targetsapi")
+	a.logger = httpapi.ComponentLogger(a.logger, "targetsapi")
 	if a.now == nil {
 		a.now = time.Now
 	}

@@ -72,10 +72,7 @@ func New(d Deps) *API {
 		panic("tasksapi: Deps.Store is nil")
 	}
 	a := &API{logger: d.Logger, store: d.Store, audit: d.Audit, wake: d.Wake, now: d.Now, trigger: d.Trigger}
-	if a.logger == nil {
-		a.logger = slog.New(slog.DiscardHandler)
-	}
-	a.logger = a.logger.With("component", "tasksapi")
+	a.logger = httpapi.ComponentLogger(a.logger, "tasksapi")
 	if a.wake == nil {
 		a.wake = func() {}
 	}
