@@ -275,12 +275,14 @@ func (f *Firer) Resume(ctx context.Context, t *task.Task) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("list unfinished runs of %s: %w", t.TaskID, err)
 	}
-	return f.ResumeRuns(ctx, t, runs)
+	return f.ResumeRuns(ctx, t, runs, time.Now())
 }
 
 // ResumeRuns is Resume with t's unfinished runs already read (by the
-// armer, for a batch of tasks at once).
-func (f *Firer) ResumeRuns(ctx context.Context, t *task.Task, runs []*task.Run) (int, error) {
+// armer, for a batch of tasks at once) by readAt, on this process's wall
+// clock: a node they name that a cached view does not know is looked up
+// again in a view read after readAt (one read serves the whole batch).
+func (f *Firer) ResumeRuns(ctx context.Context, t *task.Task, runs []*task.Run, readAt time.Time) (int, error) {
 	scheduled := 0
 	for _, r := range runs {
 		if r.TriggerType.Scheduled() {
@@ -290,7 +292,7 @@ func (f *Firer) ResumeRuns(ctx context.Context, t *task.Task, runs []*task.Run) 
 	if len(runs) == 0 {
 		return 0, nil
 	}
-	j, err := f.newJudge(ctx, f.now()) // runs were read before this call
+	j, err := f.newJudge(ctx, readAt)
 	if err != nil {
 		return scheduled, err
 	}
@@ -328,7 +330,7 @@ func (f *Firer) Rescue(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("find stranded runs: %w", err)
 	}
-	j := &judge{f: f, view: peers, readAt: f.now()}
+	j := &judge{f: f, view: peers, readAt: time.Now()}
 	n := 0
 	for _, r := range runs {
 		why, err := j.why(ctx, r)

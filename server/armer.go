@@ -150,11 +150,13 @@ func (a *armer) ArmBatch(ctx context.Context, ts []*task.Task) []error {
 	if err != nil {
 		return fail(fmt.Errorf("unfinished runs: %w", err))
 	}
+	read := time.Now() // when the runs were read, for ResumeRuns' view of the nodes
+
 	steps := make([]armStep, len(ts))
 	var statuses []store.TaskStatusParams
 	var of []int // of[k]: the task of statuses[k]
 	for i, t := range ts {
-		steps[i], errs[i] = a.prepare(ctx, t, lasts[t.TaskID], unfinished[t.TaskID])
+		steps[i], errs[i] = a.prepare(ctx, t, lasts[t.TaskID], unfinished[t.TaskID], read)
 		if errs[i] == nil {
 			statuses = append(statuses, steps[i].status)
 			of = append(of, i)
@@ -213,10 +215,10 @@ type armStep struct {
 }
 
 // prepare arms t in memory, with last (its ledger's last scheduled slot)
-// and unfinished (its unfinished runs) read for the batch: it registers
-// t's entry, fires its missed slots and resumes its runs, and returns the
+// and unfinished (its unfinished runs, read by runsRead) read for the
+// batch: it registers t's entry, fires its missed slots and resumes its runs, and returns the
 // status to store and the next slot to schedule once it is stored.
-func (a *armer) prepare(ctx context.Context, t *task.Task, last time.Time, unfinished []*task.Run) (armStep, error) {
+func (a *armer) prepare(ctx context.Context, t *task.Task, last time.Time, unfinished []*task.Run, runsRead time.Time) (armStep, error) {
 	sched, err := mapping.Schedule(t)
 	if errors.Is(err, task.ErrInvalid) {
 		// It can never be armed (a row's mapping refuses such schedules;
@@ -237,7 +239,7 @@ func (a *armer) prepare(ctx context.Context, t *task.Task, last time.Time, unfin
 	}
 	slots := fire.NewSlots(t, sched)
 	plan := fire.MakePlan(slots, t.Misfire, last, a.now())
-	pending, err := a.firer.ResumeRuns(ctx, t, unfinished)
+	pending, err := a.firer.ResumeRuns(ctx, t, unfinished, runsRead)
 	if err != nil {
 		return armStep{}, err
 	}

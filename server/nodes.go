@@ -174,13 +174,15 @@ func (r *nodeRegistry) deregister(ctx context.Context) error {
 // their deadline (fire.Peers).
 func (r *nodeRegistry) peers(ctx context.Context, notBefore time.Time) (fire.Peers, error) {
 	r.mu.Lock()
-	if r.now().Before(r.cachedAt.Add(liveCacheFor)) && !r.cachedAt.Before(notBefore) {
+	// The cache is this process's bookkeeping, on its own wall clock (as
+	// notBefore is), not the store's clock the leases are judged on.
+	if time.Now().Before(r.cachedAt.Add(liveCacheFor)) && !r.cachedAt.Before(notBefore) {
 		p := r.cached
 		r.mu.Unlock()
 		return p, nil
 	}
 	r.mu.Unlock()
-	readAt := r.now()
+	readAt := time.Now()
 	nodes, err := r.store.ListNodes(ctx)
 	if err != nil {
 		return fire.Peers{}, err
