@@ -121,7 +121,7 @@ func NewKafka(logger *slog.Logger, svc Submitter, cfg KafkaConfig) (*Kafka, erro
 	}
 	k := &Kafka{logger: logger, svc: svc, cfg: cfg, client: client,
 		tracked: newBoundedSet(kafkaMaxTracked), recent: newRecentFinals(kafkaRecent)}
-	svc.OnFinal(k.onFinal)
+	svc.OnFinal(k.wants, k.onFinal)
 	return k, nil
 }
 
@@ -214,7 +214,15 @@ type kafkaAnswer struct {
 // handle submits one record and produces its answer. It returns an error
 // only when ctx ended (the record is then not committed).
 func (k *Kafka) handle(ctx context.Context, r *kgo.Record) error {
-	mark, v, err := k.submit(ctx, r)
+	k.mu.Lock()
+	mark := k.recent.begin()
+	k.mu.Unlock()
+	defer func() {
+		k.mu.Lock()
+		k.recent.end()
+		k.mu.Unlock()
+	}()
+	v, err := k.submit(ctx, r)
 	if err != nil && ctx.Err() != nil {
 		return err
 	}
@@ -239,32 +247,28 @@ func (k *Kafka) handle(ctx context.Context, r *kgo.Record) error {
 
 // submit decodes and submits one record, with a derived key when the
 // request has none. A failure of the store is retried (with backoff) until
-// ctx ends; every other error is the client's. mark is the
-// final-announcement mark taken before the successful Submit.
-func (k *Kafka) submit(ctx context.Context, r *kgo.Record) (uint64, *jobs.View, error) {
+// ctx ends; every other error is the client's.
+func (k *Kafka) submit(ctx context.Context, r *kgo.Record) (*jobs.View, error) {
 	req, err := parse(r.Value, "through Kafka")
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	if req.Key == "" {
 		req.Key = recordKey(r.Topic, r.Partition, r.Offset)
 	}
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		k.mu.Lock()
-		mark := k.recent.mark()
-		k.mu.Unlock()
 		v, err := k.svc.Submit(ctx, req)
 		if err == nil {
-			return mark, v, nil
+			return v, nil
 		}
 		if _, _, ok := clientError(err); ok || ctx.Err() != nil {
-			return 0, nil, err
+			return nil, err
 		}
 		k.logger.ErrorContext(ctx, "submit job; retrying", "topic", r.Topic, "partition", r.Partition,
 			"offset", r.Offset, "attempt", attempt, "error", err)
 		if !sleep(ctx, backoff) {
-			return 0, nil, fmt.Errorf("submit record %s/%d/%d: %w", r.Topic, r.Partition, r.Offset, ctx.Err())
+			return nil, fmt.Errorf("submit record %s/%d/%d: %w", r.Topic, r.Partition, r.Offset, ctx.Err())
 		}
 		backoff = min(2*backoff, kafkaMaxBackoff)
 	}
@@ -299,6 +303,14 @@ func (k *Kafka) track(v *jobs.View, mark uint64) {
 		k.logger.Warn("too many pending jobs tracked; the oldest's result will not be produced",
 			"job_id", evicted, "max", kafkaMaxTracked)
 	}
+}
+
+// wants tells the service which final jobs onFinal needs: the tracked
+// ones, and any while a record is being submitted.
+func (k *Kafka) wants(id string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.recent.submitting() || k.tracked.has(id)
 }
 
 // onFinal is the service's OnFinal subscriber.

@@ -210,11 +210,11 @@ func TestKafkaRedelivery(t *testing.T) {
 	b := setupKafka(t)
 	ctx := testContext(t)
 	rec := &kgo.Record{Topic: intakeTopic, Partition: 2, Offset: 41, Value: []byte(validRequest)}
-	_, first, err := b.k.submit(ctx, rec)
+	first, err := b.k.submit(ctx, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, again, err := b.k.submit(ctx, rec)
+	again, err := b.k.submit(ctx, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestKafkaRedelivery(t *testing.T) {
 	if first.Key != "kafka:"+intakeTopic+":2:41" {
 		t.Errorf("derived key %q", first.Key)
 	}
-	_, next, err := b.k.submit(ctx, &kgo.Record{Topic: intakeTopic, Partition: 2, Offset: 42, Value: []byte(validRequest)})
+	next, err := b.k.submit(ctx, &kgo.Record{Topic: intakeTopic, Partition: 2, Offset: 42, Value: []byte(validRequest)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestKafkaRedelivery(t *testing.T) {
 		t.Fatal("the next offset found the same job")
 	}
 	keyed := `{"method":"GET","name":"http://example.com/hook","delay":60,"key":"mine"}`
-	_, own, err := b.k.submit(ctx, &kgo.Record{Topic: intakeTopic, Offset: 43, Value: []byte(keyed)})
+	own, err := b.k.submit(ctx, &kgo.Record{Topic: intakeTopic, Offset: 43, Value: []byte(keyed)})
 	if err != nil {
 		t.Fatal(err)
 	}

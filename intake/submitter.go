@@ -13,8 +13,9 @@ import (
 type Submitter interface {
 	// Submit validates and stores one job (see jobs.Service.Submit).
 	Submit(ctx context.Context, r jobs.Request) (*jobs.View, error)
-	// OnFinal registers fn to receive each job that becomes final.
-	OnFinal(fn func(*jobs.View))
+	// OnFinal registers fn to receive each job that becomes final and
+	// that wants reports true for (see jobs.Service.OnFinal).
+	OnFinal(wants func(id string) bool, fn func(*jobs.View))
 }
 
 var _ Submitter = (*jobs.Service)(nil)
@@ -76,10 +77,13 @@ const internalMsg = "internal error"
 // recentFinals remembers the last few final jobs that no channel claimed,
 // each stamped with its announcement's sequence number. It closes the
 // window between Submit returning a pending job and the channel routing
-// its result: a job that became final in between is found here. Callers
-// hold their own lock.
+// its result: a job that became final in between is found here. It also
+// counts the submissions in that window, so that a channel wants every
+// final job while one is open and only its routed ones otherwise (see
+// jobs.Service.OnFinal). Callers hold their own lock.
 type recentFinals struct {
 	seq   uint64 // announcements so far
+	open  int    // submissions between begin and end
 	max   int
 	order *list.List // ids, oldest first
 	byID  map[string]recentFinal
@@ -98,9 +102,21 @@ func newRecentFinals(max int) recentFinals {
 // announce counts one announcement; call it for every final job.
 func (r *recentFinals) announce() { r.seq++ }
 
-// mark returns the current sequence number: a final job found by take
-// with a later stamp became final after mark was called.
-func (r *recentFinals) mark() uint64 { return r.seq }
+// begin opens a submission's window and returns its mark, the current
+// sequence number: a final job found by take with a later stamp became
+// final after begin was called. Call it before Submit, and end once the
+// job is routed (or the submission failed).
+func (r *recentFinals) begin() uint64 {
+	r.open++
+	return r.seq
+}
+
+// end closes a window begin opened.
+func (r *recentFinals) end() { r.open-- }
+
+// submitting reports whether a submission's window is open: any job that
+// becomes final then may be the one being submitted.
+func (r *recentFinals) submitting() bool { return r.open > 0 }
 
 // keep remembers v, unclaimed, stamped with the current sequence number.
 func (r *recentFinals) keep(v *jobs.View) {
@@ -147,6 +163,12 @@ func (s *boundedSet) add(id string) (evicted string) {
 		delete(s.byID, evicted)
 	}
 	return evicted
+}
+
+// has reports whether id is in the set.
+func (s *boundedSet) has(id string) bool {
+	_, ok := s.byID[id]
+	return ok
 }
 
 // remove removes id and reports whether it was there.

@@ -73,7 +73,7 @@ func NewWebSocket(logger *slog.Logger, svc Submitter) *WebSocket {
 	w := &WebSocket{logger: logger.With("component", "intake.websocket"), svc: svc,
 		routes: map[string][]*wsConn{}, recent: newRecentFinals(wsRecent)}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
-	svc.OnFinal(w.onFinal)
+	svc.OnFinal(w.wants, w.onFinal)
 	return w
 }
 
@@ -225,7 +225,15 @@ type wsMessage struct {
 
 // handle submits message seq and answers it; false ends the connection.
 func (w *WebSocket) handle(ctx context.Context, c *wsConn, seq int, typ websocket.MessageType, data []byte) bool {
-	mark, v, err := w.submit(ctx, c, typ, data)
+	w.mu.Lock()
+	mark := w.recent.begin()
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.recent.end()
+		w.mu.Unlock()
+	}()
+	v, err := w.submit(ctx, c, typ, data)
 	if err != nil && ctx.Err() != nil {
 		return false // shutting down: nobody reads the answer
 	}
@@ -247,25 +255,22 @@ func (w *WebSocket) handle(ctx context.Context, c *wsConn, seq int, typ websocke
 	return true
 }
 
-// submit decodes and submits one message. mark is the final-announcement
-// mark taken before Submit (see recentFinals).
-func (w *WebSocket) submit(ctx context.Context, c *wsConn, typ websocket.MessageType, data []byte) (uint64, *jobs.View, error) {
+// submit decodes and submits one message.
+func (w *WebSocket) submit(ctx context.Context, c *wsConn, typ websocket.MessageType, data []byte) (*jobs.View, error) {
 	if typ != websocket.MessageText {
-		return 0, nil, task.Invalid("body", "send each job as a JSON text message, not binary")
+		return nil, task.Invalid("body", "send each job as a JSON text message, not binary")
 	}
 	req, err := parse(data, "on a WebSocket")
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	w.mu.Lock()
 	full := len(c.pending) >= wsMaxPending
-	mark := w.recent.mark()
 	w.mu.Unlock()
 	if full {
-		return 0, nil, &refusedError{msg: fmt.Sprintf("%d jobs of this connection await their results; wait for some before submitting more", wsMaxPending)}
+		return nil, &refusedError{msg: fmt.Sprintf("%d jobs of this connection await their results; wait for some before submitting more", wsMaxPending)}
 	}
-	v, err := w.svc.Submit(ctx, req)
-	return mark, v, err
+	return w.svc.Submit(ctx, req)
 }
 
 // track arranges for v's result to reach c: now, when v is final already
@@ -287,6 +292,14 @@ func (w *WebSocket) track(c *wsConn, v *jobs.View, mark uint64) bool {
 		return c.send(encode(w.logger, resultMessage{Type: typeResult, Job: final}))
 	}
 	return true
+}
+
+// wants tells the service which final jobs onFinal needs: those a
+// connection awaits, and any while a submission is under way.
+func (w *WebSocket) wants(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.recent.submitting() || len(w.routes[id]) > 0
 }
 
 // onFinal is the service's OnFinal subscriber: it hands v to the

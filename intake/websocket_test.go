@@ -183,12 +183,17 @@ func TestWebSocket(t *testing.T) {
 }
 
 // fakeSubmitter records the OnFinal subscriber; Submit is not used.
-type fakeSubmitter struct{ final func(*jobs.View) }
+type fakeSubmitter struct {
+	wants func(string) bool
+	final func(*jobs.View)
+}
 
 func (f *fakeSubmitter) Submit(ctx context.Context, _ jobs.Request) (*jobs.View, error) {
 	return nil, errors.New("not used")
 }
-func (f *fakeSubmitter) OnFinal(fn func(*jobs.View)) { f.final = fn }
+func (f *fakeSubmitter) OnFinal(wants func(string) bool, fn func(*jobs.View)) {
+	f.wants, f.final = wants, fn
+}
 
 func newTestConn(queue int) *wsConn {
 	return &wsConn{queue: make(chan []byte, queue), quit: make(chan struct{}), pending: map[string]struct{}{}}
@@ -222,13 +227,22 @@ func TestWebSocketFinalBeforeTrack(t *testing.T) {
 	defer w.Close()
 	c := newTestConn(4)
 
+	if f.wants("job_a") {
+		t.Fatal("wants a job that nobody submitted or awaits")
+	}
 	w.mu.Lock()
-	mark := w.recent.mark()
+	mark := w.recent.begin()
 	w.mu.Unlock()
+	if !f.wants("job_a") {
+		t.Fatal("does not want a job that became final while a submission was under way")
+	}
 	f.final(&jobs.View{ID: "job_a", State: task.JobDone})
 	if !w.track(c, &jobs.View{ID: "job_a", State: task.JobPending}, mark) {
 		t.Fatal("track refused")
 	}
+	w.mu.Lock()
+	w.recent.end()
+	w.mu.Unlock()
 	if got := len(c.queue); got != 1 {
 		t.Fatalf("%d messages queued, want the result", got)
 	}
@@ -238,9 +252,15 @@ func TestWebSocketFinalBeforeTrack(t *testing.T) {
 
 	// A final announced before the mark is not this submission's.
 	w.mu.Lock()
-	mark = w.recent.mark()
+	mark = w.recent.begin()
 	w.mu.Unlock()
 	w.track(c, &jobs.View{ID: "job_b", State: task.JobPending}, mark)
+	w.mu.Lock()
+	w.recent.end()
+	w.mu.Unlock()
+	if !f.wants("job_b") || f.wants("job_c") {
+		t.Fatalf("wants job_b (routed) %v, job_c (nobody's) %v; want true, false", f.wants("job_b"), f.wants("job_c"))
+	}
 	f.final(&jobs.View{ID: "job_b", State: task.JobDead})
 	f.final(&jobs.View{ID: "job_c", State: task.JobDead}) // nobody's
 	if got := len(c.queue); got != 2 {

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -68,7 +67,7 @@ type Service struct {
 	mu      sync.Mutex
 	waiters map[string][]chan struct{}
 	closed  bool
-	finals  []func(*View) // OnFinal subscribers
+	finals  []finalSub // OnFinal subscribers
 	stored  []func([]store.JobEvent)
 	// creates group-commits single creates; nil when the store cannot
 	// create jobs in batches (each is then its own CreateJob).
@@ -124,14 +123,26 @@ func (s *Service) Close() {
 	s.wg.Wait()
 }
 
+// finalSub is one OnFinal subscriber.
+type finalSub struct {
+	wants func(id string) bool // nil: every job
+	fn    func(*View)
+}
+
 // OnFinal registers fn to receive each job that becomes final (done, dead,
 // cancelled) through this node: its runs finished here, or it was
 // cancelled here. fn runs on a goroutine of the service's and must not
 // block for long. Register before the service is used.
-func (s *Service) OnFinal(fn func(*View)) {
+//
+// wants, when not nil, is asked with the job's id at the moment the job
+// becomes final (after its final state is stored), before the job is read
+// back: a job no subscriber wants is not read at all, so a subscriber that
+// routes the results of a few jobs does not cost a read of every job that
+// finishes. wants must be fast and must not call the service.
+func (s *Service) OnFinal(wants func(id string) bool, fn func(*View)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.finals = append(s.finals, fn)
+	s.finals = append(s.finals, finalSub{wants: wants, fn: fn})
 }
 
 // OnEvents registers fn to receive each batch of transitions once it is
@@ -147,8 +158,14 @@ func (s *Service) OnEvents(fn func([]store.JobEvent)) {
 // announce tells the OnFinal subscribers about job id, if it is final.
 func (s *Service) announce(id string) {
 	s.mu.Lock()
-	subs := slices.Clone(s.finals)
+	all := s.finals
 	s.mu.Unlock()
+	var subs []func(*View)
+	for _, sub := range all { // finals is only appended to: all stays as read
+		if sub.wants == nil || sub.wants(id) {
+			subs = append(subs, sub.fn)
+		}
+	}
 	if len(subs) == 0 {
 		return
 	}

@@ -1,0 +1,93 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"cronsheet/fire"
+	"cronsheet/task"
+)
+
+// readCountingStore counts ListRuns calls: reading a job (an answer, or a
+// final job read back for the OnFinal subscribers) lists its runs.
+type readCountingStore struct {
+	Store
+	mu    sync.Mutex
+	lists int
+}
+
+func (r *readCountingStore) ListRuns(ctx context.Context, taskID string, before time.Time, limit int) ([]*task.Run, error) {
+	r.mu.Lock()
+	r.lists++
+	r.mu.Unlock()
+	return r.Store.ListRuns(ctx, taskID, before, limit)
+}
+
+// TestOnFinalWants: a job that becomes final is read back and handed to a
+// subscriber only when the subscriber's wants says so; a job nobody wants
+// is not read at all.
+func TestOnFinalWants(t *testing.T) {
+	ctx := t.Context()
+	st := &readCountingStore{Store: testStore(t)}
+	svc := New(Deps{Store: st, Trigger: func(context.Context, fire.TriggerParams) ([]*task.Run, error) {
+		return nil, errors.New("no trigger in this test")
+	}})
+	var (
+		mu       sync.Mutex
+		asked    []string
+		received []string
+	)
+	got := make(chan struct{}, 2)
+	wanted := map[string]bool{}
+	svc.OnFinal(func(id string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, id)
+		return wanted[id]
+	}, func(v *View) {
+		mu.Lock()
+		defer mu.Unlock()
+		received = append(received, v.ID)
+		got <- struct{}{}
+	})
+
+	finish := func(name string, want bool) string {
+		t.Helper()
+		v, err := svc.Submit(ctx, jobRequest(name, ""))
+		if err != nil {
+			t.Fatalf("submit: %v", err)
+		}
+		mu.Lock()
+		wanted[v.ID] = want
+		mu.Unlock()
+		if _, err := svc.Cancel(ctx, v.ID); err != nil { // final: cancelled
+			t.Fatalf("cancel: %v", err)
+		}
+		return v.ID
+	}
+	unwanted := finish("http://127.0.0.1:9/a", false)
+	want := finish("http://127.0.0.1:9/b", true)
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wanted final job was not handed to the subscriber")
+	}
+	svc.Close() // waits for any other read an announcement started
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || asked[0] != unwanted || asked[1] != want {
+		t.Errorf("wants was asked about %v, want [%s %s]", asked, unwanted, want)
+	}
+	if len(received) != 1 || received[0] != want {
+		t.Errorf("the subscriber received %v, want only %s", received, want)
+	}
+	// Each Cancel reads its answer (2), and only the wanted job is read
+	// again for its announcement.
+	if st.lists != 3 {
+		t.Errorf("%d reads of a job's runs, want 3: two cancels' answers and one announcement", st.lists)
+	}
+}
