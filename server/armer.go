@@ -22,6 +22,7 @@ import (
 // armStore is what arming needs from storage beyond the Firer's needs.
 type armStore interface {
 	GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error)
+	TaskHeads(ctx context.Context, taskIDs []string) ([]store.TaskHead, error)
 	LastSlots(ctx context.Context, taskIDs []string) (map[string]time.Time, error)
 	UnfinishedRunsOf(ctx context.Context, taskIDs []string) (map[string][]*task.Run, error)
 	SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error
@@ -410,7 +411,7 @@ func (a *armer) onFire(key int64) {
 		}
 	}
 	a.mu.Unlock()
-	read := a.readTasks(due)
+	read := a.readTasks(due, armed)
 	var wg sync.WaitGroup
 	for _, e := range due {
 		if a.fireHook != nil {
@@ -430,8 +431,8 @@ func (a *armer) onFire(key int64) {
 			}
 		}
 		p := fire.Params{Armed: armed[e.id], Slot: slot, Trigger: task.TriggerSchedule, NextFire: next}
-		if read != nil {
-			p.Preread, p.Read = true, read[e.id]
+		if read != nil && !read.moved[e.id] {
+			p.Preread, p.Read = true, read.tasks[e.id] // nil: deleted, the fire is stale
 		}
 		wg.Go(func() { a.fireWith(e, p) })
 	}
@@ -440,12 +441,15 @@ func (a *armer) onFire(key int64) {
 
 // readTasks reads the tasks of a bucket in one go (nil when the read
 // failed: each fire then reads its own task, and reports the store's
-// error itself).
-func (a *armer) readTasks(due []*armedTask) map[string]*task.Task {
+// error itself). It reads only their heads: a task still of the version
+// it was armed at has the content armed holds, so the heads (claim, done,
+// fire status) are set over a copy of that; a task whose version moved is
+// marked so, and its fire reads it whole.
+func (a *armer) readTasks(due []*armedTask, armed map[string]*task.Task) *bucketRead {
 	if len(due) < 2 {
 		return nil
 	}
-	out := make(map[string]*task.Task, len(due))
+	out := &bucketRead{tasks: make(map[string]*task.Task, len(due)), moved: map[string]bool{}}
 	for start := 0; start < len(due); start += store.MaxStatusBatch {
 		chunk := due[start:min(start+store.MaxStatusBatch, len(due))]
 		ids := make([]string, len(chunk))
@@ -453,16 +457,26 @@ func (a *armer) readTasks(due []*armedTask) map[string]*task.Task {
 			ids[i] = e.id
 		}
 		ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
-		tasks, err := a.store.GetTasks(ctx, ids)
+		heads, err := a.store.TaskHeads(ctx, ids)
 		cancel()
 		if err != nil {
 			return nil
 		}
-		for _, t := range tasks {
-			out[t.TaskID] = t
+		for _, h := range heads {
+			if t := h.Apply(armed[h.TaskID]); t != nil {
+				out.tasks[h.TaskID] = t
+			} else {
+				out.moved[h.TaskID] = true
+			}
 		}
 	}
 	return out
+}
+
+// bucketRead is what readTasks read of a bucket's tasks.
+type bucketRead struct {
+	tasks map[string]*task.Task // current, with the content of the armed copy
+	moved map[string]bool       // tasks whose version moved since they were armed
 }
 
 // fire fires one slot of e and handles the outcome.

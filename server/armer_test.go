@@ -123,9 +123,10 @@ func TestArmBatch(t *testing.T) {
 // executor that always succeeds, and a scheduler (started when start);
 // all closed when the test ends.
 type armerTest struct {
-	st    *sqlite.Store
-	firer *fire.Firer
-	sched gocron.Scheduler
+	st        *sqlite.Store
+	firer     *fire.Firer
+	sched     gocron.Scheduler
+	delivered chan task.Delivery // what the SMS executor was given (when there is room)
 }
 
 func newArmerTest(t *testing.T, cfg fire.Config, fs func(*sqlite.Store) fire.Store, start bool) *armerTest {
@@ -135,8 +136,15 @@ func newArmerTest(t *testing.T, cfg fire.Config, fs func(*sqlite.Store) fire.Sto
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	delivered := make(chan task.Delivery, 1000)
 	execs := executors.NewRegistry()
-	execs.Register(task.ChannelSMS, executors.ExecutorFunc(func(context.Context, task.Delivery) (string, error) { return "", nil }))
+	execs.Register(task.ChannelSMS, executors.ExecutorFunc(func(_ context.Context, d task.Delivery) (string, error) {
+		select {
+		case delivered <- d:
+		default:
+		}
+		return "", nil
+	}))
 	var fst fire.Store = st
 	if fs != nil {
 		fst = fs(st)
@@ -152,7 +160,7 @@ func newArmerTest(t *testing.T, cfg fire.Config, fs func(*sqlite.Store) fire.Sto
 		sched.Start()
 	}
 	t.Cleanup(func() { sched.Shutdown() })
-	return &armerTest{st: st, firer: firer, sched: sched}
+	return &armerTest{st: st, firer: firer, sched: sched, delivered: delivered}
 }
 
 // armer returns an armer over the bundle with st as its store.
@@ -323,6 +331,81 @@ func TestOneJobPerInstant(t *testing.T) {
 	runs, _ := st.ListRuns(t.Context(), "t2", time.Time{}, 10)
 	if len(runs) >= 2 && runs[0].Slot.Sub(runs[1].Slot) != 2*time.Second {
 		t.Errorf("slots %v and %v, want 2s apart", runs[1].Slot, runs[0].Slot)
+	}
+}
+
+// TestBucketFireChecksEachTask: a bucket's fire reads only the heads of
+// its tasks and uses the armed copy's content while the version is the
+// armed one — yet a task edited since it was armed is delivered with its
+// new content, a deleted one and one whose claim was lost are not
+// delivered at all, and an untouched one is.
+func TestBucketFireChecksEachTask(t *testing.T) {
+	b := newArmerTest(t, fire.Config{}, nil, true)
+	st := b.st
+	a := b.armer(t, st)
+	ctx := t.Context()
+
+	anchor := time.Now().Truncate(time.Second).Add(-2 * time.Second) // next slot in 2–3 s
+	tasks := make([]*task.Task, 4)
+	for i := range tasks {
+		tasks[i] = &task.Task{TaskID: "t" + strconv.Itoa(i), Scenario: "memos", TaskType: task.ChannelSMS,
+			ExecuteType: task.Periodic, CronPara: "every 5s", TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip,
+			State: task.StateRunning, IsEnable: 1, Anchor: anchor, TaskPara: "v1"}
+	}
+	claimed := b.claimedTasks(t, tasks...)
+	for i, err := range a.ArmBatch(ctx, claimed) {
+		if err != nil {
+			t.Fatalf("arm %s: %v", claimed[i].TaskID, err)
+		}
+	}
+	// t1: edited, same schedule (its fire must read it whole).
+	row, err := st.GetRow(ctx, "memos", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := *tasks[1]
+	edited.TaskPara = "v2"
+	if err := st.ApplySync(ctx, store.ApplySyncParams{Scenario: "memos", RowID: "t1", RowVersion: row.Version,
+		Task: &edited, IsActive: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteRow(ctx, "memos", "t2"); err != nil { // t2: deleted
+		t.Fatal(err)
+	}
+	if err := st.ReleaseTask(ctx, "t3", "n"); err != nil { // t3: no longer this node's
+		t.Fatal(err)
+	}
+
+	got := map[string]string{}
+	deadline := time.After(15 * time.Second)
+	for len(got) < 2 {
+		select {
+		case d := <-b.delivered:
+			if prev, ok := got[d.TaskID]; ok && prev != d.Body {
+				t.Errorf("%s delivered with %q and %q", d.TaskID, prev, d.Body)
+			}
+			got[d.TaskID] = d.Body
+		case <-deadline:
+			t.Fatalf("delivered %v in time, want t0 and t1", got)
+		}
+	}
+	// Anything else of the same slot arrives within the grace below.
+	grace := time.After(500 * time.Millisecond)
+	for done := false; !done; {
+		select {
+		case d := <-b.delivered:
+			got[d.TaskID] = d.Body
+		case <-grace:
+			done = true
+		}
+	}
+	if got["t0"] != "v1" || got["t1"] != "v2" {
+		t.Errorf("t0 delivered %q, t1 %q; want v1 (untouched) and v2 (edited after arming)", got["t0"], got["t1"])
+	}
+	for _, id := range []string{"t2", "t3"} {
+		if body, ok := got[id]; ok {
+			t.Errorf("%s was delivered (%q) though it was deleted or its claim released after it was armed", id, body)
+		}
 	}
 }
 

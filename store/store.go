@@ -105,6 +105,34 @@ type ApplySyncParams struct {
 	Now         time.Time
 }
 
+// TaskHead is the part of a stored task that changes without its version
+// (Tasks.TaskHeads), and the version.
+type TaskHead struct {
+	TaskID     string
+	Version    int64
+	IsEnable   int
+	IsClaimed  int
+	ClaimedBy  string
+	LeaseUntil time.Time
+	IsDone     int
+	NextFire   time.Time
+	LastFire   time.Time
+	LastStatus string
+	UpdatedAt  time.Time
+}
+
+// Apply returns a copy of t with h's fields set over it. It is nil when
+// h is not of t's task and version: t's content is then not h's.
+func (h TaskHead) Apply(t *task.Task) *task.Task {
+	if t == nil || t.TaskID != h.TaskID || t.Version != h.Version {
+		return nil
+	}
+	c := *t
+	c.IsEnable, c.IsClaimed, c.ClaimedBy, c.LeaseUntil = h.IsEnable, h.IsClaimed, h.ClaimedBy, h.LeaseUntil
+	c.IsDone, c.NextFire, c.LastFire, c.LastStatus, c.UpdatedAt = h.IsDone, h.NextFire, h.LastFire, h.LastStatus, h.UpdatedAt
+	return &c
+}
+
 // Tasks holds canonical tasks and their claims. A task's version counts
 // edits (ApplySync, DeleteRow); claims, leases and SetTaskStatus leave it.
 type Tasks interface {
@@ -114,6 +142,13 @@ type Tasks interface {
 	// particular order (a fire of many tasks due together reads them at
 	// once). At most MaxStatusBatch ids.
 	GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error)
+	// TaskHeads returns the heads of the tasks with the given ids that
+	// exist, in no particular order: what changes without an edit (claim,
+	// lease, done, fire status) and the version, without the content. A
+	// caller holding a task of the same version holds its content (a fire
+	// of many armed tasks checks them this way). At most MaxStatusBatch
+	// ids.
+	TaskHeads(ctx context.Context, taskIDs []string) ([]TaskHead, error)
 	// OverdueTasks returns enabled, not done, not deleted tasks whose alert
 	// watches for absence (Alert.Absent > 0) and whose next fire is set and
 	// before `before`, soonest next fire first, at most limit. Served by an

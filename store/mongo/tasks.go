@@ -53,6 +53,56 @@ func (s *Store) GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, e
 	return out, nil
 }
 
+// TaskHeads returns the heads of the tasks with the given ids that exist
+// (store.Tasks.TaskHeads): their documents without the content.
+func (s *Store) TaskHeads(ctx context.Context, taskIDs []string) ([]store.TaskHead, error) {
+	if len(taskIDs) > store.MaxStatusBatch {
+		return nil, fmt.Errorf("task heads: %w", task.Invalid("task_ids", "at most %d", store.MaxStatusBatch))
+	}
+	if len(taskIDs) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	proj := bson.D{}
+	for _, k := range []string{"task_id", "version", "is_enable", "is_claimed", "claimed_by", "lease_until", "is_done",
+		"next_fire", "last_fire", "last_status", "updated_at"} {
+		proj = append(proj, bson.E{Key: k, Value: 1})
+	}
+	cur, err := s.tasks.Find(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: taskIDs}}}},
+		findOpts().SetProjection(proj))
+	if err != nil {
+		return nil, fmt.Errorf("task heads: %w", translate(err))
+	}
+	var docs []taskHeadDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("task heads: %w", translate(err))
+	}
+	out := make([]store.TaskHead, len(docs))
+	for i, d := range docs {
+		out[i] = store.TaskHead{TaskID: d.TaskID, Version: d.Version, IsEnable: d.IsEnable, IsClaimed: d.IsClaimed,
+			ClaimedBy: d.ClaimedBy, LeaseUntil: store.FromUnixMS(d.LeaseUntil), IsDone: d.IsDone,
+			NextFire: store.FromUnixMS(d.NextFire), LastFire: store.FromUnixMS(d.LastFire), LastStatus: d.LastStatus,
+			UpdatedAt: store.FromUnixMS(d.UpdatedAt)}
+	}
+	return out, nil
+}
+
+// taskHeadDoc is what TaskHeads reads of a task's document.
+type taskHeadDoc struct {
+	TaskID     string `bson:"task_id"`
+	Version    int64  `bson:"version"`
+	IsEnable   int    `bson:"is_enable"`
+	IsClaimed  int    `bson:"is_claimed"`
+	ClaimedBy  string `bson:"claimed_by"`
+	LeaseUntil int64  `bson:"lease_until"`
+	IsDone     int    `bson:"is_done"`
+	NextFire   int64  `bson:"next_fire"`
+	LastFire   int64  `bson:"last_fire"`
+	LastStatus string `bson:"last_status"`
+	UpdatedAt  int64  `bson:"updated_at"`
+}
+
 // ClaimTasks claims up to p.Limit due tasks for p.Owner, oldest first, with
 // one findOneAndUpdate per task: each one atomically moves a task out of the
 // due set (on MongoDB; not on FerretDB v1, see the package comment), so no

@@ -94,6 +94,49 @@ func (s *Store) GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, e
 	return out, nil
 }
 
+// TaskHeads returns the heads of the tasks with the given ids that exist
+// (store.Tasks.TaskHeads): their columns, without decoding a document.
+func (s *Store) TaskHeads(ctx context.Context, taskIDs []string) ([]store.TaskHead, error) {
+	if len(taskIDs) > store.MaxStatusBatch {
+		return nil, fmt.Errorf("task heads: %w", task.Invalid("task_ids", "at most %d", store.MaxStatusBatch))
+	}
+	out := make([]store.TaskHead, 0, len(taskIDs))
+	for start := 0; start < len(taskIDs); start += 500 {
+		chunk := taskIDs[start:min(start+500, len(taskIDs))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		q := `SELECT task_id, version, is_enable, is_claimed, claimed_by, lease_until, is_done,
+			next_fire, last_fire, last_status, updated_at FROM time_task WHERE task_id IN (` +
+			strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",") + `)`
+		rs, err := s.r.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("task heads: %w", translate(err))
+		}
+		for rs.Next() {
+			var (
+				h                          store.TaskHead
+				lease, next, last, updated int64
+			)
+			if err := rs.Scan(&h.TaskID, &h.Version, &h.IsEnable, &h.IsClaimed, &h.ClaimedBy, &lease, &h.IsDone,
+				&next, &last, &h.LastStatus, &updated); err != nil {
+				rs.Close()
+				return nil, fmt.Errorf("task heads: %w", err)
+			}
+			h.LeaseUntil, h.NextFire, h.LastFire = store.FromUnixMS(lease), store.FromUnixMS(next), store.FromUnixMS(last)
+			h.UpdatedAt = store.FromUnixMS(updated)
+			out = append(out, h)
+		}
+		err = rs.Err()
+		rs.Close()
+		if err != nil {
+			return nil, fmt.Errorf("task heads: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // ClaimTasks claims up to p.Limit due tasks for p.Owner with one
 // UPDATE … RETURNING in a write transaction, so no task is returned twice.
 // Claims do not change a task's version.

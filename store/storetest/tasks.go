@@ -12,6 +12,7 @@ func taskCases() []testCase {
 	return []testCase{
 		{name: "GetMissing", fn: testGetTaskMissing},
 		{name: "GetMany", fn: testGetTasks},
+		{name: "Heads", fn: testTaskHeads},
 		{name: "Claim", fn: testClaim},
 		{name: "ClaimSkipsDoneAndDisabled", fn: testClaimSkipsDoneAndDisabled},
 		{name: "Release", fn: testReleaseTask},
@@ -289,6 +290,71 @@ func testGetTasks(b *bundle) {
 	}
 	_, err = b.s.GetTasks(b.ctx, make([]string, store.MaxStatusBatch+1))
 	b.wantErr("GetTasks over the bound", err, task.ErrInvalid)
+}
+
+// testTaskHeads: a head carries what changes without an edit (claim,
+// lease, fire status, done) as GetTask reads it; applied to the task of
+// its version it gives the stored task, and an edit makes the old
+// version's copy inapplicable.
+func testTaskHeads(b *bundle) {
+	old := b.addTask(newTask("h1", "r1"))
+	b.addTask(newTask("h2", "r2"))
+	lease := at(time.Hour)
+	if got := b.claim("node-a", 1, lease); len(got) != 1 {
+		b.t.Fatalf("claimed %d tasks, want 1", len(got))
+	}
+	b.noErr("SetTaskStatus", b.s.SetTaskStatus(b.ctx, store.TaskStatusParams{TaskID: "h2",
+		NextFire: at(2 * time.Hour), SetNextFire: true, LastFire: at(time.Minute), LastStatus: "running", Done: true}))
+
+	heads, err := b.s.TaskHeads(b.ctx, []string{"h2", "h1", "missing"})
+	b.noErr("TaskHeads", err)
+	if len(heads) != 2 {
+		b.t.Fatalf("TaskHeads(h2, h1, missing) = %d heads, want 2", len(heads))
+	}
+	for _, h := range heads {
+		want := b.getTask(h.TaskID)
+		got := h.Apply(old)
+		if h.TaskID == "h2" {
+			got = h.Apply(b.getTask("h2"))
+		}
+		if got == nil {
+			b.t.Fatalf("head of %s (version %d) does not apply to its task", h.TaskID, h.Version)
+		}
+		checkContent(b.t, got, want)
+		if got.Version != want.Version || got.IsEnable != want.IsEnable || got.IsClaimed != want.IsClaimed ||
+			got.ClaimedBy != want.ClaimedBy || !got.LeaseUntil.Equal(want.LeaseUntil) || got.IsDone != want.IsDone ||
+			!got.NextFire.Equal(want.NextFire) || !got.LastFire.Equal(want.LastFire) || got.LastStatus != want.LastStatus ||
+			!got.UpdatedAt.Equal(want.UpdatedAt) {
+			b.t.Errorf("head of %s applied: %+v\nwant %+v", h.TaskID, got, want)
+		}
+	}
+	for _, h := range heads {
+		switch h.TaskID {
+		case "h1":
+			if h.ClaimedBy != "node-a" || h.IsClaimed != 1 || !h.LeaseUntil.Equal(lease) {
+				b.t.Errorf("h1 head: claimed %d by %q until %v, want node-a until %v", h.IsClaimed, h.ClaimedBy, h.LeaseUntil, lease)
+			}
+		case "h2":
+			if h.IsDone != 1 || h.LastStatus != "running" || !h.NextFire.Equal(at(2*time.Hour)) {
+				b.t.Errorf("h2 head: done %d status %q next %v, want 1 running %v", h.IsDone, h.LastStatus, h.NextFire, at(2*time.Hour))
+			}
+		}
+	}
+
+	// An edit moves the version: the old copy's content is not the task's.
+	edited := newTask("h1", "r1")
+	edited.TaskPara = "water the garden"
+	b.noErr("edit h1", b.syncRow("r1", edited))
+	heads, err = b.s.TaskHeads(b.ctx, []string{"h1"})
+	b.noErr("TaskHeads after an edit", err)
+	if len(heads) != 1 || heads[0].Version == old.Version || heads[0].Apply(old) != nil {
+		b.t.Errorf("after an edit: heads %+v (old version %d); want a new version that does not apply to the old copy", heads, old.Version)
+	}
+	if got, err := b.s.TaskHeads(b.ctx, nil); err != nil || len(got) != 0 {
+		b.t.Errorf("TaskHeads(none) = %v, %v", got, err)
+	}
+	_, err = b.s.TaskHeads(b.ctx, make([]string, store.MaxStatusBatch+1))
+	b.wantErr("TaskHeads over the bound", err, task.ErrInvalid)
 }
 
 // testOverdueTasks: only enabled, undone tasks watching for absence whose
