@@ -411,63 +411,66 @@ func (a *armer) onFire(key int64) {
 		}
 	}
 	a.mu.Unlock()
-	read := a.readTasks(due, armed)
+	// The fires of each chunk start as soon as its tasks are read; the
+	// next chunk is read while they run.
 	var wg sync.WaitGroup
-	for _, e := range due {
-		if a.fireHook != nil {
-			a.fireHook(slot, a.now().Sub(slot))
-		}
-		var next time.Time
-		if !e.slots.Once() {
-			next = e.slots.Next(slot)
-		}
-		if !next.IsZero() {
-			if err := a.schedule(e, next); err != nil {
-				// Not armed any more: reconcile releases the claim and
-				// publish arms it again (the slot, if missed, is a
-				// misfire then).
-				a.logger.Error("schedule next slot", "task_id", e.id, "error", err)
-				a.disarmGen(e.id, e.gen)
+	for start := 0; start < len(due); start += store.MaxStatusBatch {
+		chunk := due[start:min(start+store.MaxStatusBatch, len(due))]
+		read := a.readTasks(chunk, armed)
+		for _, e := range chunk {
+			if a.fireHook != nil {
+				a.fireHook(slot, a.now().Sub(slot))
 			}
+			var next time.Time
+			if !e.slots.Once() {
+				next = e.slots.Next(slot)
+			}
+			if !next.IsZero() {
+				if err := a.schedule(e, next); err != nil {
+					// Not armed any more: reconcile releases the claim and
+					// publish arms it again (the slot, if missed, is a
+					// misfire then).
+					a.logger.Error("schedule next slot", "task_id", e.id, "error", err)
+					a.disarmGen(e.id, e.gen)
+				}
+			}
+			p := fire.Params{Armed: armed[e.id], Slot: slot, Trigger: task.TriggerSchedule, NextFire: next}
+			if read != nil && !read.moved[e.id] {
+				p.Preread, p.Read = true, read.tasks[e.id] // nil: deleted, the fire is stale
+			}
+			wg.Go(func() { a.fireWith(e, p) })
 		}
-		p := fire.Params{Armed: armed[e.id], Slot: slot, Trigger: task.TriggerSchedule, NextFire: next}
-		if read != nil && !read.moved[e.id] {
-			p.Preread, p.Read = true, read.tasks[e.id] // nil: deleted, the fire is stale
-		}
-		wg.Go(func() { a.fireWith(e, p) })
 	}
 	wg.Wait()
 }
 
-// readTasks reads the tasks of a bucket in one go (nil when the read
-// failed: each fire then reads its own task, and reports the store's
+// readTasks reads the tasks of a chunk of a bucket (at most
+// store.MaxStatusBatch) in one go (nil when the read failed, or for a
+// single task: each fire then reads its own task, and reports the store's
 // error itself). It reads only their heads: a task still of the version
 // it was armed at has the content armed holds, so the heads (claim, done,
 // fire status) are set over a copy of that; a task whose version moved is
 // marked so, and its fire reads it whole.
-func (a *armer) readTasks(due []*armedTask, armed map[string]*task.Task) *bucketRead {
-	if len(due) < 2 {
+func (a *armer) readTasks(chunk []*armedTask, armed map[string]*task.Task) *bucketRead {
+	if len(chunk) < 2 {
 		return nil
 	}
-	out := &bucketRead{tasks: make(map[string]*task.Task, len(due)), moved: map[string]bool{}}
-	for start := 0; start < len(due); start += store.MaxStatusBatch {
-		chunk := due[start:min(start+store.MaxStatusBatch, len(due))]
-		ids := make([]string, len(chunk))
-		for i, e := range chunk {
-			ids[i] = e.id
-		}
-		ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
-		heads, err := a.store.TaskHeads(ctx, ids)
-		cancel()
-		if err != nil {
-			return nil
-		}
-		for _, h := range heads {
-			if t := h.Apply(armed[h.TaskID]); t != nil {
-				out.tasks[h.TaskID] = t
-			} else {
-				out.moved[h.TaskID] = true
-			}
+	ids := make([]string, len(chunk))
+	for i, e := range chunk {
+		ids[i] = e.id
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
+	heads, err := a.store.TaskHeads(ctx, ids)
+	cancel()
+	if err != nil {
+		return nil
+	}
+	out := &bucketRead{tasks: make(map[string]*task.Task, len(chunk)), moved: map[string]bool{}}
+	for _, h := range heads {
+		if t := h.Apply(armed[h.TaskID]); t != nil {
+			out.tasks[h.TaskID] = t
+		} else {
+			out.moved[h.TaskID] = true
 		}
 	}
 	return out

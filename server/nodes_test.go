@@ -226,3 +226,73 @@ func TestPeersGoneOrQuiet(t *testing.T) {
 		t.Errorf("view read as of now = %v, %v; want the late node live", p, err)
 	}
 }
+
+// TestGracefulStopWithManyClaims: a node holding thousands of claims
+// (jobs parked an hour ahead) gives them all up and leaves the registry
+// when it stops, so the same node id starts again at once and arms them
+// again. Releasing them one transaction per task ran out of the stop's
+// budget at 20k claims, and the registry entry then kept the next start
+// refused until it lapsed.
+func TestGracefulStopWithManyClaims(t *testing.T) {
+	const n = 4000
+	dbPath := filepath.Join(t.TempDir(), "cronsheet.db")
+	cfg := func(c *Config) { c.Store.Path = dbPath; c.NodeID = "node-a"; c.HTTP.Allow = []string{"127.0.0.0/8"} }
+	a := setup(t, cfg)
+	due := time.Now().Add(time.Hour).UTC()
+	for start := 0; start < n; start += 500 {
+		var body []map[string]any
+		for i := start; i < start+500; i++ {
+			body = append(body, map[string]any{"method": "POST", "name": "http://127.0.0.1:9/hook",
+				"at": due.Add(time.Duration(i) * time.Second).Format(time.RFC3339)})
+		}
+		var answer []struct {
+			Job *struct {
+				ID string `json:"id"`
+			} `json:"job"`
+		}
+		code := a.call(t, "POST", "/api/v1/jobs", body, &answer)
+		if code >= 300 || len(answer) != 500 || answer[0].Job == nil {
+			t.Fatalf("submit a batch: %d, %d answers", code, len(answer))
+		}
+	}
+	st, err := openStore(t.Context(), a.srv.cfg.Store) // the test driver's store
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	claimed := func(owner string) int {
+		t.Helper()
+		cs, err := st.ListClaimed(t.Context(), owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(cs)
+	}
+	waitClaims := func(owner string, want int) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for got := claimed(owner); got != want; got = claimed(owner) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s holds %d claims, want %d", owner, got, want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitClaims("node-a", n)
+
+	a.stop()
+	if got := claimed("node-a"); got != 0 {
+		t.Errorf("after a graceful stop node-a still holds %d of %d claims", got, n)
+	}
+	nodes, err := st.ListNodes(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 0 {
+		t.Errorf("registry after the stop = %+v, want empty", nodes)
+	}
+
+	// The same node id starts again at once and takes them all back.
+	setup(t, cfg)
+	waitClaims("node-a", n)
+}

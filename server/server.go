@@ -739,15 +739,20 @@ func (s *Server) shutdown(ctx context.Context) {
 		// Deliveries released their cc slots as they ended; any row left
 		// (a release the store refused) goes now, not after the lease.
 		s.cc.releaseAll(rctx)
-		for _, id := range s.armer.Armed() {
-			if err := s.store.ReleaseTask(rctx, id, s.cfg.NodeID); err != nil && !errors.Is(err, task.ErrNotFound) {
-				s.logger.Warn("release claim", "task_id", id, "error", err)
-			}
+		// Every claim at once: one per task took longer than this budget
+		// at 20k armed tasks, and the node then failed to leave the
+		// registry too (its next start was refused until the entry lapsed).
+		if n, err := s.store.ReleaseClaims(rctx, s.cfg.NodeID); err != nil {
+			s.logger.Warn("release claims; they lapse with their lease", "error", err)
+		} else {
+			s.logger.Info("released claims", "tasks", n)
 		}
 		// Gone from the registry, this node's unfinished runs (deliveries
 		// cut short by the shutdown timeout) are taken over by the other
 		// nodes at once, or by this node id's next start.
-		if err := s.nodes.deregister(rctx); err != nil {
+		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer dcancel()
+		if err := s.nodes.deregister(dctx); err != nil {
 			s.logger.Warn("leave the node registry", "error", err)
 		}
 		if err := s.store.Close(); err != nil {

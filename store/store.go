@@ -168,6 +168,9 @@ type Tasks interface {
 	// owner does not hold (any more) is left alone without error; a missing
 	// task is task.ErrNotFound.
 	ReleaseTask(ctx context.Context, taskID, owner string) error
+	// ReleaseClaims sets is_claimed=0 on every task claimed by owner (a
+	// node leaving) at once, and returns how many.
+	ReleaseClaims(ctx context.Context, owner string) (int, error)
 	// ReleaseExpired sets is_claimed=0 on every claim whose lease ended
 	// before now; it returns how many.
 	ReleaseExpired(ctx context.Context, now time.Time) (int, error)

@@ -152,6 +152,21 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, until time.Time) 
 	return int(res.MatchedCount), nil
 }
 
+// ReleaseClaims gives up every claim of owner with one update.
+func (s *Store) ReleaseClaims(ctx context.Context, owner string) (int, error) {
+	if owner == "" {
+		return 0, fmt.Errorf("release claims: %w", task.Invalid("owner", "required"))
+	}
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	res, err := s.tasks.UpdateMany(ctx, ownedBy(owner), bson.D{{Key: "$set", Value: bson.D{
+		{Key: "is_claimed", Value: 0}, {Key: "claimed_by", Value: ""}, {Key: "lease_until", Value: int64(0)}}}})
+	if err != nil {
+		return 0, fmt.Errorf("release claims of %s: %w", owner, translate(err))
+	}
+	return int(res.ModifiedCount), nil
+}
+
 func ownedBy(owner string) bson.D {
 	return bson.D{{Key: "claimed_by", Value: owner}, {Key: "is_claimed", Value: 1}}
 }

@@ -27,7 +27,7 @@ type stmts struct {
 
 	// Writes, on the writer.
 	claim, renewLeases, releaseTask, taskExists *sql.Stmt
-	releaseExpired, purgeDeleted                *sql.Stmt
+	releaseExpired, purgeDeleted, releaseClaims *sql.Stmt
 	setTaskStatus, mirrorStatus                 *sql.Stmt
 	insertRun, updateRun, deleteRun             *sql.Stmt
 	addOutbox, outboxByTrigger                  *sql.Stmt
@@ -75,6 +75,7 @@ func (st *stmts) specs() []stmtSpec {
 		w(&st.claim, qClaim),
 		w(&st.renewLeases, qRenewLeases),
 		w(&st.releaseTask, qReleaseTask),
+		w(&st.releaseClaims, qReleaseClaims),
 		w(&st.taskExists, qTaskExists),
 		w(&st.releaseExpired, qReleaseExpired),
 		w(&st.purgeDeleted, qPurgeDeleted),

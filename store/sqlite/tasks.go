@@ -26,6 +26,8 @@ const (
 		WHERE is_claimed = 1 AND claimed_by = ?`
 	qReleaseTask = `UPDATE time_task SET is_claimed = 0, claimed_by = '', lease_until = 0
 		WHERE task_id = ? AND is_claimed = 1 AND claimed_by = ?`
+	qReleaseClaims = `UPDATE time_task SET is_claimed = 0, claimed_by = '', lease_until = 0
+		WHERE is_claimed = 1 AND claimed_by = ?`
 	qTaskExists = `SELECT 1 FROM time_task WHERE task_id = ?`
 	// qAnyExpired runs on a reader so that the common case, no lease has
 	// ended, never takes the write lock. It walks the claimed tasks only
@@ -174,6 +176,19 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, until time.Time) 
 	n, err := execCount(ctx, s.st.renewLeases, store.UnixMS(until), owner)
 	if err != nil {
 		return 0, fmt.Errorf("renew leases of %s: %w", owner, err)
+	}
+	return n, nil
+}
+
+// ReleaseClaims gives up every claim of owner in one statement (through
+// ix_task_owner).
+func (s *Store) ReleaseClaims(ctx context.Context, owner string) (int, error) {
+	if owner == "" {
+		return 0, fmt.Errorf("release claims: %w", task.Invalid("owner", "required"))
+	}
+	n, err := execCount(ctx, s.st.releaseClaims, owner)
+	if err != nil {
+		return 0, fmt.Errorf("release claims of %s: %w", owner, err)
 	}
 	return n, nil
 }

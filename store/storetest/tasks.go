@@ -17,6 +17,7 @@ func taskCases() []testCase {
 		{name: "ClaimSkipsDoneAndDisabled", fn: testClaimSkipsDoneAndDisabled},
 		{name: "Release", fn: testReleaseTask},
 		{name: "ReleaseNotHeld", fn: testReleaseTaskNotHeld},
+		{name: "ReleaseClaims", fn: testReleaseClaims},
 		{name: "RenewAndListClaimed", fn: testRenewAndListClaimed},
 		{name: "ReleaseExpired", fn: testReleaseExpired},
 		{name: "SetStatusMirrorsRow", fn: testSetTaskStatus},
@@ -120,6 +121,40 @@ func testReleaseTaskNotHeld(b *bundle) {
 	b.noErr("ReleaseTask unclaimed", b.s.ReleaseTask(b.ctx, free, "node-a"))
 	checkClaim(b.t, b.getTask(free), 0, "")
 	b.wantErr("ReleaseTask missing", b.s.ReleaseTask(b.ctx, "nope", "node-a"), task.ErrNotFound)
+}
+
+// testReleaseClaims: a leaving node gives up every claim it holds at
+// once, and no other node's; the released tasks can be claimed again.
+func testReleaseClaims(b *bundle) {
+	b.addTasks("t", 5)
+	a := b.claim("node-a", 3, at(time.Hour))
+	other := b.claim("node-b", 10, at(time.Hour))
+	if len(a) != 3 || len(other) != 2 {
+		b.t.Fatalf("claimed %d and %d, want 3 and 2", len(a), len(other))
+	}
+	n, err := b.s.ReleaseClaims(b.ctx, "node-a")
+	b.noErr("ReleaseClaims", err)
+	if n != 3 {
+		b.t.Errorf("ReleaseClaims = %d, want 3", n)
+	}
+	for _, tk := range a {
+		got := b.getTask(tk.TaskID)
+		checkClaim(b.t, got, 0, "")
+		if !got.LeaseUntil.IsZero() {
+			b.t.Errorf("%s released with lease_until %v, want none", tk.TaskID, got.LeaseUntil)
+		}
+	}
+	for _, tk := range other {
+		checkClaim(b.t, b.getTask(tk.TaskID), 1, "node-b")
+	}
+	if n, err := b.s.ReleaseClaims(b.ctx, "node-a"); err != nil || n != 0 {
+		b.t.Errorf("ReleaseClaims again = %d, %v; want 0, nil", n, err)
+	}
+	if again := b.claim("node-c", 10, at(time.Hour)); len(again) != 3 {
+		b.t.Errorf("node-c claimed %d released tasks, want 3", len(again))
+	}
+	_, err = b.s.ReleaseClaims(b.ctx, "")
+	b.wantErr("ReleaseClaims without an owner", err, task.ErrInvalid)
 }
 
 func testRenewAndListClaimed(b *bundle) {
