@@ -129,7 +129,9 @@ func (f *Firer) sendAlert(ctx context.Context, t *task.Task, slot time.Time, pre
 		recs[i] = store.FireRecord{Run: r.run, Status: store.TaskStatusParams{TaskID: t.TaskID}}
 	}
 	sent := 0
-	for i, res := range f.rec.submit(recs...) {
+	results, recorded := f.record(recs)
+	defer recorded()
+	for i, res := range results {
 		switch {
 		case res.Err != nil:
 			return sent, fmt.Errorf("record alert of %s: %w", t.TaskID, res.Err)

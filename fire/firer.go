@@ -125,7 +125,12 @@ type Firer struct {
 	counted  map[string]bool          // trigger ids counted in active
 	queued   map[string][][]queuedRun // per task, slots waiting (overlap: queue), oldest first
 	waiting  map[string]bool          // trigger ids in queued
-	closed   bool
+	// recording holds the trigger ids of runs being recorded here and not
+	// yet reserved or queued: from before their ledger write until this
+	// process has taken them in hand, so that a Resume that reads them in
+	// between (a task armed while it is triggered) leaves them alone.
+	recording map[string]bool
+	closed    bool
 }
 
 // queuedRun is a run recorded pending under the queue overlap policy,
@@ -166,6 +171,7 @@ func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() 
 		counted:    map[string]bool{},
 		queued:     map[string][][]queuedRun{},
 		waiting:    map[string]bool{},
+		recording:  map[string]bool{},
 		started:    now(),
 	}
 }
@@ -230,7 +236,8 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 	status := store.TaskStatusParams{TaskID: t.TaskID, LastFire: p.Slot, NextFire: p.NextFire, SetNextFire: true}
 	// The ledger records and the row's feedback are written together, in a
 	// transaction shared with the fires that are due at the same time.
-	results := f.rec.submit(records(routes, status)...)
+	results, recorded := f.record(records(routes, status))
+	defer recorded()
 	fired := false
 	var waiting []queuedRun
 	for i, res := range results {
@@ -444,8 +451,8 @@ const InFlightMargin = 5 * time.Second
 // reports false when this process is delivering it already or someone
 // else took it first.
 func (f *Firer) rescue(ctx context.Context, t *task.Task, r *task.Run, why string) (bool, error) {
-	if f.isWaiting(r.TriggerID) || !f.reserve(r) {
-		return false, nil // delivered here already, or queued here
+	if !f.reserveIdle(r) {
+		return false, nil // delivered, queued or being recorded here already
 	}
 	taken, err := f.takeOver(ctx, r)
 	if err != nil || taken == nil {
@@ -570,6 +577,34 @@ func (f *Firer) reserve(r *task.Run) bool {
 	return true
 }
 
+// reserveIdle is reserve for a run read from the store: false also when
+// this process is recording the run or holds it queued.
+func (f *Firer) reserveIdle(r *task.Run) bool {
+	f.mu.Lock()
+	busy := f.recording[r.TriggerID] || f.waiting[r.TriggerID]
+	f.mu.Unlock()
+	// Not racy: a run leaves recording only once it is reserved or queued.
+	return !busy && f.reserve(r)
+}
+
+// record writes recs through the group commit with their runs marked as
+// being recorded here; call done once each inserted run is reserved
+// (deliverAsync) or queued.
+func (f *Firer) record(recs []store.FireRecord) (results []store.FireResult, done func()) {
+	f.mu.Lock()
+	for _, rec := range recs {
+		f.recording[rec.Run.TriggerID] = true
+	}
+	f.mu.Unlock()
+	return f.rec.submit(recs...), func() {
+		f.mu.Lock()
+		for _, rec := range recs {
+			delete(f.recording, rec.Run.TriggerID)
+		}
+		f.mu.Unlock()
+	}
+}
+
 // release ends a reservation. The last delivery of a task to end starts
 // the task's oldest queued slot (overlap: queue).
 func (f *Firer) release(r *task.Run) {
@@ -599,13 +634,6 @@ func (f *Firer) deactivate(r *task.Run) {
 	for _, q := range next {
 		f.deliverAsync(q.t, q.target, q.run, false)
 	}
-}
-
-// isWaiting reports whether a run is queued here (overlap: queue).
-func (f *Firer) isWaiting(triggerID string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.waiting[triggerID]
 }
 
 // overlaps reports whether r counts as a delivery of its task for the

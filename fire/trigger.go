@@ -72,7 +72,8 @@ func (f *Firer) Trigger(ctx context.Context, p TriggerParams) ([]*task.Run, erro
 	if err != nil {
 		return nil, err
 	}
-	results := f.rec.submit(records(routes, store.TaskStatusParams{TaskID: t.TaskID, LastFire: slot})...)
+	results, recorded := f.record(records(routes, store.TaskStatusParams{TaskID: t.TaskID, LastFire: slot}))
+	defer recorded()
 	var runs []*task.Run
 	for i, res := range results {
 		switch {
