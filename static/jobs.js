@@ -55,9 +55,16 @@
     document.getElementById("job-export").hidden = page.state !== "dead";
   }
 
+  // Answers can come back out of order (a slow store): each list and each
+  // count shows only the answer to its latest request.
+  let loads = 0;
+  const counts = {};
+
   // count counts a state's jobs, up to countLimit.
   async function count(s) {
+    const seq = (counts[s] = (counts[s] || 0) + 1);
     const r = await ui.getJSON("/api/v1/jobs?" + new URLSearchParams({ state: s, limit: String(countLimit) }));
+    if (seq !== counts[s]) return; // a later count of s answers instead
     const b = document.getElementById("tab-" + s);
     if (!r.ok) { b.textContent = b.dataset.label; return; }
     const n = (r.body.jobs || []).length;
@@ -67,9 +74,11 @@
   function countAll() { return Promise.all(states.map(count)); }
 
   async function load(more) {
+    const seq = ++loads;
     const q = new URLSearchParams({ state: page.state, limit: "50" });
     if (more && page.cursor) q.set("cursor", page.cursor);
     const r = await ui.getJSON("/api/v1/jobs?" + q);
+    if (seq !== loads) return; // another tab or a refresh was asked for since
     if (!r.ok) { ui.notice(r.body.error, true); return; }
     const tb = document.querySelector("#jobs tbody");
     if (!more) { tb.replaceChildren(); page.jobs = []; }
