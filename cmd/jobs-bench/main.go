@@ -10,7 +10,10 @@
 //     reaching the hook (read from its Idempotency-Key);
 //   - memory per pending job: Go heap after GC with all N armed, minus the
 //     heap before submitting them, divided by N (SQLite's page cache lives
-//     outside the Go heap and is not counted).
+//     outside the Go heap and is not counted);
+//   - with -pending N, only issue 12's pending case (pending.go): N jobs
+//     parked 1–3 h ahead, a steady due stream's lag while they wait, and
+//     a restart re-arming them.
 //
 // Every job calls back an HTTP server in this process that answers 200.
 // The results are printed as Markdown tables for docs/BENCHMARKS.md.
@@ -21,6 +24,7 @@
 //	                        [-budget 0] [-single=true] [-lag=true] [-patrol-batch 5000] [-whole-seconds]
 //	                        [-calls-csv prefix] [-goroutines prefix] [-goroutines-at d] [-cpuprofile file]
 //	                        [-drain-cpuprofile file] [-json file]
+//	go run ./cmd/jobs-bench -pending 1000000 [-pending-rate 1000] [-pending-for 30s] [-batch 500] [-clients 8]
 //
 // -spread 0 makes every job of the lag case due at the same instant;
 // -whole-seconds makes every due instant a whole second (N/spread jobs
@@ -87,6 +91,12 @@ type options struct {
 	// lag case from its first due instant until every callback arrived
 	// (<file>-<n>); -cpuprofile cannot be used with it.
 	drainProfile string
+	// pending, when positive, runs only the pending case with that many
+	// parked jobs; pendingRate and pendingFor are its due stream's jobs
+	// per second and duration.
+	pending     int
+	pendingRate int
+	pendingFor  time.Duration
 }
 
 func main() {
@@ -105,11 +115,14 @@ func main() {
 	wholeSeconds := flag.Bool("whole-seconds", false, "make every due instant of the lag case a whole second")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	drainProfile := flag.String("drain-cpuprofile", "", "write a CPU profile of the lag case from its first due instant to its last callback to <file>-<n>")
+	pending := flag.Int("pending", 0, "jobs parked 1-3 h ahead, then a steady due stream and a restart (0: off; when set, only this case runs)")
+	pendingRate := flag.Int("pending-rate", 1000, "jobs per second the -pending case's due stream submits")
+	pendingFor := flag.Duration("pending-for", 30*time.Second, "how long the -pending case's due stream runs")
 	flag.Parse()
 
 	o := options{batch: *batch, spread: time.Duration(*spread) * time.Second, clients: *clients, budget: *budget, single: *single, lag: *lag,
 		patrolBatch: *patrolBatch, callsCSV: *callsCSV, goroutines: *goroutines, goroutinesAt: *goroutinesAt, wholeSeconds: *wholeSeconds, jsonOut: *jsonOut,
-		drainProfile: *drainProfile}
+		drainProfile: *drainProfile, pending: *pending, pendingRate: *pendingRate, pendingFor: *pendingFor}
 	for f := range strings.SplitSeq(*ns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
@@ -119,6 +132,9 @@ func main() {
 	}
 	if o.batch < 1 || o.batch > 1000 || o.clients < 1 || o.spread < 0 {
 		fail(errors.New("-batch must be 1..1000, -clients positive, -spread not negative"))
+	}
+	if err := checkPending(o); err != nil {
+		fail(err)
 	}
 	if *cpuProfile != "" && o.drainProfile != "" {
 		fail(errors.New("-cpuprofile and -drain-cpuprofile cannot be used together"))
@@ -145,8 +161,12 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// run measures every count and prints the two tables.
+// run measures every count and prints the two tables (with -pending, only
+// the pending case and its table).
 func run(o options) error {
+	if o.pending > 0 {
+		return runPending(o)
+	}
 	var intake []intakeResult
 	var lags []lagResult
 	for _, n := range o.ns {
@@ -171,7 +191,7 @@ func run(o options) error {
 	}
 
 	if o.jsonOut != "" {
-		if err := writeJSON(o, intake, lags); err != nil {
+		if err := writeJSON(o, intake, lags, nil); err != nil {
 			return err
 		}
 	}
@@ -258,7 +278,7 @@ type lagResult struct {
 // node of its own. The jobs are due in an hour, so none fires meanwhile.
 func singleCase(o options, n int) (intakeResult, error) {
 	var armed arms
-	h, err := startHook(0)
+	h, err := startHook(0, nil)
 	if err != nil {
 		return intakeResult{}, err
 	}
@@ -305,7 +325,7 @@ func lagCase(o options, n int) (lagResult, error) {
 	// measured, so it does not count as the node's memory.
 	fires := &recorder{d: make([]time.Duration, 0, n)}
 	var armed arms
-	h, err := startHook(n)
+	h, err := startHook(n, nil)
 	if err != nil {
 		return lagResult{}, err
 	}
@@ -341,22 +361,12 @@ func lagCase(o options, n int) (lagResult, error) {
 	bodies := batchBodies(h.url, n, o.batch, first, o.spread, o.wholeSeconds)
 	start := time.Now()
 	err = parallel(len(bodies), o.clients, func(i int) error {
-		var items []struct {
-			Job *struct {
-				ID string `json:"id"`
-			} `json:"job"`
-			Error string `json:"error"`
-		}
-		if err := c.do(http.MethodPost, nd.base+"/api/v1/jobs", bodies[i], http.StatusOK, &items); err != nil {
-			return err
-		}
-		for _, it := range items {
-			if it.Job == nil {
-				return fmt.Errorf("a job of batch %d was refused: %s", i, it.Error)
-			}
+		ids, err := submitBatch(c, nd.base, bodies[i])
+		if err != nil {
+			return fmt.Errorf("batch %d: %w", i, err)
 		}
 		sampleMu.Lock()
-		sample = append(sample, items[0].Job.ID)
+		sample = append(sample, ids[0])
 		sampleMu.Unlock()
 		return nil
 	})
@@ -451,55 +461,102 @@ func lagCase(o options, n int) (lagResult, error) {
 // at first + spread·i/n (millisecond precision, as due_at keeps it; whole
 // seconds when whole, first being one).
 func batchBodies(url string, n, size int, first time.Time, spread time.Duration, whole bool) [][]byte {
-	var out [][]byte
-	var buf bytes.Buffer
-	for i := range n {
-		if i%size == 0 {
-			if buf.Len() > 0 {
-				buf.WriteByte(']')
-				out = append(out, bytes.Clone(buf.Bytes()))
-			}
-			buf.Reset()
-			buf.WriteByte('[')
-		} else {
-			buf.WriteByte(',')
-		}
-		due := first.Add(spread * time.Duration(i) / time.Duration(n)).UTC().Truncate(time.Millisecond)
+	due := func(i int) time.Time {
+		d := first.Add(spread * time.Duration(i) / time.Duration(n)).Truncate(time.Millisecond)
 		if whole {
-			due = due.Truncate(time.Second)
+			d = d.Truncate(time.Second)
 		}
-		fmt.Fprintf(&buf, `{"method":"POST","name":%q,"params":"{\"i\":%d}","at":%q}`, url, i, due.Format(time.RFC3339Nano))
+		return d
 	}
-	buf.WriteByte(']')
-	return append(out, buf.Bytes())
+	var out [][]byte
+	for lo := 0; lo < n; lo += size {
+		out = append(out, jobsBody(url, lo, min(lo+size, n), due))
+	}
+	return out
 }
 
-// node is one in-process cronsheet node on a fresh SQLite file.
+// jobsBody encodes jobs lo..hi-1 as one batch: POST jobs to url, job i due
+// at due(i) (which should be of millisecond precision, as due_at keeps it).
+func jobsBody(url string, lo, hi int, due func(i int) time.Time) []byte {
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for i := lo; i < hi; i++ {
+		if i > lo {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `{"method":"POST","name":%q,"params":"{\"i\":%d}","at":%q}`, url, i, due(i).UTC().Format(time.RFC3339Nano))
+	}
+	buf.WriteByte(']')
+	return buf.Bytes()
+}
+
+// submitBatch POSTs a batch body to the node at base and returns the ids
+// of its jobs, in order; a job of it refused is an error.
+func submitBatch(c *client, base string, body []byte) ([]string, error) {
+	var items []struct {
+		Job *struct {
+			ID string `json:"id"`
+		} `json:"job"`
+		Error string `json:"error"`
+	}
+	if err := c.do(http.MethodPost, base+"/api/v1/jobs", body, http.StatusOK, &items); err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, errors.New("the batch was answered with no items")
+	}
+	ids := make([]string, len(items))
+	for i, it := range items {
+		if it.Job == nil {
+			return nil, fmt.Errorf("job %d of the batch was refused: %s", i, it.Error)
+		}
+		ids[i] = it.Job.ID
+	}
+	return ids, nil
+}
+
+// node is one in-process cronsheet node on a SQLite file in a temp dir.
 type node struct {
 	base   string
+	dir    string        // the temp dir, which holds the SQLite file (dbFile)
+	stop   func() error  // stops the node, keeping its files; idempotent
 	close  func()        // stops the node and removes its files; idempotent
 	errors *atomic.Int64 // errors it logged
 }
 
-// startNode starts a node with o's patrol batch, HTTP callbacks to
-// loopback allowed, and its log cut to errors, of which the first few are
-// printed and the rest counted.
+// dbFile is the name of a node's SQLite file in its dir.
+const dbFile = "bench.db"
+
+// startNode starts a node on a fresh SQLite file in a temp dir of its own
+// (startNodeIn).
 func startNode(o options, opts ...server.Option) (*node, error) {
 	dir, err := os.MkdirTemp("", "jobs-bench-")
 	if err != nil {
 		return nil, err
 	}
+	nd, err := startNodeIn(o, dir, opts...)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return nd, nil
+}
+
+// startNodeIn starts a node on the SQLite file dbFile in dir (a new one,
+// or one a stopped node left), with o's patrol batch, HTTP callbacks to
+// loopback allowed, and its log cut to errors, of which the first few are
+// printed and the rest counted. Its close removes dir.
+func startNodeIn(o options, dir string, opts ...server.Option) (*node, error) {
 	cfg := server.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NodeID = "bench"
 	cfg.Auth = server.AuthLocalDev // loopback only
 	cfg.LogLevel = "warn"
-	cfg.Store.Path = filepath.Join(dir, "bench.db")
+	cfg.Store.Path = filepath.Join(dir, dbFile)
 	cfg.Patrol.Lease = time.Minute
 	cfg.Patrol.Batch = o.patrolBatch
 	cfg.HTTP.Allow = []string{"127.0.0.0/8"}
 	if err := cfg.Validate(); err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -508,19 +565,21 @@ func startNode(o options, opts ...server.Option) (*node, error) {
 	srv, err := server.New(ctx, cfg, logger, opts...)
 	if err != nil {
 		cancel()
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
-	stop := sync.OnceFunc(func() {
+	stop := sync.OnceValue(func() error {
 		cancel()
-		if err := <-done; err != nil {
+		return <-done
+	})
+	closeNode := sync.OnceFunc(func() {
+		if err := stop(); err != nil {
 			progress("node stopped: %v", err)
 		}
 		os.RemoveAll(dir)
 	})
-	return &node{base: "http://" + srv.Addr(), close: stop, errors: errs}, nil
+	return &node{base: "http://" + srv.Addr(), dir: dir, stop: stop, close: closeNode, errors: errs}, nil
 }
 
 // countingHandler counts the records it is given and passes on the first
@@ -560,15 +619,18 @@ type hook struct {
 	last  atomic.Int64
 	conns atomic.Int64 // TCP connections accepted
 	bad   atomic.Int64 // calls without a readable key
+	// onCall, when not nil, is given each call's job id.
+	onCall func(jobID string)
 }
 
-// startHook listens on a loopback port; expect sizes its record.
-func startHook(expect int) (*hook, error) {
+// startHook listens on a loopback port; expect sizes its record, onCall
+// (nil: none) hears each call's job id.
+func startHook(expect int, onCall func(jobID string)) (*hook, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	h := &hook{url: "http://" + ln.Addr().String() + "/hook", seen: make([]call, 0, expect)}
+	h := &hook{url: "http://" + ln.Addr().String() + "/hook", seen: make([]call, 0, expect), onCall: onCall}
 	h.srv = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -592,6 +654,9 @@ func (h *hook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		h.seen = append(h.seen, call{due: time.UnixMilli(ms), at: now})
 		h.mu.Unlock()
+		if h.onCall != nil {
+			h.onCall(parts[0])
+		}
 	} else {
 		h.bad.Add(1)
 	}
@@ -834,12 +899,18 @@ type jsonLag struct {
 	Errors         int64   `json:"errors"`
 }
 
-// writeJSON writes the results to o.jsonOut.
-func writeJSON(o options, intake []intakeResult, lags []lagResult) error {
+// writeJSON writes the results to o.jsonOut; pending, when not nil, is
+// the pending case's.
+func writeJSON(o options, intake []intakeResult, lags []lagResult, pending *pendingResult) error {
 	msf := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	var out struct {
-		Intake []jsonIntake `json:"intake"`
-		Lag    []jsonLag    `json:"lag"`
+		Intake  []jsonIntake `json:"intake"`
+		Lag     []jsonLag    `json:"lag"`
+		Pending *jsonPending `json:"pending,omitempty"`
+	}
+	if pending != nil {
+		p := pending.json()
+		out.Pending = &p
 	}
 	for _, r := range intake {
 		out.Intake = append(out.Intake, jsonIntake{Name: r.name, N: r.n, Clients: r.clients, PerRequest: r.perRequest,
