@@ -164,19 +164,26 @@ func (a *armer) ArmBatch(ctx context.Context, ts []*task.Task) []error {
 		}
 	}
 	statusErrs := make([]error, len(statuses))
-	switch err := a.store.SetTaskStatuses(ctx, statuses); {
-	case errors.Is(err, task.ErrNotFound):
-		// A task of the batch was deleted meanwhile: each on its own, so
-		// the others still arm.
-		for k, p := range statuses {
-			statusErrs[k] = a.store.SetTaskStatus(ctx, p)
-		}
-	case err != nil:
-		// The store is out or slow: one write per task would only add to
-		// its load. None is armed; reconcile releases them, publish
-		// retries.
-		for k := range statuses {
-			statusErrs[k] = err
+	// In transactions of armStatusChunk: a claimed batch of thousands in
+	// one transaction held the store's one writer for seconds (at 1M
+	// pending jobs, past the store timeout), and the fires and outcomes
+	// due meanwhile waited behind it.
+	for start := 0; start < len(statuses); start += armStatusChunk {
+		chunk := statuses[start:min(start+armStatusChunk, len(statuses))]
+		switch err := a.store.SetTaskStatuses(ctx, chunk); {
+		case errors.Is(err, task.ErrNotFound):
+			// A task of the chunk was deleted meanwhile: each on its own,
+			// so the others still arm.
+			for k, p := range chunk {
+				statusErrs[start+k] = a.store.SetTaskStatus(ctx, p)
+			}
+		case err != nil:
+			// The store is out or slow: one write per task would only add
+			// to its load. None of the chunk is armed; reconcile releases
+			// them, publish retries.
+			for k := range chunk {
+				statusErrs[start+k] = err
+			}
 		}
 	}
 	for k, i := range of {
@@ -206,6 +213,9 @@ func (a *armer) ArmBatch(ctx context.Context, ts []*task.Task) []error {
 	}
 	return errs
 }
+
+// armStatusChunk bounds the statuses of one arming transaction.
+const armStatusChunk = 500
 
 // armStep is what arming one task leaves to do once the batch's
 // statuses are stored: its status, and the slot to schedule (zero: none).

@@ -130,6 +130,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (
 		return nil, fmt.Errorf("register node: %w", err)
 	}
 	s.cc.releaseAll(ctx) // a crashed predecessor's, if any
+	s.releasePredecessorClaims(ctx)
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		_ = s.nodes.deregister(ctx)
@@ -760,6 +761,24 @@ func (s *Server) shutdown(ctx context.Context) {
 		}
 		s.logger.Info("stopped")
 	})
+}
+
+// releasePredecessorClaims gives up, at once, the claims an earlier
+// process of this node id left (a crash, or a stop whose release ran out
+// of time): this process has armed nothing yet, and would otherwise renew
+// their leases and have reconcile release them one transaction each (at
+// a million claims, for hours). Publish claims and arms them again. A
+// failure is logged; reconcile's release stays the fallback.
+func (s *Server) releasePredecessorClaims(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	n, err := s.store.ReleaseClaims(rctx, s.cfg.NodeID)
+	switch {
+	case err != nil:
+		s.logger.Warn("release an earlier process's claims; reconcile releases them instead", "error", err)
+	case n > 0:
+		s.logger.Info("released an earlier process's claims", "tasks", n)
+	}
 }
 
 // closeBuilt releases what build made when New fails after it.

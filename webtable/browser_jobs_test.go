@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -180,6 +181,51 @@ func TestBrowserJobs(t *testing.T) {
 			t.Fatalf("the backfilled job %s has no new run", p2)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	for _, p := range console.take() {
+		t.Errorf("%s", p)
+	}
+}
+
+// TestBrowserJobsLateAnswer: an answer that comes back after a later
+// request's (a slow store) does not replace what that request showed. The
+// blocked list is made slow in the page; leaving its tab for the pending
+// one before it answers must leave the pending jobs shown. Before each
+// list showed only its latest answer, the late empty blocked list replaced
+// them with "No jobs in this state" (TestBrowserJobs failed so on FerretDB).
+func TestBrowserJobsLateAnswer(t *testing.T) {
+	chromium := needBrowser(t)
+	base := startNodeWith(t, allowLoopback)
+	later := `{"method":"GET","name":"http://127.0.0.1:9/later","delay":3600}`
+	p1, p2 := submitJob(t, base, later), submitJob(t, base, later)
+	ctx := newBrowser(t, chromium)
+	console := listenTab(t, ctx, true)
+	for _, lang := range []string{"en", "zh"} {
+		run(t, ctx, "load the jobs page ("+lang+")", 30*time.Second,
+			chromedp.Navigate(base+"/login"),
+			chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`localStorage.setItem("cronsheet.lang", %q)`, lang)),
+			chromedp.Navigate(base+"/jobs?state=pending"),
+			chromedp.WaitVisible(css(`body[data-ready="1"]`)),
+			waitJS(`document.querySelectorAll("#jobs tbody tr[id]").length === 2`),
+			// The blocked list (not its tab's count) answers 1.5 s late.
+			chromedp.Evaluate[chromedp.Void](`(() => { const f = window.fetch;
+			  window.fetch = (u, o) => f(u, o).then(r => String(u).includes("state=blocked&limit=50")
+			    ? new Promise(ok => setTimeout(() => ok(r), 1500)) : r); })()`),
+			jsClick("#tab-blocked"),
+			jsClick("#tab-pending"),
+			waitJS(`document.querySelectorAll("#jobs tbody tr[id]").length === 2`),
+			chromedp.Sleep(2500*time.Millisecond), // the blocked answer has come by now
+		)
+		ids := get(t, ctx, "read the rows", chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll("#jobs tbody tr[id]")].map(tr => tr.id).sort()`))
+		want := []string{p1, p2}
+		slices.Sort(want)
+		if !slices.Equal(ids, want) {
+			t.Errorf("%s: after the late blocked answer the pending tab shows %v, want %v", lang, ids, want)
+		}
+		if sel := get(t, ctx, "read the tab", chromedp.Evaluate[string](`document.querySelector("#job-tabs [aria-selected=true]").dataset.state`)); sel != "pending" {
+			t.Errorf("%s: selected tab %q, want pending", lang, sel)
+		}
 	}
 	for _, p := range console.take() {
 		t.Errorf("%s", p)
