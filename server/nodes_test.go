@@ -238,6 +238,13 @@ func TestGracefulStopWithManyClaims(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "cronsheet.db")
 	cfg := func(c *Config) { c.Store.Path = dbPath; c.NodeID = "node-a"; c.HTTP.Allow = []string{"127.0.0.0/8"} }
 	a := setup(t, cfg)
+	// Opened before the node gets busy: opening writes (the schema), and
+	// would wait behind the node's arming of thousands of tasks.
+	st, err := openStore(t.Context(), a.srv.cfg.Store) // the test driver's store
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
 	due := time.Now().Add(time.Hour).UTC()
 	for start := 0; start < n; start += 500 {
 		var body []map[string]any
@@ -255,11 +262,6 @@ func TestGracefulStopWithManyClaims(t *testing.T) {
 			t.Fatalf("submit a batch: %d, %d answers", code, len(answer))
 		}
 	}
-	st, err := openStore(t.Context(), a.srv.cfg.Store) // the test driver's store
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	claimed := func(owner string) int {
 		t.Helper()
 		cs, err := st.ListClaimed(t.Context(), owner)

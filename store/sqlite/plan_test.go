@@ -46,6 +46,7 @@ func planQueries() []planQuery {
 		{"ListRows", qListRows},
 		{"GetTask", qGetTask},
 		{"ReleaseTask", qReleaseTask},
+		{"ReleaseClaims", qReleaseClaims},
 		{"TaskExists", qTaskExists},
 		{"SetTaskStatus", qSetTaskStatus},
 		{"MirrorStatus", qMirrorStatus},
