@@ -234,7 +234,10 @@ func TestPeersGoneOrQuiet(t *testing.T) {
 // budget at 20k claims, and the registry entry then kept the next start
 // refused until it lapsed.
 func TestGracefulStopWithManyClaims(t *testing.T) {
-	const n = 4000
+	n := 4000
+	if testDriver() == "mongo" {
+		n = 100 // FerretDB claims one task per round trip: 4000 took past a minute
+	}
 	dbPath := filepath.Join(t.TempDir(), "cronsheet.db")
 	cfg := func(c *Config) { c.Store.Path = dbPath; c.NodeID = "node-a"; c.HTTP.Allow = []string{"127.0.0.0/8"} }
 	a := setup(t, cfg)
@@ -248,7 +251,7 @@ func TestGracefulStopWithManyClaims(t *testing.T) {
 	due := time.Now().Add(time.Hour).UTC()
 	for start := 0; start < n; start += 500 {
 		var body []map[string]any
-		for i := start; i < start+500; i++ {
+		for i := start; i < min(start+500, n); i++ {
 			body = append(body, map[string]any{"method": "POST", "name": "http://127.0.0.1:9/hook",
 				"at": due.Add(time.Duration(i) * time.Second).Format(time.RFC3339)})
 		}
@@ -258,7 +261,7 @@ func TestGracefulStopWithManyClaims(t *testing.T) {
 			} `json:"job"`
 		}
 		code := a.call(t, "POST", "/api/v1/jobs", body, &answer)
-		if code >= 300 || len(answer) != 500 || answer[0].Job == nil {
+		if code >= 300 || len(answer) != len(body) || answer[0].Job == nil {
 			t.Fatalf("submit a batch: %d, %d answers", code, len(answer))
 		}
 	}
