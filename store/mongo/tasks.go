@@ -30,21 +30,9 @@ func (s *Store) GetTask(ctx context.Context, taskID string) (*task.Task, error) 
 // GetTasks returns the tasks with the given ids that exist
 // (store.Tasks.GetTasks), with one find on the task_id index.
 func (s *Store) GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error) {
-	if len(taskIDs) > store.MaxStatusBatch {
-		return nil, fmt.Errorf("get tasks: %w", task.Invalid("task_ids", "at most %d", store.MaxStatusBatch))
-	}
-	if len(taskIDs) == 0 {
-		return nil, nil
-	}
-	ctx, cancel := s.call(ctx)
-	defer cancel()
-	cur, err := s.tasks.Find(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: taskIDs}}}}, findOpts())
+	docs, err := tasksByID[taskDoc](ctx, s, "get tasks", taskIDs, findOpts())
 	if err != nil {
-		return nil, fmt.Errorf("get tasks: %w", translate(err))
-	}
-	var docs []taskDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("get tasks: %w", translate(err))
+		return nil, err
 	}
 	out := make([]*task.Task, len(docs))
 	for i := range docs {
@@ -56,27 +44,14 @@ func (s *Store) GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, e
 // TaskHeads returns the heads of the tasks with the given ids that exist
 // (store.Tasks.TaskHeads): their documents without the content.
 func (s *Store) TaskHeads(ctx context.Context, taskIDs []string) ([]store.TaskHead, error) {
-	if len(taskIDs) > store.MaxStatusBatch {
-		return nil, fmt.Errorf("task heads: %w", task.Invalid("task_ids", "at most %d", store.MaxStatusBatch))
-	}
-	if len(taskIDs) == 0 {
-		return nil, nil
-	}
-	ctx, cancel := s.call(ctx)
-	defer cancel()
 	proj := bson.D{}
 	for _, k := range []string{"task_id", "version", "is_enable", "is_claimed", "claimed_by", "lease_until", "is_done",
 		"next_fire", "last_fire", "last_status", "updated_at"} {
 		proj = append(proj, bson.E{Key: k, Value: 1})
 	}
-	cur, err := s.tasks.Find(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: taskIDs}}}},
-		findOpts().SetProjection(proj))
+	docs, err := tasksByID[taskHeadDoc](ctx, s, "task heads", taskIDs, findOpts().SetProjection(proj))
 	if err != nil {
-		return nil, fmt.Errorf("task heads: %w", translate(err))
-	}
-	var docs []taskHeadDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("task heads: %w", translate(err))
+		return nil, err
 	}
 	out := make([]store.TaskHead, len(docs))
 	for i, d := range docs {
@@ -86,6 +61,29 @@ func (s *Store) TaskHeads(ctx context.Context, taskIDs []string) ([]store.TaskHe
 			UpdatedAt: store.FromUnixMS(d.UpdatedAt)}
 	}
 	return out, nil
+}
+
+// tasksByID decodes the task documents with the given ids that exist (at
+// most store.MaxStatusBatch) with one find on the task_id index; what
+// names the read in errors. On an error it returns none.
+func tasksByID[T any](ctx context.Context, s *Store, what string, taskIDs []string, opts *options.FindOptionsBuilder) ([]T, error) {
+	if len(taskIDs) > store.MaxStatusBatch {
+		return nil, fmt.Errorf("%s: %w", what, task.Invalid("task_ids", "at most %d", store.MaxStatusBatch))
+	}
+	if len(taskIDs) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	cur, err := s.tasks.Find(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: taskIDs}}}}, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, translate(err))
+	}
+	var docs []T
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, translate(err))
+	}
+	return docs, nil
 }
 
 // taskHeadDoc is what TaskHeads reads of a task's document.

@@ -63,77 +63,59 @@ func (s *Store) GetTask(ctx context.Context, taskID string) (*task.Task, error) 
 // (store.Tasks.GetTasks), reading them in chunks of 500 from the primary
 // key.
 func (s *Store) GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error) {
-	if len(taskIDs) > store.MaxStatusBatch {
-		return nil, fmt.Errorf("get tasks: %w", task.Invalid("task_ids", "at most %d", store.MaxStatusBatch))
-	}
-	out := make([]*task.Task, 0, len(taskIDs))
-	for start := 0; start < len(taskIDs); start += 500 {
-		chunk := taskIDs[start:min(start+500, len(taskIDs))]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		q := `SELECT ` + taskCols + ` FROM time_task WHERE task_id IN (` +
-			strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",") + `)`
-		rs, err := s.r.QueryContext(ctx, q, args...)
-		if err != nil {
-			return nil, fmt.Errorf("get tasks: %w", translate(err))
-		}
-		for rs.Next() {
-			t, err := scanTask(rs)
-			if err != nil {
-				rs.Close()
-				return nil, fmt.Errorf("get tasks: %w", err)
-			}
-			out = append(out, t)
-		}
-		err = rs.Err()
-		rs.Close()
-		if err != nil {
-			return nil, fmt.Errorf("get tasks: %w", err)
-		}
-	}
-	return out, nil
+	return tasksByID(ctx, s, "get tasks", taskCols, taskIDs, func(rs *sql.Rows) (*task.Task, error) { return scanTask(rs) })
 }
 
 // TaskHeads returns the heads of the tasks with the given ids that exist
 // (store.Tasks.TaskHeads): their columns, without decoding a document.
 func (s *Store) TaskHeads(ctx context.Context, taskIDs []string) ([]store.TaskHead, error) {
+	const cols = `task_id, version, is_enable, is_claimed, claimed_by, lease_until, is_done,
+		next_fire, last_fire, last_status, updated_at`
+	return tasksByID(ctx, s, "task heads", cols, taskIDs, func(rs *sql.Rows) (store.TaskHead, error) {
+		var (
+			h                          store.TaskHead
+			lease, next, last, updated int64
+		)
+		err := rs.Scan(&h.TaskID, &h.Version, &h.IsEnable, &h.IsClaimed, &h.ClaimedBy, &lease, &h.IsDone,
+			&next, &last, &h.LastStatus, &updated)
+		h.LeaseUntil, h.NextFire, h.LastFire = store.FromUnixMS(lease), store.FromUnixMS(next), store.FromUnixMS(last)
+		h.UpdatedAt = store.FromUnixMS(updated)
+		return h, err
+	})
+}
+
+// tasksByID reads cols of the tasks with the given ids that exist (at most
+// store.MaxStatusBatch), in chunks of 500 on a reader, each row through
+// scan; what names the read in errors.
+func tasksByID[T any](ctx context.Context, s *Store, what, cols string, taskIDs []string, scan func(*sql.Rows) (T, error)) ([]T, error) {
 	if len(taskIDs) > store.MaxStatusBatch {
-		return nil, fmt.Errorf("task heads: %w", task.Invalid("task_ids", "at most %d", store.MaxStatusBatch))
+		return nil, fmt.Errorf("%s: %w", what, task.Invalid("task_ids", "at most %d", store.MaxStatusBatch))
 	}
-	out := make([]store.TaskHead, 0, len(taskIDs))
+	out := make([]T, 0, len(taskIDs))
 	for start := 0; start < len(taskIDs); start += 500 {
 		chunk := taskIDs[start:min(start+500, len(taskIDs))]
 		args := make([]any, len(chunk))
 		for i, id := range chunk {
 			args[i] = id
 		}
-		q := `SELECT task_id, version, is_enable, is_claimed, claimed_by, lease_until, is_done,
-			next_fire, last_fire, last_status, updated_at FROM time_task WHERE task_id IN (` +
+		q := `SELECT ` + cols + ` FROM time_task WHERE task_id IN (` +
 			strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",") + `)`
 		rs, err := s.r.QueryContext(ctx, q, args...)
 		if err != nil {
-			return nil, fmt.Errorf("task heads: %w", translate(err))
+			return nil, fmt.Errorf("%s: %w", what, translate(err))
 		}
 		for rs.Next() {
-			var (
-				h                          store.TaskHead
-				lease, next, last, updated int64
-			)
-			if err := rs.Scan(&h.TaskID, &h.Version, &h.IsEnable, &h.IsClaimed, &h.ClaimedBy, &lease, &h.IsDone,
-				&next, &last, &h.LastStatus, &updated); err != nil {
+			v, err := scan(rs)
+			if err != nil {
 				rs.Close()
-				return nil, fmt.Errorf("task heads: %w", err)
+				return nil, fmt.Errorf("%s: %w", what, err)
 			}
-			h.LeaseUntil, h.NextFire, h.LastFire = store.FromUnixMS(lease), store.FromUnixMS(next), store.FromUnixMS(last)
-			h.UpdatedAt = store.FromUnixMS(updated)
-			out = append(out, h)
+			out = append(out, v)
 		}
 		err = rs.Err()
 		rs.Close()
 		if err != nil {
-			return nil, fmt.Errorf("task heads: %w", err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	return out, nil
