@@ -214,14 +214,8 @@ type kafkaAnswer struct {
 // handle submits one record and produces its answer. It returns an error
 // only when ctx ended (the record is then not committed).
 func (k *Kafka) handle(ctx context.Context, r *kgo.Record) error {
-	k.mu.Lock()
-	mark := k.recent.begin()
-	k.mu.Unlock()
-	defer func() {
-		k.mu.Lock()
-		k.recent.end()
-		k.mu.Unlock()
-	}()
+	mark, end := k.recent.window(&k.mu)
+	defer end()
 	v, err := k.submit(ctx, r)
 	if err != nil && ctx.Err() != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"sync"
 
 	"cronsheet/jobs"
 	"cronsheet/task"
@@ -113,6 +114,18 @@ func (r *recentFinals) begin() uint64 {
 
 // end closes a window begin opened.
 func (r *recentFinals) end() { r.open-- }
+
+// window is begin under mu (the caller's lock over r), returning the mark
+// and the end to defer, also under mu.
+func (r *recentFinals) window(mu *sync.Mutex) (mark uint64, end func()) {
+	mu.Lock()
+	defer mu.Unlock()
+	return r.begin(), func() {
+		mu.Lock()
+		defer mu.Unlock()
+		r.end()
+	}
+}
 
 // submitting reports whether a submission's window is open: any job that
 // becomes final then may be the one being submitted.

@@ -225,14 +225,8 @@ type wsMessage struct {
 
 // handle submits message seq and answers it; false ends the connection.
 func (w *WebSocket) handle(ctx context.Context, c *wsConn, seq int, typ websocket.MessageType, data []byte) bool {
-	w.mu.Lock()
-	mark := w.recent.begin()
-	w.mu.Unlock()
-	defer func() {
-		w.mu.Lock()
-		w.recent.end()
-		w.mu.Unlock()
-	}()
+	mark, end := w.recent.window(&w.mu)
+	defer end()
 	v, err := w.submit(ctx, c, typ, data)
 	if err != nil && ctx.Err() != nil {
 		return false // shutting down: nobody reads the answer
