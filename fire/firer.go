@@ -661,6 +661,9 @@ func (f *Firer) unfinishedInLedger(ctx context.Context, taskID string) bool {
 
 // busy reports whether taskID has deliveries in progress here, or slots
 // waiting for them.
+// Busy reports whether a run of taskID is being delivered or queued here.
+func (f *Firer) Busy(taskID string) bool { return f.busy(taskID) }
+
 func (f *Firer) busy(taskID string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -70,7 +70,7 @@ func (p *Publish) RunOnce(ctx context.Context) (PublishResult, error) {
 	var res PublishResult
 	for range maxClaimRounds {
 		tasks, err := p.store.ClaimTasks(ctx, store.ClaimParams{
-			Owner: p.node, LeaseUntil: p.now().Add(p.lease), Limit: p.batch,
+			Owner: p.node, LeaseUntil: p.now().Add(p.lease), Limit: p.batch, ArmBy: p.now(),
 		})
 		if err != nil {
 			return res, fmt.Errorf("claim tasks: %w", err)

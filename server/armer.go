@@ -27,6 +27,7 @@ type armStore interface {
 	UnfinishedRunsOf(ctx context.Context, taskIDs []string) (map[string][]*task.Run, error)
 	SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error
 	SetTaskStatuses(ctx context.Context, ps []store.TaskStatusParams) error
+	ParkTasks(ctx context.Context, owner string, ps []store.ParkParams) ([]string, error)
 }
 
 // armer keeps the tasks armed here in gocron: one one-time job per
@@ -48,6 +49,13 @@ type armStore interface {
 // batches and puts them in their buckets. A parked task is still armed
 // here (its claim is renewed, reconcile sees it), so ownership works as for
 // any other; it only costs less memory, and gocron holds no job for it.
+//
+// A task parked for long, due more than twice the window ahead, is handed
+// back to the store (Shed, store.Tasks.ParkTasks) with the instant a
+// window before its slot: no node holds it until then (no lease to renew,
+// nothing in memory), and the publish patrol, which claims soonest first
+// and only tasks whose instant has come, claims it again a window before
+// it is due. An edit makes it claimable at once.
 type armer struct {
 	logger *slog.Logger
 	sched  gocron.Scheduler
@@ -61,6 +69,8 @@ type armer struct {
 	ctx     context.Context // cancelled at shutdown
 	// window: tasks due later than this from now are parked (0: none is).
 	window time.Duration
+	// node is this node's id, the owner of its claims (for Shed).
+	node string
 
 	mu      sync.Mutex
 	gen     uint64
@@ -673,6 +683,84 @@ func (a *armer) promote(e *armedTask, t *task.Task) bool {
 		return false
 	}
 	return true
+}
+
+// shedBeyond is how far beyond the window a parked task must be due to be
+// handed back to the store: a task due within it is promoted soon, and
+// is not worth a release and a claim.
+func (a *armer) shedBeyond() time.Duration { return a.window }
+
+// Shed hands back to the store the parked tasks due more than
+// window+shedBeyond from now (store.Tasks.ParkTasks, in batches), each
+// to be claimed again a window before its slot; it returns how many. A
+// task with a run delivering or queued here stays (its overlap policy is
+// this node's to apply). A task the store did not park (edited or lost
+// meanwhile) stays armed: reconcile and publish sort it out as for any
+// other. When the store cannot answer, the batch stays parked here.
+func (a *armer) Shed(ctx context.Context) (int, error) {
+	if a.window <= 0 || a.node == "" {
+		return 0, nil
+	}
+	shed := 0
+	for {
+		a.mu.Lock()
+		now := a.now()
+		cutoff := now.Add(a.window + a.shedBeyond())
+		var batch []*armedTask
+		for _, e := range a.parked {
+			if len(batch) == armStatusChunk {
+				break
+			}
+			if e.due.After(cutoff) {
+				batch = append(batch, e)
+			}
+		}
+		for _, e := range batch {
+			heap.Remove(&a.parked, e.parkIdx)
+			e.parkIdx = -3 // being shed: neither parked nor in a bucket
+		}
+		a.mu.Unlock()
+		if len(batch) == 0 {
+			return shed, nil
+		}
+		var ps []store.ParkParams
+		for _, e := range batch {
+			if !a.firer.Busy(e.id) { // outside a.mu: the armer never holds it over the firer's lock
+				ps = append(ps, store.ParkParams{TaskID: e.id, Version: e.version, ArmAt: e.due.Add(-a.window)})
+			}
+		}
+		var parked []string
+		var err error
+		if len(ps) > 0 {
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			parked, err = a.store.ParkTasks(rctx, a.node, ps)
+			cancel()
+		}
+		done := make(map[string]bool, len(parked))
+		for _, id := range parked {
+			done[id] = true
+		}
+		a.mu.Lock()
+		for _, e := range batch {
+			switch {
+			case a.jobs[e.id] != e || e.parkIdx != -3:
+				// Disarmed or re-armed meanwhile: that arming stands.
+			case done[e.id]:
+				e.parkIdx = -1
+				delete(a.jobs, e.id)
+				shed++
+			default:
+				heap.Push(&a.parked, e)
+			}
+		}
+		a.mu.Unlock()
+		if err != nil {
+			return shed, fmt.Errorf("hand back %d parked tasks: %w", len(batch), err)
+		}
+		if len(parked) == 0 {
+			return shed, nil // none of this batch could be handed back: try again next time
+		}
+	}
 }
 
 // repark puts back the tasks of a promotion the store did not answer.

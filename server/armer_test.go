@@ -16,6 +16,7 @@ import (
 
 	"cronsheet/executors"
 	"cronsheet/fire"
+	"cronsheet/patrol"
 	"cronsheet/store"
 	"cronsheet/store/sqlite"
 	"cronsheet/task"
@@ -517,5 +518,114 @@ func TestArmWindowParksAndPromotes(t *testing.T) {
 	}
 	if runs, _ := st.ListRuns(t.Context(), "edited", time.Time{}, 10); len(runs) != 0 {
 		t.Errorf("the task edited while parked fired %d runs of its old arming", len(runs))
+	}
+}
+
+// TestArmWindowShedsFarTasks: a task parked far beyond the arming window
+// is handed back to the store (no node holds it), left there by publish
+// until a window before its slot, then claimed, armed and fired at its
+// exact slot, delivered once; a task due just beyond the window stays
+// parked here; a handed-back task that is edited is claimable at once.
+func TestArmWindowShedsFarTasks(t *testing.T) {
+	b := newArmerTest(t, fire.Config{}, nil, true)
+	st := b.st
+	a := b.armer(t, st)
+	a.window, a.node = 2*time.Second, "n"
+
+	anchor := time.Now().Truncate(time.Second)
+	mk := func(id, every string) *task.Task {
+		return &task.Task{TaskID: id, Scenario: "memos", TaskType: task.ChannelSMS, ExecuteType: task.Periodic,
+			CronPara: every, TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip, State: task.StateRunning,
+			IsEnable: 1, Anchor: anchor, TaskPara: "v1"}
+	}
+	// far and edited are due in 9–10 s (beyond window+window), mid in 2–3 s
+	// (beyond the window only).
+	claimed := b.claimedTasks(t, mk("far", "every 10s"), mk("mid", "every 3s"), mk("edited", "every 10s"))
+	for i, err := range a.ArmBatch(t.Context(), claimed) {
+		if err != nil {
+			t.Fatalf("arm %s: %v", claimed[i].TaskID, err)
+		}
+	}
+	farSlot, midSlot := anchor.Add(10*time.Second), anchor.Add(3*time.Second)
+	n, err := a.Shed(t.Context())
+	if err != nil || n != 2 {
+		t.Fatalf("Shed = %d, %v; want 2 (far and edited)", n, err)
+	}
+	armed := a.Armed()
+	slices.Sort(armed)
+	if !slices.Equal(armed, []string{"mid"}) {
+		t.Errorf("armed after Shed: %v, want [mid] (far and edited handed back)", armed)
+	}
+	for _, id := range []string{"far", "edited"} {
+		if got, err := st.GetTask(t.Context(), id); err != nil || got.IsClaimed != 0 {
+			t.Fatalf("%s after Shed: %+v, %v; want it held by no node", id, got, err)
+		}
+	}
+	edited := *claimed[2]
+	edited.TaskPara = "v2"
+	if err := st.ApplySync(t.Context(), store.ApplySyncParams{Scenario: "memos", RowID: "edited", RowVersion: 1, Task: &edited, IsActive: 1}); err != nil {
+		t.Fatal(err)
+	}
+
+	pub := patrol.NewPublish(slog.New(slog.DiscardHandler), st, a, "n", time.Minute, 100, time.Now)
+	claimedAt := map[string]time.Time{}
+	deliveries := map[string][]string{}
+	deadline := farSlot.Add(10 * time.Second)
+	for len(deliveries["far"]) == 0 || len(deliveries["mid"]) == 0 {
+		if _, err := pub.RunOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Promote(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"far", "edited"} {
+			got, err := st.GetTask(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, seen := claimedAt[id]; !seen && got.IsClaimed == 1 {
+				claimedAt[id] = time.Now()
+			}
+		}
+		for drained := false; !drained; {
+			select {
+			case d := <-b.delivered:
+				deliveries[d.TaskID] = append(deliveries[d.TaskID], d.Body)
+			default:
+				drained = true
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries %v by %s, want far's and mid's", deliveries, deadline)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if at, ok := claimedAt["far"]; !ok || at.Before(farSlot.Add(-a.window)) {
+		t.Errorf("far claimed again at %v, want not before %v (a window before its slot)", at, farSlot.Add(-a.window))
+	}
+	if at, ok := claimedAt["edited"]; !ok || !at.Before(farSlot.Add(-a.window)) {
+		t.Errorf("edited claimed again at %v (seen: %v), want at once after its edit, before %v", at, ok, farSlot.Add(-a.window))
+	}
+	// Anything else of far's slot would arrive within this grace.
+	time.Sleep(500 * time.Millisecond)
+	for drained := false; !drained; {
+		select {
+		case d := <-b.delivered:
+			deliveries[d.TaskID] = append(deliveries[d.TaskID], d.Body)
+		default:
+			drained = true
+		}
+	}
+	if got := deliveries["far"]; len(got) != 1 {
+		t.Errorf("far delivered %d times (%v), want once", len(got), got)
+	}
+	for id, slot := range map[string]time.Time{"far": farSlot, "mid": midSlot} {
+		runs, err := st.ListRuns(t.Context(), id, time.Time{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 0 || !runs[len(runs)-1].Slot.Equal(slot) {
+			t.Errorf("%s fired %v, want its first run at %s", id, runs, slot)
+		}
 	}
 }

@@ -163,8 +163,10 @@ type FireConfig struct {
 	Workers int `yaml:"workers"`
 	// ArmWindow: only tasks due within it are held armed in full, with a
 	// timer; tasks due later are parked (id, version, due instant) and
-	// read back from the store as they enter it (default 2m; 0 holds every
-	// task in full; else 5s..24h).
+	// read back from the store as they enter it, and those due more than
+	// two windows ahead are handed back to the store, claimed again a
+	// window before their slot (default 2m; 0 holds every task in full;
+	// else 5s..24h).
 	ArmWindow time.Duration `yaml:"arm_window"`
 }
 

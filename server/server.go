@@ -265,6 +265,7 @@ func (s *Server) buildScheduler(*built) error {
 	s.armer = newArmer(armCtx, s.logger, s.sched, s.firer, s.store)
 	s.armer.fireHook = func(_ time.Time, lag time.Duration) { s.metrics.TriggerLag(lag) }
 	s.armer.window = s.cfg.Fire.ArmWindow
+	s.armer.node = s.cfg.NodeID
 	return nil
 }
 
@@ -705,6 +706,9 @@ func (s *Server) sweepJobs(ctx context.Context) {
 			}
 			if _, err := s.armer.Promote(ctx); err != nil && ctx.Err() == nil {
 				s.logger.Warn("parked tasks stay parked until the store answers", "error", err)
+			}
+			if _, err := s.armer.Shed(ctx); err != nil && ctx.Err() == nil {
+				s.logger.Warn("parked tasks stay armed here until the store answers", "error", err)
 			}
 			s.armer.Sweep()
 			s.expireAccepted(ctx)

@@ -155,10 +155,22 @@ type Tasks interface {
 	// index that holds only such tasks.
 	OverdueTasks(ctx context.Context, before time.Time, limit int) ([]*task.Task, error)
 	// ClaimTasks atomically claims up to p.Limit tasks with is_enable=1,
-	// is_claimed=0, is_done=0, setting is_claimed=1, claimed_by=p.Owner and
-	// lease_until=p.LeaseUntil, and returns them. No task is ever returned to
-	// two callers.
+	// is_claimed=0, is_done=0 and, when p.ArmBy is set, an arming instant
+	// (arm_at, see ParkTasks) not after p.ArmBy, soonest arming instant
+	// first; it sets is_claimed=1, claimed_by=p.Owner,
+	// lease_until=p.LeaseUntil and arm_at=0, and returns them. No task is
+	// ever returned to two callers.
 	ClaimTasks(ctx context.Context, p ClaimParams) ([]*task.Task, error)
+	// ParkTasks hands back to the store, in one go, claims of owner on
+	// tasks due long after the arming window: each task of ps still
+	// claimed by owner and still at ps[i].Version is released with
+	// arm_at=ps[i].ArmAt, so that a claim bounded by ArmBy leaves it in the
+	// store (held by no node, costing no lease renewal) until that instant.
+	// Any change of a task's version (an edit, a state change, a row
+	// retired) sets arm_at back to 0: an edited task is claimable at once.
+	// It returns the ids parked; a task not matched (edited, claim lost,
+	// gone) is left as it is. More than MaxStatusBatch is task.ErrInvalid.
+	ParkTasks(ctx context.Context, owner string, ps []ParkParams) ([]string, error)
 	// RenewLeases extends lease_until of every task claimed by owner.
 	RenewLeases(ctx context.Context, owner string, until time.Time) (int, error)
 	// ListClaimed returns the ids of tasks claimed by owner, with their
@@ -195,6 +207,18 @@ type ClaimParams struct {
 	Owner      string
 	LeaseUntil time.Time
 	Limit      int
+	// ArmBy, when set, leaves tasks parked until after it (Tasks.ParkTasks)
+	// unclaimed; zero claims them too.
+	ArmBy time.Time
+}
+
+// ParkParams names one claim Tasks.ParkTasks hands back: the task, the
+// version it was armed at, and the instant from which it may be claimed
+// again.
+type ParkParams struct {
+	TaskID  string
+	Version int64
+	ArmAt   time.Time
 }
 
 // ClaimedTask is a summary of a claimed task (Tasks.ListClaimed).

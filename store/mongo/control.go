@@ -58,7 +58,7 @@ func (s *Store) setTaskState(ctx context.Context, p store.TaskStateParams, ancho
 			return old.task(), nil
 		}
 		set := bson.D{{Key: "state", Value: p.State}, {Key: "version", Value: old.Version + 1},
-			{Key: "updated_at", Value: now},
+			{Key: "updated_at", Value: now}, {Key: "arm_at", Value: int64(0)},
 			{Key: "is_claimed", Value: 0}, {Key: "claimed_by", Value: ""}, {Key: "lease_until", Value: 0}}
 		if p.State == task.StateRunning {
 			set = append(set, bson.E{Key: "anchor", Value: anchor})

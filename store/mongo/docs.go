@@ -102,6 +102,9 @@ type taskDoc struct {
 	Version    int64  `bson:"version"`
 	CreatedAt  int64  `bson:"created_at"`
 	UpdatedAt  int64  `bson:"updated_at"`
+	// ArmAt is when a parked task may be claimed again (Tasks.ParkTasks);
+	// 0 for every other task.
+	ArmAt int64 `bson:"arm_at"`
 }
 
 func (d *taskDoc) task() *task.Task {

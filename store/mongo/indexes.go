@@ -32,8 +32,10 @@ import (
 // Every patrol query has its own index:
 //
 //   - rows ix_rows_unfetched (is_fetched, updated_at): ListUnfetchedRows.
-//   - time_task ix_task_due (is_enable, is_claimed, is_done, _id): the claim,
-//     oldest task first, without a sort.
+//   - time_task ix_task_claim (is_enable, is_claimed, is_done, arm_at, _id):
+//     the claim, soonest arming instant first (then oldest), without a
+//     sort. (It replaced ix_task_due, without arm_at; a database created
+//     before keeps that one too, unused.)
 //   - time_task ix_task_owner (claimed_by, is_claimed): RenewLeases,
 //     ListClaimed, ReleaseTask.
 //   - time_task ix_task_lease (is_claimed, lease_until): ReleaseExpired.
@@ -101,7 +103,7 @@ func (s *Store) indexSpecs() []indexSpec {
 		{s.rows, "ix_rows_unfetched", k("is_fetched", "updated_at"), false},
 
 		{s.tasks, "ux_task_id", k("task_id"), true},
-		{s.tasks, "ix_task_due", k("is_enable", "is_claimed", "is_done", "_id"), false},
+		{s.tasks, "ix_task_claim", k("is_enable", "is_claimed", "is_done", "arm_at", "_id"), false},
 		{s.tasks, "ix_task_owner", k("claimed_by", "is_claimed"), false},
 		{s.tasks, "ix_task_lease", k("is_claimed", "lease_until"), false},
 		{s.tasks, "ix_task_row", k("scenario", "row_id"), false},
@@ -135,6 +137,13 @@ func (s *Store) indexSpecs() []indexSpec {
 // index whose name exists is left as it is (FerretDB v1 panics when asked
 // to create an index that exists, so existing ones are not sent again).
 func (s *Store) createIndexes(ctx context.Context) error {
+	// Tasks stored before arm_at existed get it (0: claimable), so that
+	// the claim's arm_at bound, which a missing field never matches, and
+	// its sort see every task.
+	if _, err := s.tasks.UpdateMany(ctx, bson.D{{Key: "arm_at", Value: bson.D{{Key: "$exists", Value: false}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "arm_at", Value: int64(0)}}}}); err != nil {
+		return fmt.Errorf("set arm_at on older tasks: %w", err)
+	}
 	return s.ensureIndexes(ctx, append(s.indexSpecs(), s.rowTableIndexes()...))
 }
 

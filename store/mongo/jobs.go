@@ -482,6 +482,7 @@ func (s *Store) closeReplaced(ctx context.Context, oldID, to string, now int64) 
 		}
 		set := bson.D{{Key: "job.key", Value: ""}, {Key: "job.replaced_by", Value: to},
 			{Key: "state", Value: task.StateClosed}, {Key: "version", Value: old.Version + 1}, {Key: "updated_at", Value: now},
+			{Key: "arm_at", Value: int64(0)},
 			{Key: "is_claimed", Value: 0}, {Key: "claimed_by", Value: ""}, {Key: "lease_until", Value: 0}}
 		res, err := s.tasks.UpdateOne(ctx, bson.D{{Key: "task_id", Value: oldID}, {Key: "version", Value: old.Version}},
 			bson.D{{Key: "$set", Value: set}})

@@ -147,7 +147,8 @@ func (s *Store) retireRowTasks(ctx context.Context, scenario, rowID, keepTaskID 
 		filter = append(filter, bson.E{Key: "task_id", Value: bson.D{{Key: "$ne", Value: keepTaskID}}})
 	}
 	_, err := s.tasks.UpdateMany(ctx, filter, bson.D{
-		{Key: "$set", Value: bson.D{{Key: "deleted", Value: 1}, {Key: "is_enable", Value: 0}, {Key: "updated_at", Value: now}}},
+		{Key: "$set", Value: bson.D{{Key: "deleted", Value: 1}, {Key: "is_enable", Value: 0}, {Key: "updated_at", Value: now},
+			{Key: "arm_at", Value: int64(0)}}},
 		{Key: "$inc", Value: bson.D{{Key: "version", Value: 1}}},
 	})
 	return err

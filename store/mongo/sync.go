@@ -43,7 +43,7 @@ func (s *Store) ApplySync(ctx context.Context, p store.ApplySyncParams) error {
 		_, err = s.tasks.UpdateMany(ctx,
 			bson.D{{Key: "scenario", Value: p.Scenario}, {Key: "row_id", Value: p.RowID}, {Key: "deleted", Value: 0}},
 			bson.D{
-				{Key: "$set", Value: bson.D{{Key: "is_enable", Value: 0}, {Key: "updated_at", Value: now}}},
+				{Key: "$set", Value: bson.D{{Key: "is_enable", Value: 0}, {Key: "updated_at", Value: now}, {Key: "arm_at", Value: int64(0)}}},
 				{Key: "$inc", Value: bson.D{{Key: "version", Value: 1}}},
 			})
 	}
@@ -150,7 +150,7 @@ func (s *Store) updateTask(ctx context.Context, old *taskDoc, p store.ApplySyncP
 	}
 	reschedule := revived || !old.Content.sameSchedule(&c)
 	set := bson.D{{Key: "is_enable", Value: enable}, {Key: "updated_at", Value: now},
-		{Key: "version", Value: old.Version + 1}}
+		{Key: "version", Value: old.Version + 1}, {Key: "arm_at", Value: int64(0)}}
 	if reschedule {
 		c.Anchor = anchor
 		set = append(set, bson.D{

@@ -113,10 +113,15 @@ func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Ta
 		return nil, fmt.Errorf("claim tasks: %w", err)
 	}
 	filter := bson.D{{Key: "is_enable", Value: 1}, {Key: "is_claimed", Value: 0}, {Key: "is_done", Value: 0}}
+	if !p.ArmBy.IsZero() {
+		filter = append(filter, bson.E{Key: "arm_at", Value: bson.D{{Key: "$lte", Value: store.UnixMS(p.ArmBy)}}})
+	}
 	update := bson.D{{Key: "$set", Value: bson.D{
 		{Key: "is_claimed", Value: 1}, {Key: "claimed_by", Value: p.Owner}, {Key: "lease_until", Value: store.UnixMS(p.LeaseUntil)},
+		{Key: "arm_at", Value: int64(0)},
 	}}}
-	opts := options.FindOneAndUpdate().SetSort(bson.D{{Key: "_id", Value: 1}}).SetReturnDocument(options.After)
+	opts := options.FindOneAndUpdate().SetSort(bson.D{{Key: "arm_at", Value: 1}, {Key: "_id", Value: 1}}).
+		SetReturnDocument(options.After)
 	var out []*task.Task
 	for len(out) < p.Limit {
 		// The store's timeout bounds each claim, not the batch: a batch of
@@ -136,6 +141,35 @@ func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Ta
 		out = append(out, d.task())
 	}
 	return out, nil
+}
+
+// ParkTasks hands back the claims of owner named by ps that are still at
+// their version (store.Tasks.ParkTasks), one update per task: each is
+// atomic on its own, and a task not matched is left as it is.
+func (s *Store) ParkTasks(ctx context.Context, owner string, ps []store.ParkParams) ([]string, error) {
+	if owner == "" {
+		return nil, fmt.Errorf("park tasks: %w", task.Invalid("owner", "required"))
+	}
+	if len(ps) > store.MaxStatusBatch {
+		return nil, fmt.Errorf("park tasks: %w", task.Invalid("tasks", "at most %d", store.MaxStatusBatch))
+	}
+	var parked []string
+	for _, p := range ps {
+		filter := append(append(taskKey(p.TaskID), ownedBy(owner)...), bson.E{Key: "version", Value: p.Version})
+		cctx, cancel := s.call(ctx)
+		res, err := s.tasks.UpdateOne(cctx, filter, bson.D{{Key: "$set", Value: bson.D{
+			{Key: "is_claimed", Value: 0}, {Key: "claimed_by", Value: ""}, {Key: "lease_until", Value: 0},
+			{Key: "arm_at", Value: store.UnixMS(p.ArmAt)},
+		}}})
+		cancel()
+		if err != nil {
+			return parked, fmt.Errorf("park task %s of %s: %w", p.TaskID, owner, err)
+		}
+		if res.ModifiedCount > 0 {
+			parked = append(parked, p.TaskID)
+		}
+	}
+	return parked, nil
 }
 
 // RenewLeases sets lease_until of every task claimed by owner to until.

@@ -26,7 +26,7 @@ const (
 	// qSetTaskState stores a new state: version+1 and the claim released,
 	// so the owner disarms the task and the publish patrol re-arms it.
 	qSetTaskState = `UPDATE time_task SET doc = ?, is_claimed = 0, claimed_by = '', lease_until = 0,
-			version = version + 1, updated_at = ?
+			version = version + 1, arm_at = 0, updated_at = ?
 		WHERE id = ? RETURNING ` + taskCols
 
 	// qAcceptRun takes a run from running to accepted, and only from

@@ -19,6 +19,7 @@ func planQueries() []planQuery {
 	qs := []planQuery{
 		// The patrol queries.
 		{"Claim", qClaim},
+		{"ParkTask", qParkTask},
 		{"UnfetchedRows", qListUnfetchedRows},
 		{"RenewLeases", qRenewLeases},
 		{"ListClaimed", qListClaimed},

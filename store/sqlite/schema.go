@@ -8,9 +8,12 @@ package sqlite
 // paths (docs/DESIGN.md, "Storage"; measured: dropping one such index made claims 1.8×
 // faster). Hence:
 //
-//   - ix_task_due (is_enable, is_claimed, is_done) is the claim's index; the
-//     claim must change it, since it moves the task out of the due range.
-//     Ties come in id order from the index itself (no sort).
+//   - ix_task_claim (arm_at) WHERE is_enable=1 AND is_claimed=0 AND
+//     is_done=0 is the claim's index: it holds only claimable tasks, in
+//     arming order (arm_at, then id), so a claim takes the soonest first
+//     without a sort and a claimed task costs nothing in it (SetTaskStatus
+//     rewrites next_fire of claimed tasks on every fire; they are not in
+//     it). A claim removes the task's entry, a release or park adds one.
 //   - ix_task_owner (claimed_by) WHERE is_claimed=1 serves RenewLeases,
 //     ListClaimed and ReleaseTask. A claim adds one entry and a release
 //     removes it; a renewal changes neither column, so it touches no index.
@@ -100,8 +103,10 @@ const scheduledTriggers = `('schedule','misfire')`
 // Version 1 had no targets table and no runs.params, runs.deadline and
 // runs.feedback (nor their indexes); version 2 had no job_keys and
 // job_events tables; version 3 had no runs.fence and no nodes table;
-// version 4 had no flows and flow_executions tables.
-const schemaVersion = 5
+// version 4 had no flows and flow_executions tables; version 5 had no
+// time_task.arm_at, and claimed through ix_task_due (is_enable,
+// is_claimed, is_done) in id order.
+const schemaVersion = 6
 
 // migrateFrom returns the statements that bring a database at version v to
 // v+1 with what CREATE … IF NOT EXISTS cannot do (new columns of existing
@@ -118,6 +123,9 @@ ALTER TABLE runs ADD COLUMN feedback TEXT    NOT NULL DEFAULT '';
 `
 	case 3:
 		return `ALTER TABLE runs ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;`
+	case 5:
+		return `ALTER TABLE time_task ADD COLUMN arm_at INTEGER NOT NULL DEFAULT 0;
+DROP INDEX IF EXISTS ix_task_due;`
 	}
 	return ""
 }
@@ -160,9 +168,11 @@ CREATE TABLE IF NOT EXISTS time_task (
 	last_status TEXT    NOT NULL DEFAULT '',
 	version     INTEGER NOT NULL DEFAULT 1,
 	created_at  INTEGER NOT NULL DEFAULT 0,
-	updated_at  INTEGER NOT NULL DEFAULT 0
+	updated_at  INTEGER NOT NULL DEFAULT 0,
+	arm_at      INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS ix_task_due ON time_task (is_enable, is_claimed, is_done);
+CREATE INDEX IF NOT EXISTS ix_task_claim ON time_task (arm_at)
+	WHERE is_enable = 1 AND is_claimed = 0 AND is_done = 0;
 CREATE INDEX IF NOT EXISTS ix_task_row ON time_task (scenario, row_id);
 CREATE INDEX IF NOT EXISTS ix_task_owner ON time_task (claimed_by) WHERE is_claimed = 1;
 CREATE INDEX IF NOT EXISTS ix_task_deleted ON time_task (is_claimed) WHERE deleted = 1;

@@ -27,6 +27,7 @@ type stmts struct {
 
 	// Writes, on the writer.
 	claim, renewLeases, releaseTask, taskExists *sql.Stmt
+	parkTask                                    *sql.Stmt
 	releaseExpired, purgeDeleted, releaseClaims *sql.Stmt
 	setTaskStatus, mirrorStatus                 *sql.Stmt
 	insertRun, updateRun, deleteRun             *sql.Stmt
@@ -73,6 +74,7 @@ func (st *stmts) specs() []stmtSpec {
 		r(&st.listOutbox, qListOutbox),
 
 		w(&st.claim, qClaim),
+		w(&st.parkTask, qParkTask),
 		w(&st.renewLeases, qRenewLeases),
 		w(&st.releaseTask, qReleaseTask),
 		w(&st.releaseClaims, qReleaseClaims),

@@ -21,12 +21,12 @@ const (
 	// the claim and is_done are reset so that the publish patrol arms the new
 	// schedule.
 	qRescheduleTask = `UPDATE time_task SET doc = ?, is_enable = ?, is_claimed = 0, claimed_by = '',
-			lease_until = 0, is_done = 0, deleted = 0, version = version + 1, updated_at = ?,
+			lease_until = 0, is_done = 0, deleted = 0, version = version + 1, arm_at = 0, updated_at = ?,
 			scenario = ?, row_id = ?
 		WHERE id = ?`
-	qUpdateTask = `UPDATE time_task SET doc = ?, is_enable = ?, version = version + 1, updated_at = ?
+	qUpdateTask = `UPDATE time_task SET doc = ?, is_enable = ?, version = version + 1, arm_at = 0, updated_at = ?
 		WHERE id = ?`
-	qDisableRowTask = `UPDATE time_task SET is_enable = 0, version = version + 1, updated_at = ?
+	qDisableRowTask = `UPDATE time_task SET is_enable = 0, version = version + 1, arm_at = 0, updated_at = ?
 		WHERE scenario = ? AND row_id = ? AND deleted = 0`
 	qMarkRowFetched = `UPDATE rows SET is_fetched = 1, is_active = ?, error = ?
 		WHERE scenario = ? AND id = ?`

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -14,13 +15,18 @@ import (
 
 const (
 	qGetTask = `SELECT ` + taskCols + ` FROM time_task WHERE task_id = ?`
-	// qClaim takes due tasks in id (insertion) order straight from
-	// ix_task_due: is_enable, is_claimed and is_done are equalities and the
-	// index's entries are ordered by id after them, so there is no sort.
-	qClaim = `UPDATE time_task SET is_claimed = 1, claimed_by = ?, lease_until = ?
-		WHERE id IN (SELECT id FROM time_task
-			WHERE is_enable = 1 AND is_claimed = 0 AND is_done = 0 ORDER BY id LIMIT ?)
+	// qClaim takes claimable tasks in arming order (arm_at, then id)
+	// straight from ix_task_claim, which holds only claimable tasks, so
+	// there is no sort; parked tasks (arm_at after ?3) stay.
+	qClaim = `UPDATE time_task SET is_claimed = 1, claimed_by = ?1, lease_until = ?2, arm_at = 0
+		WHERE id IN (SELECT id FROM time_task INDEXED BY ix_task_claim
+			WHERE is_enable = 1 AND is_claimed = 0 AND is_done = 0 AND arm_at <= ?3
+			ORDER BY arm_at, id LIMIT ?4)
 		RETURNING ` + taskCols
+	// qParkTask hands one claim back with its arming instant, only from
+	// its holder and only at the version it was armed at.
+	qParkTask = `UPDATE time_task SET is_claimed = 0, claimed_by = '', lease_until = 0, arm_at = ?1
+		WHERE task_id = ?2 AND is_claimed = 1 AND claimed_by = ?3 AND version = ?4`
 	qRenewLeases = `UPDATE time_task SET lease_until = ? WHERE is_claimed = 1 AND claimed_by = ?`
 	qListClaimed = `SELECT task_id, is_enable, is_done, version FROM time_task
 		WHERE is_claimed = 1 AND claimed_by = ?`
@@ -133,7 +139,11 @@ func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Ta
 	}
 	var out []*task.Task
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		rs, err := in(ctx, tx, s.st.claim).QueryContext(ctx, p.Owner, store.UnixMS(p.LeaseUntil), p.Limit)
+		armBy := int64(math.MaxInt64)
+		if !p.ArmBy.IsZero() {
+			armBy = store.UnixMS(p.ArmBy)
+		}
+		rs, err := in(ctx, tx, s.st.claim).QueryContext(ctx, p.Owner, store.UnixMS(p.LeaseUntil), armBy, p.Limit)
 		if err != nil {
 			return err
 		}
@@ -151,6 +161,43 @@ func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Ta
 		return nil, fmt.Errorf("claim tasks for %s: %w", p.Owner, err)
 	}
 	return out, nil
+}
+
+// ParkTasks hands back the claims of owner named by ps that are still at
+// their version (store.Tasks.ParkTasks), in transactions of 500.
+func (s *Store) ParkTasks(ctx context.Context, owner string, ps []store.ParkParams) ([]string, error) {
+	if owner == "" {
+		return nil, fmt.Errorf("park tasks: %w", task.Invalid("owner", "required"))
+	}
+	if len(ps) > store.MaxStatusBatch {
+		return nil, fmt.Errorf("park tasks: %w", task.Invalid("tasks", "at most %d", store.MaxStatusBatch))
+	}
+	var parked []string
+	for start := 0; start < len(ps); start += 500 {
+		chunk := ps[start:min(start+500, len(ps))]
+		var done []string
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
+			done = done[:0]
+			stmt := in(ctx, tx, s.st.parkTask)
+			for _, p := range chunk {
+				res, err := stmt.ExecContext(ctx, store.UnixMS(p.ArmAt), p.TaskID, owner, p.Version)
+				if err != nil {
+					return err
+				}
+				if n, err := res.RowsAffected(); err != nil {
+					return err
+				} else if n > 0 {
+					done = append(done, p.TaskID)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return parked, fmt.Errorf("park %d tasks of %s: %w", len(chunk), owner, err)
+		}
+		parked = append(parked, done...)
+	}
+	return parked, nil
 }
 
 // RenewLeases sets lease_until of every task claimed by owner to until.

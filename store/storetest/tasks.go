@@ -18,6 +18,8 @@ func taskCases() []testCase {
 		{name: "Release", fn: testReleaseTask},
 		{name: "ReleaseNotHeld", fn: testReleaseTaskNotHeld},
 		{name: "ReleaseClaims", fn: testReleaseClaims},
+		{name: "Park", fn: testParkTasks},
+		{name: "ParkedEditedIsClaimable", fn: testParkedEditedIsClaimable},
 		{name: "RenewAndListClaimed", fn: testRenewAndListClaimed},
 		{name: "ReleaseExpired", fn: testReleaseExpired},
 		{name: "SetStatusMirrorsRow", fn: testSetTaskStatus},
@@ -155,6 +157,110 @@ func testReleaseClaims(b *bundle) {
 	}
 	_, err = b.s.ReleaseClaims(b.ctx, "")
 	b.wantErr("ReleaseClaims without an owner", err, task.ErrInvalid)
+}
+
+// claimBy claims up to limit tasks for owner with arming instants up to
+// armBy, and returns their ids in the order claimed.
+func (b *bundle) claimBy(owner string, limit int, armBy time.Time) []string {
+	b.t.Helper()
+	got, err := b.s.ClaimTasks(b.ctx, store.ClaimParams{Owner: owner, LeaseUntil: at(time.Hour), Limit: limit, ArmBy: armBy})
+	b.noErr("ClaimTasks "+owner, err)
+	ids := make([]string, len(got))
+	for i, tk := range got {
+		ids[i] = tk.TaskID
+	}
+	return ids
+}
+
+// testParkTasks: a parked claim is handed back only by its holder at the
+// version it names; a parked task is left out of a claim bounded before
+// its arming instant, and claims come soonest arming instant first.
+func testParkTasks(b *bundle) {
+	ids := b.addTasks("t", 4)
+	if got := b.claimBy("node-a", 3, time.Time{}); !slices.Equal(got, ids[:3]) {
+		b.t.Fatalf("node-a claimed %v, want %v (insertion order among unparked tasks)", got, ids[:3])
+	}
+	b.claimBy("node-b", 1, time.Time{})
+	v := b.getTask(ids[0]).Version
+	parked, err := b.s.ParkTasks(b.ctx, "node-a", []store.ParkParams{
+		{TaskID: ids[0], Version: v, ArmAt: at(2 * time.Hour)},
+		{TaskID: ids[1], Version: v, ArmAt: at(time.Hour)},
+		{TaskID: ids[2], Version: v + 1, ArmAt: at(time.Hour)}, // edited since it was armed
+		{TaskID: ids[3], Version: v, ArmAt: at(time.Hour)},     // node-b's
+		{TaskID: "nope", Version: 1, ArmAt: at(time.Hour)},
+	})
+	b.noErr("ParkTasks", err)
+	slices.Sort(parked)
+	if !slices.Equal(parked, ids[:2]) {
+		b.t.Errorf("ParkTasks parked %v, want %v", parked, ids[:2])
+	}
+	checkClaim(b.t, b.getTask(ids[0]), 0, "")
+	checkClaim(b.t, b.getTask(ids[1]), 0, "")
+	checkClaim(b.t, b.getTask(ids[2]), 1, "node-a")
+	checkClaim(b.t, b.getTask(ids[3]), 1, "node-b")
+	if after := b.getTask(ids[0]); after.Version != v {
+		b.t.Errorf("version after park = %d, want %d (parking is not an edit)", after.Version, v)
+	}
+	if got := b.claimBy("node-c", 10, at(30*time.Minute)); len(got) != 0 {
+		b.t.Errorf("a claim bounded before both arming instants took %v", got)
+	}
+	if got := b.claimBy("node-c", 10, at(time.Hour)); !slices.Equal(got, ids[1:2]) {
+		b.t.Errorf("a claim bounded at the first arming instant took %v, want %v", got, ids[1:2])
+	}
+	b.noErr("ReleaseTask", b.s.ReleaseTask(b.ctx, ids[1], "node-c"))
+	// A claim without a bound takes parked tasks too, soonest first; a
+	// claim clears the arming instant (a later release needs no bound).
+	if got := b.claimBy("node-c", 1, time.Time{}); !slices.Equal(got, ids[1:2]) {
+		b.t.Errorf("an unbounded claim of one took %v, want %v (the sooner arming instant)", got, ids[1:2])
+	}
+	b.noErr("ReleaseTask", b.s.ReleaseTask(b.ctx, ids[1], "node-c"))
+	if got := b.claimBy("node-c", 10, at(0)); !slices.Equal(got, ids[1:2]) {
+		b.t.Errorf("after a claim and release, a claim bounded now took %v, want %v", got, ids[1:2])
+	}
+	if got := b.claimBy("node-c", 10, time.Time{}); !slices.Equal(got, ids[:1]) {
+		b.t.Errorf("an unbounded claim took %v, want %v", got, ids[:1])
+	}
+	_, err = b.s.ParkTasks(b.ctx, "", []store.ParkParams{{TaskID: ids[0], Version: v}})
+	b.wantErr("ParkTasks without an owner", err, task.ErrInvalid)
+}
+
+// testParkedEditedIsClaimable: every kind of edit of a parked task (a
+// content change, a schedule change, a state change, a row disabled)
+// makes it claimable at once, whatever its arming instant said.
+func testParkedEditedIsClaimable(b *bundle) {
+	ids := b.addTasks("t", 4)
+	b.claimBy("node-a", 10, time.Time{})
+	var ps []store.ParkParams
+	for _, id := range ids {
+		ps = append(ps, store.ParkParams{TaskID: id, Version: b.getTask(id).Version, ArmAt: at(time.Hour)})
+	}
+	parked, err := b.s.ParkTasks(b.ctx, "node-a", ps)
+	b.noErr("ParkTasks", err)
+	if len(parked) != len(ids) {
+		b.t.Fatalf("parked %v, want all of %v", parked, ids)
+	}
+	content := newTask(ids[0], "row-"+ids[0])
+	content.TaskPara = "water the plants twice"
+	b.noErr("ApplySync content", b.syncRow("row-"+ids[0], content))
+	sched := newTask(ids[1], "row-"+ids[1])
+	sched.CronPara = "daily 09:30"
+	b.noErr("ApplySync schedule", b.syncRow("row-"+ids[1], sched))
+	b.setState(ids[2], task.StateStopped, at(0), at(time.Minute))
+	got := b.claimBy("node-b", 10, at(0))
+	slices.Sort(got)
+	if !slices.Equal(got, ids[:3]) {
+		b.t.Errorf("after the edits a claim bounded now took %v, want the three edited %v", got, ids[:3])
+	}
+	// A disabled task is not claimable at all; enabled again, at once.
+	b.noErr("ApplySync disable", b.s.ApplySync(b.ctx, store.ApplySyncParams{Scenario: scenario, RowID: "row-" + ids[3],
+		RowVersion: b.getRow(scenario, "row-"+ids[3]).Version, DisableTask: true, Now: at(time.Minute)}))
+	if got := b.claimBy("node-b", 10, time.Time{}); len(got) != 0 {
+		b.t.Errorf("a disabled task was claimed: %v", got)
+	}
+	b.noErr("ApplySync enable", b.syncRow("row-"+ids[3], newTask(ids[3], "row-"+ids[3])))
+	if got := b.claimBy("node-b", 10, at(0)); !slices.Equal(got, ids[3:]) {
+		b.t.Errorf("the task enabled again: a claim bounded now took %v, want %v", got, ids[3:])
+	}
 }
 
 func testRenewAndListClaimed(b *bundle) {
