@@ -91,3 +91,43 @@ func TestOnFinalWants(t *testing.T) {
 		t.Errorf("%d reads of a job's runs, want 3: two cancels' answers and one announcement", st.lists)
 	}
 }
+
+// TestDeferArming: with an arming window, a delayed job due more than two
+// windows ahead is stored to be claimed a window before its instant (and
+// shows that instant as its next fire); one due sooner, and a cron job,
+// are claimable at once. Read back from the store.
+func TestDeferArming(t *testing.T) {
+	ctx := t.Context()
+	st := testStore(t)
+	now := time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
+	svc := New(Deps{Store: st, ArmWindow: 2 * time.Minute, Now: func() time.Time { return now },
+		Trigger: func(context.Context, fire.TriggerParams) ([]*task.Run, error) {
+			return nil, errors.New("no trigger in this test")
+		}})
+	defer svc.Close()
+	submit := func(r Request) *task.Task {
+		t.Helper()
+		v, err := svc.Submit(ctx, r)
+		if err != nil {
+			t.Fatalf("submit %+v: %v", r, err)
+		}
+		got, err := st.GetTask(ctx, v.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	secs := func(d time.Duration) *float64 { f := d.Seconds(); return &f }
+	far := submit(Request{Method: "POST", Name: "http://127.0.0.1:9/far", Delay: secs(time.Hour)})
+	if want := now.Add(time.Hour - 2*time.Minute); !far.ArmAt.Equal(want) || !far.NextFire.Equal(now.Add(time.Hour)) {
+		t.Errorf("job due in 1 h: arm_at %v, next_fire %v; want %v and %v", far.ArmAt, far.NextFire, want, now.Add(time.Hour))
+	}
+	near := submit(Request{Method: "POST", Name: "http://127.0.0.1:9/near", Delay: secs(3 * time.Minute)})
+	if !near.ArmAt.IsZero() {
+		t.Errorf("job due in 3 min (within two windows): arm_at %v, want none", near.ArmAt)
+	}
+	cron := submit(Request{Method: "POST", Name: "http://127.0.0.1:9/cron", Cron: "every 2h"})
+	if !cron.ArmAt.IsZero() {
+		t.Errorf("cron job: arm_at %v, want none", cron.ArmAt)
+	}
+}

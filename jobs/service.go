@@ -47,6 +47,12 @@ type Deps struct {
 	Now  func() time.Time // nil = time.Now
 	// BackfillRate bounds backfill triggers per second (default 20).
 	BackfillRate float64
+	// ArmWindow is the nodes' arming window (fire.arm_window): a delayed
+	// job due more than two windows ahead is stored with its arming
+	// instant a window before it (task.Task.ArmAt), so that no node claims
+	// it until then, as a node would hand it back once armed. 0: every job
+	// is claimable at once.
+	ArmWindow time.Duration
 }
 
 // Service runs the jobs API. Close stops its background work.
@@ -58,6 +64,7 @@ type Service struct {
 	wake    func()
 	now     func() time.Time
 	rate    float64
+	window  time.Duration // Deps.ArmWindow
 
 	events  chan store.JobEvent
 	done    chan struct{}
@@ -85,7 +92,7 @@ func New(d Deps) *Service {
 		panic("jobs: Deps.Store and Deps.Trigger are required")
 	}
 	s := &Service{logger: d.Logger, store: d.Store, trigger: d.Trigger, check: d.Check, wake: d.Wake, now: d.Now,
-		rate: d.BackfillRate, events: make(chan store.JobEvent, eventBuffer), done: make(chan struct{}),
+		rate: d.BackfillRate, window: d.ArmWindow, events: make(chan store.JobEvent, eventBuffer), done: make(chan struct{}),
 		waiters: map[string][]chan struct{}{}}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -274,7 +281,25 @@ func (s *Service) build(r Request) (Built, error) {
 			return Built{}, err
 		}
 	}
+	s.deferArming(b.Task)
 	return b, nil
+}
+
+// deferArming gives t, a new job, an arming instant a window before its
+// due instant when it is a delayed job due more than two windows ahead
+// (Deps.ArmWindow), and that instant as its next fire (which arming would
+// set): it then waits in the store, held by no node, until a window before
+// it is due. A job that is not enabled and running, or a cron job, is
+// left alone.
+func (s *Service) deferArming(t *task.Task) {
+	j := t.Job
+	if s.window <= 0 || j == nil || j.DueAt.IsZero() || t.CronPara != "" || t.IsEnable != 1 || t.State != task.StateRunning {
+		return
+	}
+	if j.DueAt.Sub(s.now()) > 2*s.window {
+		t.ArmAt = j.DueAt.Add(-s.window)
+		t.NextFire = j.DueAt
+	}
 }
 
 // Upsert puts a job under key: a pending job holding it is cancelled and

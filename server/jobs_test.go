@@ -572,3 +572,54 @@ func TestCancelStuckRun(t *testing.T) {
 		t.Errorf("hook called %d times, want 1", n)
 	}
 }
+
+// TestJobsFarOffWaitsInStore: a job due more than two arming windows ahead
+// is stored held by no node, claimed no sooner than a window before its
+// instant, then fired at its instant and delivered once (counted at the
+// hook).
+func TestJobsFarOffWaitsInStore(t *testing.T) {
+	h := startJobHook(t)
+	const window = 5 * time.Second
+	b := setup(t, func(c *Config) {
+		c.HTTP.Allow = []string{"127.0.0.0/8"}
+		c.Fire.ArmWindow = window
+	})
+	var v jobView
+	body := map[string]any{"method": "POST", "name": h.srv.URL + "/far", "delay": 12}
+	if code := b.call(t, "POST", "/api/v1/jobs", body, &v); code != http.StatusCreated {
+		t.Fatalf("submit: status %d", code)
+	}
+	stored, err := b.srv.store.GetTask(t.Context(), v.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	due := stored.Job.DueAt
+	if want := due.Add(-window); !stored.ArmAt.Equal(want) || stored.IsClaimed != 0 {
+		t.Fatalf("stored: arm_at %v, claimed %d; want %v, unclaimed", stored.ArmAt, stored.IsClaimed, want)
+	}
+	var claimedAt time.Time
+	for claimedAt.IsZero() {
+		got, err := b.srv.store.GetTask(t.Context(), v.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.IsClaimed == 1 {
+			claimedAt = time.Now()
+		} else if time.Now().After(due.Add(10 * time.Second)) {
+			t.Fatalf("the job was never claimed (due %v)", due)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if claimedAt.Before(due.Add(-window)) {
+		t.Errorf("claimed at %v, before its arming instant %v", claimedAt, due.Add(-window))
+	}
+	b.waitJob(t, v.ID, task.JobDone)
+	time.Sleep(300 * time.Millisecond) // a second delivery would arrive by now
+	calls := h.callsOf(v.ID)
+	if len(calls) != 1 {
+		t.Fatalf("hook called %d times, want once", len(calls))
+	}
+	if calls[0].at.Before(due) {
+		t.Errorf("delivered at %v, before its instant %v", calls[0].at, due)
+	}
+}

@@ -302,7 +302,7 @@ func (s *Server) buildPatrols(b *built) error {
 // and the builtin executor (which needs the runner and flows).
 func (s *Server) buildJobs(b *built) error {
 	cfg := s.cfg
-	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: b.checkJob, Wake: s.runner.Wake,
+	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: b.checkJob, Wake: s.runner.Wake, ArmWindow: cfg.Fire.ArmWindow,
 		Trigger: func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error) { return s.firer.Trigger(ctx, p) }})
 	var err error
 	if s.events, err = newSink(s.logger, cfg.Events); err != nil {

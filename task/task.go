@@ -167,6 +167,12 @@ type Task struct {
 	Version    int64     `json:"version"`
 	CreatedAt  time.Time `json:"created_at,omitzero"`
 	UpdatedAt  time.Time `json:"updated_at,omitzero"`
+	// ArmAt is the instant from which a node must hold the task (the
+	// claim's bound, store.ClaimParams.ArmBy); zero means at once. The jobs
+	// API stores a far-off delayed job with one a window before its
+	// instant, a node hands back a far-off parked task with one
+	// (store.Tasks.ParkTasks); a claim and every edit clear it.
+	ArmAt time.Time `json:"arm_at,omitzero"`
 }
 
 // Row bookkeeping values of is_active.

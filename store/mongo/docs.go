@@ -118,6 +118,7 @@ func (d *taskDoc) task() *task.Task {
 		IsEnable: d.IsEnable, IsClaimed: d.IsClaimed, ClaimedBy: d.ClaimedBy, LeaseUntil: store.FromUnixMS(d.LeaseUntil),
 		IsDone: d.IsDone, NextFire: store.FromUnixMS(d.NextFire), LastFire: store.FromUnixMS(d.LastFire), LastStatus: d.LastStatus,
 		Version: d.Version, CreatedAt: store.FromUnixMS(d.CreatedAt), UpdatedAt: store.FromUnixMS(d.UpdatedAt),
+		ArmAt: store.FromUnixMS(d.ArmAt),
 	}
 }
 

@@ -196,7 +196,7 @@ func (s *Store) jobTaskDoc(t *task.Task, now int64) taskDoc {
 	return taskDoc{
 		TaskID: t.TaskID, Scenario: t.Scenario, Content: contentOf(t, anchor), Job: jobDocOf(t.Job),
 		IsEnable: enable, NextFire: store.UnixMS(t.NextFire), LastFire: store.UnixMS(t.LastFire),
-		LastStatus: t.LastStatus, Version: 1, CreatedAt: now, UpdatedAt: now,
+		LastStatus: t.LastStatus, Version: 1, CreatedAt: now, UpdatedAt: now, ArmAt: store.UnixMS(t.ArmAt),
 	}
 }
 

@@ -130,7 +130,7 @@ func (s *Store) insertTask(ctx context.Context, p store.ApplySyncParams, c conte
 	_, err := s.tasks.InsertOne(ctx, taskDoc{
 		TaskID: t.TaskID, Scenario: p.Scenario, RowID: p.RowID, Content: c, IsEnable: enable,
 		NextFire: store.UnixMS(t.NextFire), LastFire: store.UnixMS(t.LastFire), LastStatus: t.LastStatus,
-		Version: 1, CreatedAt: now, UpdatedAt: now,
+		Version: 1, CreatedAt: now, UpdatedAt: now, ArmAt: store.UnixMS(t.ArmAt),
 	})
 	return translate(err)
 }

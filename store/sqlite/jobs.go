@@ -181,7 +181,7 @@ func (s *Store) insertJob(ctx context.Context, tx *sql.Tx, t *task.Task, now int
 		enable = 1
 	}
 	_, err = in(ctx, tx, s.st.insertTask).ExecContext(ctx, t.TaskID, t.Scenario, "", doc, enable,
-		store.UnixMS(t.NextFire), store.UnixMS(t.LastFire), t.LastStatus, now, now)
+		store.UnixMS(t.NextFire), store.UnixMS(t.LastFire), t.LastStatus, now, now, store.UnixMS(t.ArmAt))
 	return translate(err)
 }
 

@@ -15,8 +15,8 @@ const (
 	qTaskForUpsert = `SELECT id, scenario, row_id, doc, deleted, is_enable FROM time_task WHERE task_id = ?`
 	qInsertTask    = `INSERT INTO time_task (task_id, scenario, row_id, doc, is_enable, is_claimed,
 			claimed_by, lease_until, is_done, deleted, next_fire, last_fire, last_status, version,
-			created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, 0, '', 0, 0, 0, ?, ?, ?, 1, ?, ?)`
+			created_at, updated_at, arm_at)
+		VALUES (?, ?, ?, ?, ?, 0, '', 0, 0, 0, ?, ?, ?, 1, ?, ?, ?)`
 	// qRescheduleTask applies a schedule change (or revives a deleted task):
 	// the claim and is_done are reset so that the publish patrol arms the new
 	// schedule.
@@ -119,7 +119,7 @@ func (s *Store) insertTask(ctx context.Context, tx *sql.Tx, p store.ApplySyncPar
 	}
 	t := p.Task
 	_, err = in(ctx, tx, s.st.insertTask).ExecContext(ctx, t.TaskID, p.Scenario, p.RowID, doc, enable,
-		store.UnixMS(t.NextFire), store.UnixMS(t.LastFire), t.LastStatus, now, now)
+		store.UnixMS(t.NextFire), store.UnixMS(t.LastFire), t.LastStatus, now, now, store.UnixMS(t.ArmAt))
 	return translate(err)
 }
 

@@ -11,7 +11,7 @@ import (
 
 // taskCols are the time_task columns a task is read from.
 const taskCols = `task_id, scenario, row_id, doc, is_enable, is_claimed, claimed_by, lease_until,
-	is_done, next_fire, last_fire, last_status, version, created_at, updated_at`
+	is_done, next_fire, last_fire, last_status, version, created_at, updated_at, arm_at`
 
 // taskDoc is the JSON document of time_task.doc: what the user's edit
 // defines. The fields that patrols, claims and fires change (flags, lease,
@@ -133,9 +133,10 @@ func scanTask(sc scanner) (*task.Task, error) {
 		t                                   task.Task
 		doc                                 string
 		lease, next, last, created, updated int64
+		armAt                               int64
 	)
 	err := sc.Scan(&t.TaskID, &t.Scenario, &t.RowID, &doc, &t.IsEnable, &t.IsClaimed, &t.ClaimedBy,
-		&lease, &t.IsDone, &next, &last, &t.LastStatus, &t.Version, &created, &updated)
+		&lease, &t.IsDone, &next, &last, &t.LastStatus, &t.Version, &created, &updated, &armAt)
 	if err != nil {
 		return nil, err
 	}
@@ -146,5 +147,6 @@ func scanTask(sc scanner) (*task.Task, error) {
 	d.apply(&t)
 	t.LeaseUntil, t.NextFire, t.LastFire = store.FromUnixMS(lease), store.FromUnixMS(next), store.FromUnixMS(last)
 	t.CreatedAt, t.UpdatedAt = store.FromUnixMS(created), store.FromUnixMS(updated)
+	t.ArmAt = store.FromUnixMS(armAt)
 	return &t, nil
 }

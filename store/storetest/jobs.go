@@ -33,6 +33,7 @@ func RunJobs(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Opti
 			{name: "ReplaceConflicts", fn: testReplaceJobConflicts},
 			{name: "WithoutRow", fn: testJobWithoutRow},
 			{name: "ListNewestFirst", fn: testListJobs},
+			{name: "ArmAt", fn: testJobArmAt},
 		}},
 		{"JobEvents", []testCase{
 			{name: "OrderAndLimit", fn: testJobEvents},
@@ -82,6 +83,40 @@ func newJob(id, key string) *task.Task {
 			CCLimit: 3,
 			DueAt:   at(90*time.Minute + 123*time.Millisecond),
 		},
+	}
+}
+
+// testJobArmAt: a job stored with an arming instant (created alone or in
+// a batch) keeps it, is left out of claims bounded before it and claimed
+// from it on; a job stored without one is claimable at once; the claim
+// clears it.
+func testJobArmAt(b *bundle) {
+	later := newJob("later", "")
+	later.ArmAt = at(88 * time.Minute)
+	later.NextFire = later.Job.DueAt
+	b.createJob(later)
+	now := newJob("now", "")
+	b.createJob(now)
+	ts := []*task.Task{newJob("batched", "")}
+	ts[0].ArmAt = at(89 * time.Minute)
+	if jb, ok := b.s.(store.JobBatcher); ok {
+		errs, err := jb.CreateJobs(b.ctx, ts)
+		b.noErr("CreateJobs", err)
+		b.noErr("CreateJobs batched", errs[0])
+	} else {
+		b.createJob(ts[0])
+	}
+	if got := b.getTask("later"); !got.ArmAt.Equal(at(88*time.Minute)) || !got.NextFire.Equal(later.Job.DueAt) {
+		b.t.Errorf("stored later: arm_at %v, next_fire %v; want %v and %v", got.ArmAt, got.NextFire, at(88*time.Minute), later.Job.DueAt)
+	}
+	if got := b.claimBy("node-a", 10, at(time.Minute)); !slices.Equal(got, []string{"now"}) {
+		b.t.Errorf("a claim bounded before both arming instants took %v, want [now]", got)
+	}
+	if got := b.claimBy("node-a", 10, at(89*time.Minute)); !slices.Equal(got, []string{"later", "batched"}) {
+		b.t.Errorf("a claim bounded at the later arming instant took %v, want [later batched] (soonest first)", got)
+	}
+	if got := b.getTask("later"); !got.ArmAt.IsZero() || got.ClaimedBy != "node-a" {
+		b.t.Errorf("claimed later: arm_at %v, claimed by %q; want none and node-a", got.ArmAt, got.ClaimedBy)
 	}
 }
 
