@@ -196,6 +196,13 @@ func (a *armer) ArmBatch(ctx context.Context, ts []*task.Task) []error {
 			}
 		}
 	}
+	// The slots missed while no node held a task fire once its status is
+	// stored: each task's in order, the tasks concurrently (so their
+	// ledger records share group commits; one after another, a batch of
+	// jobs armed after their time took a commit each, and the patrol pass
+	// fell further behind the jobs it claimed next).
+	var missedFires sync.WaitGroup
+	defer missedFires.Wait()
 	for k, i := range of {
 		st := steps[i]
 		if statusErrs[k] != nil {
@@ -207,6 +214,13 @@ func (a *armer) ArmBatch(ctx context.Context, ts []*task.Task) []error {
 			}
 			errs[i] = statusErrs[k]
 			continue
+		}
+		if len(st.missed) > 0 {
+			missedFires.Go(func() {
+				for _, m := range st.missed {
+					a.fire(st.entry, m.slot, st.missedType, m.next)
+				}
+			})
 		}
 		if st.next.IsZero() {
 			continue
@@ -228,17 +242,24 @@ func (a *armer) ArmBatch(ctx context.Context, ts []*task.Task) []error {
 const armStatusChunk = 500
 
 // armStep is what arming one task leaves to do once the batch's
-// statuses are stored: its status, and the slot to schedule (zero: none).
+// statuses are stored: its status, the missed slots to fire (in order,
+// as missedType) and the slot to schedule (zero: none).
 type armStep struct {
-	status store.TaskStatusParams
-	entry  *armedTask
-	next   time.Time
+	status     store.TaskStatusParams
+	entry      *armedTask
+	missed     []missedFire
+	missedType task.TriggerType
+	next       time.Time
 }
+
+// missedFire is one missed slot to fire, and the next fire it reports.
+type missedFire struct{ slot, next time.Time }
 
 // prepare arms t in memory, with last (its ledger's last scheduled slot)
 // and unfinished (its unfinished runs, read by runsRead) read for the
-// batch: it registers t's entry, fires its missed slots and resumes its runs, and returns the
-// status to store and the next slot to schedule once it is stored.
+// batch: it registers t's entry and resumes its runs, and returns the
+// status to store, and the missed slots to fire and the next slot to
+// schedule once it is stored.
 func (a *armer) prepare(ctx context.Context, t *task.Task, last time.Time, unfinished []*task.Run, runsRead time.Time) (armStep, error) {
 	sched, err := mapping.Schedule(t)
 	if errors.Is(err, task.ErrInvalid) {
@@ -290,16 +311,16 @@ func (a *armer) prepare(ctx context.Context, t *task.Task, last time.Time, unfin
 	}
 	// A delayed job's one instant is its schedule, however late it is
 	// armed (submitted with no delay, unblocked after its time).
-	missed := task.TriggerMisfire
+	step := armStep{entry: e, missedType: task.TriggerMisfire}
 	if t.Job != nil && t.CronPara == "" {
-		missed = task.TriggerSchedule
+		step.missedType = task.TriggerSchedule
 	}
 	for i, slot := range plan.Missed {
 		next := plan.Next
 		if i+1 < len(plan.Missed) {
 			next = plan.Missed[i+1]
 		}
-		a.fire(e, slot, missed, next)
+		step.missed = append(step.missed, missedFire{slot: slot, next: next})
 	}
 	if plan.Next.IsZero() {
 		// The schedule has no slot left. The task is done when its last
@@ -307,9 +328,12 @@ func (a *armer) prepare(ctx context.Context, t *task.Task, last time.Time, unfin
 		// marks it done as that run finishes (usesUpSchedule), and the
 		// task stays armed here, without a job, until then.
 		done := len(plan.Missed) == 0 && pending == 0
-		return armStep{status: store.TaskStatusParams{TaskID: t.TaskID, Done: done, SetNextFire: true}, entry: e}, nil
+		step.status = store.TaskStatusParams{TaskID: t.TaskID, Done: done, SetNextFire: true}
+		return step, nil
 	}
-	return armStep{status: store.TaskStatusParams{TaskID: t.TaskID, NextFire: plan.Next, SetNextFire: true}, entry: e, next: plan.Next}, nil
+	step.status = store.TaskStatusParams{TaskID: t.TaskID, NextFire: plan.Next, SetNextFire: true}
+	step.next = plan.Next
+	return step, nil
 }
 
 // schedule puts e in the bucket of slot, creating the bucket's gocron

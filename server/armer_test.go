@@ -629,3 +629,55 @@ func TestArmWindowShedsFarTasks(t *testing.T) {
 		}
 	}
 }
+
+// countingFires counts the ledger's group-commit transactions.
+type countingFires struct {
+	*sqlite.Store
+	calls atomic.Int64
+}
+
+func (c *countingFires) RecordFires(ctx context.Context, recs []store.FireRecord) ([]store.FireResult, error) {
+	c.calls.Add(1)
+	return c.Store.RecordFires(ctx, recs)
+}
+
+// TestArmBatchFiresMissedTogether: a batch of jobs armed after their time
+// fires each one's slot, and the fires share the ledger's transactions
+// (fired one after another, each took a transaction of its own and the
+// patrol pass fell behind the jobs it claimed next).
+func TestArmBatchFiresMissedTogether(t *testing.T) {
+	var counting *countingFires
+	b := newArmerTest(t, fire.Config{}, func(st *sqlite.Store) fire.Store {
+		counting = &countingFires{Store: st}
+		return counting
+	}, false)
+	a := b.armer(t, b.st)
+	const n = 200
+	for i := range n {
+		job := &task.Task{TaskID: fmt.Sprintf("late-%03d", i), Scenario: task.JobScenario, TaskType: task.ChannelHTTP,
+			ExecuteType: task.Once, TTL: time.Second, Misfire: task.MisfireOnce, State: task.StateRunning, IsEnable: 1,
+			Targets: []string{task.JobTargetID},
+			Job:     &task.Job{Method: task.JobPOST, Name: "http://127.0.0.1:9/", DueAt: time.Now().Add(-time.Second).Truncate(time.Millisecond)}}
+		if err := b.st.CreateJob(t.Context(), job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimed, err := b.st.ClaimTasks(t.Context(), store.ClaimParams{Owner: "n", LeaseUntil: time.Now().Add(time.Hour), Limit: n})
+	if err != nil || len(claimed) != n {
+		t.Fatalf("claimed %d, %v; want %d", len(claimed), err, n)
+	}
+	for i, err := range a.ArmBatch(t.Context(), claimed) {
+		if err != nil {
+			t.Fatalf("arm %s: %v", claimed[i].TaskID, err)
+		}
+	}
+	for _, tk := range claimed {
+		runs, err := b.st.ListRuns(t.Context(), tk.TaskID, time.Time{}, 10)
+		if err != nil || len(runs) != 1 || !runs[0].Slot.Equal(tk.Job.DueAt) {
+			t.Fatalf("%s: runs %v, %v; want its one slot %s fired", tk.TaskID, runs, err, tk.Job.DueAt)
+		}
+	}
+	if calls := counting.calls.Load(); calls > n/4 {
+		t.Errorf("the %d late fires took %d ledger transactions, want them shared (at most %d)", n, calls, n/4)
+	}
+}
