@@ -14,10 +14,11 @@ import (
 // ReconcileStore is what the reconcile patrol needs from storage.
 type ReconcileStore interface {
 	ListClaimed(ctx context.Context, owner string) ([]store.ClaimedTask, error)
-	ReleaseTask(ctx context.Context, taskID, owner string) error
+	ParkTasks(ctx context.Context, owner string, ps []store.ParkParams) ([]string, error)
 	ReleaseExpired(ctx context.Context, now time.Time) (int, error)
 	PurgeDeleted(ctx context.Context) (int, error)
 	SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error
+	SetTaskStatuses(ctx context.Context, ps []store.TaskStatusParams) error
 }
 
 // ReconcileResult counts what one reconcile pass did.
@@ -68,25 +69,34 @@ func (r *Reconcile) RunOnce(ctx context.Context) (ReconcileResult, error) {
 		armed[id] = true
 	}
 	held := make(map[string]bool, len(claimed))
+	var cleared []store.TaskStatusParams // disarmed: they show no next fire
+	var release []store.ParkParams
 	for _, c := range claimed {
 		held[c.TaskID] = true
 		switch {
 		case c.IsEnable != 1 || c.IsDone == 1:
 			r.armer.Disarm(c.TaskID)
 			res.Disarmed++
-			// Nothing is armed for it any more: it shows no next fire.
-			err := r.store.SetTaskStatus(ctx, store.TaskStatusParams{TaskID: c.TaskID, SetNextFire: true})
-			if err != nil && !errors.Is(err, task.ErrNotFound) {
-				return res, fmt.Errorf("clear next fire of %s: %w", c.TaskID, err)
-			}
+			cleared = append(cleared, store.TaskStatusParams{TaskID: c.TaskID, SetNextFire: true})
 		case !armed[c.TaskID]:
 			res.Released++
 		default:
 			continue
 		}
-		// A task purged meanwhile by another node needs no release.
-		if err := r.store.ReleaseTask(ctx, c.TaskID, r.node); err != nil && !errors.Is(err, task.ErrNotFound) {
-			return res, fmt.Errorf("release task %s: %w", c.TaskID, err)
+		release = append(release, store.ParkParams{TaskID: c.TaskID, Version: c.Version})
+	}
+	// In batches: at a thousand jobs finishing a second, one transaction
+	// per task for each was most of the writer's time outside the fires.
+	if err := r.clearNextFires(ctx, cleared); err != nil {
+		return res, err
+	}
+	// Released at the version listed: a task edited since keeps its claim
+	// until the next pass looks at it again. A task purged meanwhile by
+	// another node needs no release.
+	for start := 0; start < len(release); start += store.MaxStatusBatch {
+		chunk := release[start:min(start+store.MaxStatusBatch, len(release))]
+		if _, err := r.store.ParkTasks(ctx, r.node, chunk); err != nil {
+			return res, fmt.Errorf("release %d tasks: %w", len(chunk), err)
 		}
 	}
 	for id := range armed {
@@ -105,6 +115,30 @@ func (r *Reconcile) RunOnce(ctx context.Context) (ReconcileResult, error) {
 	}
 	return res, nil
 }
+
+// clearNextFires clears the next fire of the tasks of ps in transactions
+// of clearChunk, each task on its own when one of a chunk is gone.
+func (r *Reconcile) clearNextFires(ctx context.Context, ps []store.TaskStatusParams) error {
+	for start := 0; start < len(ps); start += clearChunk {
+		chunk := ps[start:min(start+clearChunk, len(ps))]
+		err := r.store.SetTaskStatuses(ctx, chunk)
+		if errors.Is(err, task.ErrNotFound) {
+			for _, p := range chunk {
+				if err := r.store.SetTaskStatus(ctx, p); err != nil && !errors.Is(err, task.ErrNotFound) {
+					return fmt.Errorf("clear next fire of %s: %w", p.TaskID, err)
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("clear next fire of %d tasks: %w", len(chunk), err)
+		}
+	}
+	return nil
+}
+
+// clearChunk bounds the statuses of one transaction of clearNextFires.
+const clearChunk = 500
 
 // RenewStore is what lease renewal needs from storage.
 type RenewStore interface {

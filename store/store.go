@@ -169,7 +169,8 @@ type Tasks interface {
 	// Any change of a task's version (an edit, a state change, a row
 	// retired) sets arm_at back to 0: an edited task is claimable at once.
 	// It returns the ids parked; a task not matched (edited, claim lost,
-	// gone) is left as it is. More than MaxStatusBatch is task.ErrInvalid.
+	// gone) is left as it is. A zero ArmAt is a plain release at that
+	// version. More than MaxStatusBatch is task.ErrInvalid.
 	ParkTasks(ctx context.Context, owner string, ps []ParkParams) ([]string, error)
 	// RenewLeases extends lease_until of every task claimed by owner.
 	RenewLeases(ctx context.Context, owner string, until time.Time) (int, error)
