@@ -228,7 +228,7 @@ func TestPeersGoneOrQuiet(t *testing.T) {
 }
 
 // TestGracefulStopWithManyClaims: a node holding thousands of claims
-// (jobs parked an hour ahead) gives them all up and leaves the registry
+// (jobs due an hour ahead, the arming window off) gives them all up and leaves the registry
 // when it stops, so the same node id starts again at once and arms them
 // again. Releasing them one transaction per task ran out of the stop's
 // budget at 20k claims, and the registry entry then kept the next start
@@ -239,7 +239,14 @@ func TestGracefulStopWithManyClaims(t *testing.T) {
 		n = 100 // FerretDB claims one task per round trip: 4000 took past a minute
 	}
 	dbPath := filepath.Join(t.TempDir(), "cronsheet.db")
-	cfg := func(c *Config) { c.Store.Path = dbPath; c.NodeID = "node-a"; c.HTTP.Allow = []string{"127.0.0.0/8"} }
+	// The arming window off: with it, jobs due an hour ahead wait in the
+	// store, held by no node, and there would be no claims to give up.
+	cfg := func(c *Config) {
+		c.Store.Path = dbPath
+		c.NodeID = "node-a"
+		c.HTTP.Allow = []string{"127.0.0.0/8"}
+		c.Fire.ArmWindow = 0
+	}
 	a := setup(t, cfg)
 	// Opened before the node gets busy: opening writes (the schema), and
 	// would wait behind the node's arming of thousands of tasks.

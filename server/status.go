@@ -61,7 +61,9 @@ type status struct {
 		Error string `json:"error,omitempty"`
 	} `json:"store"`
 	// Armed counts the tasks armed on this node; Pending the jobs among
-	// them waiting for their instant, NextDue the soonest of those.
+	// them waiting for their instant, NextDue the soonest of those. Jobs
+	// due more than two arming windows ahead wait in the store, held by
+	// no node, and are in neither (the jobs API lists them).
 	Armed   int          `json:"armed"`
 	Pending int          `json:"pending_jobs"`
 	NextDue []statusNext `json:"next_due"`

@@ -65,7 +65,7 @@
       "rn.final": "final", "rn.params": "params", "rn.deadline": "deadline", "rn.node": "node",
       // status
       "st.summary": "System", "st.node": "node", "st.store": "store", "st.ok": "ok", "st.down": "unavailable",
-      "st.armed": "armed tasks", "st.pending": "pending jobs", "st.next_due": "Next due", "st.job": "job", "st.due": "due",
+      "st.armed": "armed tasks", "st.pending": "pending jobs armed here", "st.next_due": "Next due", "st.job": "job", "st.due": "due",
       "st.running": "Running", "st.failed": "Failed (retrying)", "st.dead": "Dead",
       "st.queues": "Queues", "st.group": "group", "st.inflight": "in flight", "st.waiting": "waiting",
       "st.limit": "limit", "st.unlimited": "none", "st.host": "host",
@@ -155,7 +155,7 @@
       "rn.at": "时间", "rn.status": "状态码", "rn.message": "消息", "rn.output": "输出", "rn.progress": "进度",
       "rn.final": "最终", "rn.params": "参数", "rn.deadline": "截止时间", "rn.node": "节点",
       "st.summary": "系统", "st.node": "节点", "st.store": "存储", "st.ok": "正常", "st.down": "不可用",
-      "st.armed": "已装载任务", "st.pending": "待执行作业", "st.next_due": "即将到期", "st.job": "作业", "st.due": "到期",
+      "st.armed": "已装载任务", "st.pending": "本节点已装载的待执行作业", "st.next_due": "即将到期", "st.job": "作业", "st.due": "到期",
       "st.running": "运行中", "st.failed": "失败（重试中）", "st.dead": "死信",
       "st.queues": "队列", "st.group": "并发组", "st.inflight": "执行中", "st.waiting": "等待中",
       "st.limit": "上限", "st.unlimited": "无", "st.host": "主机",
