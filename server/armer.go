@@ -709,13 +709,8 @@ func (a *armer) promote(e *armedTask, t *task.Task) bool {
 	return true
 }
 
-// shedBeyond is how far beyond the window a parked task must be due to be
-// handed back to the store: a task due within it is promoted soon, and
-// is not worth a release and a claim.
-func (a *armer) shedBeyond() time.Duration { return a.window }
-
 // Shed hands back to the store the parked tasks due more than
-// window+shedBeyond from now (store.Tasks.ParkTasks, in batches), each
+// two windows from now (store.Tasks.ParkTasks, in batches), each
 // to be claimed again a window before its slot; it returns how many. A
 // task with a run delivering or queued here stays (its overlap policy is
 // this node's to apply). A task the store did not park (edited or lost
@@ -729,7 +724,9 @@ func (a *armer) Shed(ctx context.Context) (int, error) {
 	for {
 		a.mu.Lock()
 		now := a.now()
-		cutoff := now.Add(a.window + a.shedBeyond())
+		// Beyond two windows: a task due sooner is promoted soon, and is
+		// not worth a release and a claim.
+		cutoff := now.Add(2 * a.window)
 		var batch []*armedTask
 		for _, e := range a.parked {
 			if len(batch) == armStatusChunk {

@@ -446,11 +446,7 @@ func TestArmWindowParksAndPromotes(t *testing.T) {
 	a.window = 5 * time.Second
 
 	anchor := time.Now().Truncate(time.Second)
-	mk := func(id, every string) *task.Task {
-		return &task.Task{TaskID: id, Scenario: "memos", TaskType: task.ChannelSMS, ExecuteType: task.Periodic,
-			CronPara: every, TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip, State: task.StateRunning,
-			IsEnable: 1, Anchor: anchor, TaskPara: "v1"}
-	}
+	mk := func(id, every string) *task.Task { return periodicSMS(id, every, anchor) }
 	claimed := b.claimedTasks(t, mk("near", "every 2s"), mk("far", "every 7s"), mk("edited", "every 7s"))
 	for _, tk := range claimed {
 		if err := a.Arm(t.Context(), tk); err != nil {
@@ -533,11 +529,7 @@ func TestArmWindowShedsFarTasks(t *testing.T) {
 	a.window, a.node = 2*time.Second, "n"
 
 	anchor := time.Now().Truncate(time.Second)
-	mk := func(id, every string) *task.Task {
-		return &task.Task{TaskID: id, Scenario: "memos", TaskType: task.ChannelSMS, ExecuteType: task.Periodic,
-			CronPara: every, TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip, State: task.StateRunning,
-			IsEnable: 1, Anchor: anchor, TaskPara: "v1"}
-	}
+	mk := func(id, every string) *task.Task { return periodicSMS(id, every, anchor) }
 	// far and edited are due in 9–10 s (beyond window+window), mid in 2–3 s
 	// (beyond the window only).
 	claimed := b.claimedTasks(t, mk("far", "every 10s"), mk("mid", "every 3s"), mk("edited", "every 10s"))
@@ -570,6 +562,16 @@ func TestArmWindowShedsFarTasks(t *testing.T) {
 	pub := patrol.NewPublish(slog.New(slog.DiscardHandler), st, a, "n", time.Minute, 100, time.Now)
 	claimedAt := map[string]time.Time{}
 	deliveries := map[string][]string{}
+	drain := func() { // takes what the executor has been given so far
+		for {
+			select {
+			case d := <-b.delivered:
+				deliveries[d.TaskID] = append(deliveries[d.TaskID], d.Body)
+			default:
+				return
+			}
+		}
+	}
 	deadline := farSlot.Add(10 * time.Second)
 	for len(deliveries["far"]) == 0 || len(deliveries["mid"]) == 0 {
 		if _, err := pub.RunOnce(t.Context()); err != nil {
@@ -587,14 +589,7 @@ func TestArmWindowShedsFarTasks(t *testing.T) {
 				claimedAt[id] = time.Now()
 			}
 		}
-		for drained := false; !drained; {
-			select {
-			case d := <-b.delivered:
-				deliveries[d.TaskID] = append(deliveries[d.TaskID], d.Body)
-			default:
-				drained = true
-			}
-		}
+		drain()
 		if time.Now().After(deadline) {
 			t.Fatalf("deliveries %v by %s, want far's and mid's", deliveries, deadline)
 		}
@@ -608,14 +603,7 @@ func TestArmWindowShedsFarTasks(t *testing.T) {
 	}
 	// Anything else of far's slot would arrive within this grace.
 	time.Sleep(500 * time.Millisecond)
-	for drained := false; !drained; {
-		select {
-		case d := <-b.delivered:
-			deliveries[d.TaskID] = append(deliveries[d.TaskID], d.Body)
-		default:
-			drained = true
-		}
-	}
+	drain()
 	if got := deliveries["far"]; len(got) != 1 {
 		t.Errorf("far delivered %d times (%v), want once", len(got), got)
 	}
@@ -680,4 +668,12 @@ func TestArmBatchFiresMissedTogether(t *testing.T) {
 	if calls := counting.calls.Load(); calls > n/4 {
 		t.Errorf("the %d late fires took %d ledger transactions, want them shared (at most %d)", n, calls, n/4)
 	}
+}
+
+// periodicSMS is a memos SMS task firing every `every` from anchor
+// (misfire skip), content "v1", for the arming window tests.
+func periodicSMS(id, every string, anchor time.Time) *task.Task {
+	return &task.Task{TaskID: id, Scenario: "memos", TaskType: task.ChannelSMS, ExecuteType: task.Periodic,
+		CronPara: every, TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip, State: task.StateRunning,
+		IsEnable: 1, Anchor: anchor, TaskPara: "v1"}
 }

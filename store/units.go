@@ -24,6 +24,18 @@ func FromUnixMS(v int64) time.Time {
 	return time.UnixMilli(v).UTC()
 }
 
+// CheckPark checks the arguments of Tasks.ParkTasks: an owner, and at most
+// MaxStatusBatch tasks.
+func CheckPark(owner string, ps []ParkParams) error {
+	if owner == "" {
+		return task.Invalid("owner", "required")
+	}
+	if len(ps) > MaxStatusBatch {
+		return task.Invalid("tasks", "at most %d", MaxStatusBatch)
+	}
+	return nil
+}
+
 // CheckLimit rejects a page size that is not positive (task.ErrInvalid).
 func CheckLimit(limit int) error {
 	if limit <= 0 {

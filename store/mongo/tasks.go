@@ -147,11 +147,8 @@ func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Ta
 // their version (store.Tasks.ParkTasks), one update per task: each is
 // atomic on its own, and a task not matched is left as it is.
 func (s *Store) ParkTasks(ctx context.Context, owner string, ps []store.ParkParams) ([]string, error) {
-	if owner == "" {
-		return nil, fmt.Errorf("park tasks: %w", task.Invalid("owner", "required"))
-	}
-	if len(ps) > store.MaxStatusBatch {
-		return nil, fmt.Errorf("park tasks: %w", task.Invalid("tasks", "at most %d", store.MaxStatusBatch))
+	if err := store.CheckPark(owner, ps); err != nil {
+		return nil, fmt.Errorf("park tasks: %w", err)
 	}
 	var parked []string
 	for _, p := range ps {

@@ -166,11 +166,8 @@ func (s *Store) ClaimTasks(ctx context.Context, p store.ClaimParams) ([]*task.Ta
 // ParkTasks hands back the claims of owner named by ps that are still at
 // their version (store.Tasks.ParkTasks), in transactions of 500.
 func (s *Store) ParkTasks(ctx context.Context, owner string, ps []store.ParkParams) ([]string, error) {
-	if owner == "" {
-		return nil, fmt.Errorf("park tasks: %w", task.Invalid("owner", "required"))
-	}
-	if len(ps) > store.MaxStatusBatch {
-		return nil, fmt.Errorf("park tasks: %w", task.Invalid("tasks", "at most %d", store.MaxStatusBatch))
+	if err := store.CheckPark(owner, ps); err != nil {
+		return nil, fmt.Errorf("park tasks: %w", err)
 	}
 	var parked []string
 	for start := 0; start < len(ps); start += 500 {
