@@ -450,9 +450,6 @@ func TestJobsFlowLimits(t *testing.T) {
 // Cancels land before the first slot and after some slots: both occur.
 func TestJobsCronCancelRacesFire(t *testing.T) {
 	b, h := setupJobs(t)
-	skipOnFerretDB(t, b, "it fails there (one run: 2 of 12 cancelled cron jobs had no cancelled run "+
-		"holding their slot); not yet known whether FerretDB v1's non-atomic conditional updates or the "+
-		"cancel path cause it (docs/FERRETDB.md)")
 	const n = 12
 	type cronJob struct {
 		id      string

@@ -32,13 +32,28 @@ type writeGate struct {
 }
 
 // enter waits for the collection's turn to write when the gate is on, and
-// returns the function that ends the turn.
-func (g *writeGate) enter() func() {
+// returns the context to write with and the function that ends the turn.
+//
+// With the gate on, the write is not cut short by ctx's cancellation, only
+// by its deadline: a write the client abandons goes on inside FerretDB,
+// and the turn would end while it still runs, so the next write (a
+// shutdown's release of every claim, say) could interleave with it and
+// lose to its stale copy of a document. Waiting for the answer keeps the
+// turn until the server is done. A write past its deadline can still be
+// abandoned; that is the store timeout, an outage, not a stop.
+func (g *writeGate) enter(ctx context.Context) (context.Context, func()) {
 	if g == nil || !g.on.Load() {
-		return func() {}
+		return ctx, func() {}
 	}
 	g.mu.Lock()
-	return g.mu.Unlock
+	wctx, cancel := context.WithoutCancel(ctx), context.CancelFunc(func() {})
+	if dl, ok := ctx.Deadline(); ok {
+		wctx, cancel = context.WithDeadline(wctx, dl)
+	}
+	return wctx, func() {
+		cancel()
+		g.mu.Unlock()
+	}
 }
 
 // collections hands out one collection per name, so every caller of a
@@ -68,72 +83,84 @@ func (cs *collections) get(name string) *collection {
 
 // BulkWrite is mongo.Collection's, serialised when the gate is on.
 func (c *collection) BulkWrite(ctx context.Context, models []mongo.WriteModel, opts ...options.Lister[options.BulkWriteOptions]) (*mongo.BulkWriteResult, error) {
-	defer c.gate.enter()()
+	ctx, done := c.gate.enter(ctx)
+	defer done()
 	return c.Collection.BulkWrite(ctx, models, opts...)
 }
 
 // InsertOne is mongo.Collection's, serialised when the gate is on.
 func (c *collection) InsertOne(ctx context.Context, document any, opts ...options.Lister[options.InsertOneOptions]) (*mongo.InsertOneResult, error) {
-	defer c.gate.enter()()
+	ctx, done := c.gate.enter(ctx)
+	defer done()
 	return c.Collection.InsertOne(ctx, document, opts...)
 }
 
 // InsertMany is mongo.Collection's, serialised when the gate is on.
 func (c *collection) InsertMany(ctx context.Context, documents any, opts ...options.Lister[options.InsertManyOptions]) (*mongo.InsertManyResult, error) {
-	defer c.gate.enter()()
+	ctx, done := c.gate.enter(ctx)
+	defer done()
 	return c.Collection.InsertMany(ctx, documents, opts...)
 }
 
 // DeleteOne is mongo.Collection's, serialised when the gate is on.
 func (c *collection) DeleteOne(ctx context.Context, filter any, opts ...options.Lister[options.DeleteOneOptions]) (*mongo.DeleteResult, error) {
-	defer c.gate.enter()()
+	ctx, done := c.gate.enter(ctx)
+	defer done()
 	return c.Collection.DeleteOne(ctx, filter, opts...)
 }
 
 // DeleteMany is mongo.Collection's, serialised when the gate is on.
 func (c *collection) DeleteMany(ctx context.Context, filter any, opts ...options.Lister[options.DeleteManyOptions]) (*mongo.DeleteResult, error) {
-	defer c.gate.enter()()
+	ctx, done := c.gate.enter(ctx)
+	defer done()
 	return c.Collection.DeleteMany(ctx, filter, opts...)
 }
 
 // UpdateByID is mongo.Collection's, serialised when the gate is on.
 func (c *collection) UpdateByID(ctx context.Context, id any, update any, opts ...options.Lister[options.UpdateOneOptions]) (*mongo.UpdateResult, error) {
-	defer c.gate.enter()()
+	ctx, done := c.gate.enter(ctx)
+	defer done()
 	return c.Collection.UpdateByID(ctx, id, update, opts...)
 }
 
 // UpdateOne is mongo.Collection's, serialised when the gate is on.
 func (c *collection) UpdateOne(ctx context.Context, filter any, update any, opts ...options.Lister[options.UpdateOneOptions]) (*mongo.UpdateResult, error) {
-	defer c.gate.enter()()
+	ctx, done := c.gate.enter(ctx)
+	defer done()
 	return c.Collection.UpdateOne(ctx, filter, update, opts...)
 }
 
 // UpdateMany is mongo.Collection's, serialised when the gate is on.
 func (c *collection) UpdateMany(ctx context.Context, filter any, update any, opts ...options.Lister[options.UpdateManyOptions]) (*mongo.UpdateResult, error) {
-	defer c.gate.enter()()
+	ctx, done := c.gate.enter(ctx)
+	defer done()
 	return c.Collection.UpdateMany(ctx, filter, update, opts...)
 }
 
 // ReplaceOne is mongo.Collection's, serialised when the gate is on.
 func (c *collection) ReplaceOne(ctx context.Context, filter any, replacement any, opts ...options.Lister[options.ReplaceOptions]) (*mongo.UpdateResult, error) {
-	defer c.gate.enter()()
+	ctx, done := c.gate.enter(ctx)
+	defer done()
 	return c.Collection.ReplaceOne(ctx, filter, replacement, opts...)
 }
 
 // FindOneAndDelete is mongo.Collection's, serialised when the gate is on.
 func (c *collection) FindOneAndDelete(ctx context.Context, filter any, opts ...options.Lister[options.FindOneAndDeleteOptions]) *mongo.SingleResult {
-	defer c.gate.enter()()
+	ctx, done := c.gate.enter(ctx)
+	defer done()
 	return c.Collection.FindOneAndDelete(ctx, filter, opts...)
 }
 
 // FindOneAndReplace is mongo.Collection's, serialised when the gate is on.
 func (c *collection) FindOneAndReplace(ctx context.Context, filter any, replacement any, opts ...options.Lister[options.FindOneAndReplaceOptions]) *mongo.SingleResult {
-	defer c.gate.enter()()
+	ctx, done := c.gate.enter(ctx)
+	defer done()
 	return c.Collection.FindOneAndReplace(ctx, filter, replacement, opts...)
 }
 
 // FindOneAndUpdate is mongo.Collection's, serialised when the gate is on.
 func (c *collection) FindOneAndUpdate(ctx context.Context, filter any, update any, opts ...options.Lister[options.FindOneAndUpdateOptions]) *mongo.SingleResult {
-	defer c.gate.enter()()
+	ctx, done := c.gate.enter(ctx)
+	defer done()
 	return c.Collection.FindOneAndUpdate(ctx, filter, update, opts...)
 }
