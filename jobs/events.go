@@ -66,7 +66,7 @@ func (s *Service) event(ev store.JobEvent) {
 // recordEvents stores transitions in batches until Close, then stores
 // what is left; each batch is handed to the OnEvents subscribers too.
 func (s *Service) recordEvents() {
-	batch := make([]store.JobEvent, 0, 256)
+	batch := make([]store.JobEvent, 0, maxEventBatch)
 	flush := func() {
 		if len(batch) == 0 {
 			return

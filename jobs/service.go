@@ -85,6 +85,15 @@ type Service struct {
 // waits (back-pressure) rather than drop one.
 const eventBuffer = 10000
 
+// maxEventBatch bounds the transitions one store call of the recorder
+// writes. With 256 a burst of 67k fires at one instant filled the buffer:
+// the recorder waits its turn on SQLite's one writer like every group
+// commit, and 256 per turn did not keep up, so every caller of event
+// (fires, and a batch submission) waited — one batch request past the
+// HTTP server's 60 s write timeout, its client then seeing EOF although
+// its jobs were stored. 2,000 inserts are one transaction of tens of ms.
+const maxEventBatch = 2000
+
 // New returns a running Service. It panics when d.Store or d.Trigger is
 // nil (a wiring bug).
 func New(d Deps) *Service {

@@ -731,9 +731,10 @@ func (c *client) do(method, url string, body []byte, want int, out any) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
 	resp, err := c.c.Do(req)
 	if err != nil {
-		return err
+		return fmt.Errorf("after %s: %w", time.Since(start).Round(time.Millisecond), err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
