@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"cronsheet/executors"
+	"cronsheet/internal/timeid"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -773,14 +774,12 @@ func (f *Firer) backoff(attempt int) time.Duration {
 	return time.Duration(float64(d) * jitter)
 }
 
-// NewTriggerID returns a new random trigger id ("tr_" and 20 characters).
+// NewTriggerID returns a new trigger id: "tr_" and 20 digits and
+// lower-case letters, the first nine the time it was made (ids sort by it,
+// so the runs table's index on them grows at its end; see package timeid),
+// the other eleven random.
 func NewTriggerID() string {
-	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, 20)
-	for i := range b {
-		b[i] = alphabet[rand.IntN(len(alphabet))]
-	}
-	return "tr_" + string(b)
+	return timeid.New("tr_", timeid.Base36, 20, time.Now())
 }
 
 // notify reports a stored change of run to Config.OnRun.

@@ -10,7 +10,6 @@ package jobs
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"cronsheet/fire"
+	"cronsheet/internal/timeid"
 	"cronsheet/mapping/schedule"
 	"cronsheet/store"
 	"cronsheet/task"
@@ -214,9 +214,11 @@ func (s *Service) background(fn func()) {
 	}
 }
 
-// NewID returns a new job id.
+// NewID returns a new job id: "job_" and 20 characters of
+// crypto/rand.Text's alphabet, the first nine the time it was made (ids
+// sort by it; see package timeid), the other eleven random.
 func NewID() string {
-	return "job_" + rand.Text()[:20]
+	return timeid.New("job_", timeid.Base32, 20, time.Now())
 }
 
 // viewOf builds the view of t with its newest runs (newest first).

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -455,6 +457,11 @@ func (a *armer) onFire(key int64) {
 		}
 	}
 	a.mu.Unlock()
+	// In id order: job and trigger ids grow with time (package timeid),
+	// so the runs, job events and statuses the fires write go to the ends
+	// of their indexes, a few pages per group commit, rather than in
+	// random order all over them.
+	slices.SortFunc(due, func(x, y *armedTask) int { return strings.Compare(x.id, y.id) })
 	// The fires of each chunk start as soon as its tasks are read; the
 	// next chunk is read while they run.
 	var wg sync.WaitGroup

@@ -44,6 +44,19 @@ var (
 // dsnParams are applied by the driver to every new connection.
 const dsnParams = "_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000&_foreign_keys=0&_txlock=immediate"
 
+// writerParams and readerParams are added for the writer's one connection
+// and for each reader. The page cache (SQLite's default is 2 MiB) holds
+// the B-tree pages a write transaction walks: at 100,000 jobs the runs
+// table and its indexes outgrow 2 MiB, and the writer read a page from the
+// file at every turn (pread was 8 % of the node's CPU in a drain of
+// 100,000 jobs). The writer checkpoints every 10,000 pages of WAL (40 MiB)
+// rather than 1,000, so a page rewritten by many commits in a row is
+// copied into the database once (docs/BENCHMARKS.md, "Drain at 100,000").
+const (
+	writerParams = "&_pragma=cache_size(-65536)&_pragma=wal_autocheckpoint(10000)"
+	readerParams = "&_pragma=cache_size(-16384)&_query_only=1"
+)
+
 // Store is a store.Store backed by one SQLite file. It is safe for
 // concurrent use, also by several processes on the same file.
 type Store struct {
@@ -71,7 +84,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	dsn := "file:" + escapeURIPath(filepath.ToSlash(abs)) + "?" + dsnParams
 
-	w, err := sql.Open("sqlite", dsn)
+	w, err := sql.Open("sqlite", dsn+writerParams)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
@@ -85,7 +98,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	// The readers are opened after the writer has switched the file to WAL.
-	r, err := sql.Open("sqlite", dsn+"&_query_only=1")
+	r, err := sql.Open("sqlite", dsn+readerParams)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
