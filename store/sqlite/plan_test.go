@@ -49,7 +49,6 @@ func planQueries() []planQuery {
 		{"ReleaseTask", qReleaseTask},
 		{"ReleaseClaims", qReleaseClaims},
 		{"TaskExists", qTaskExists},
-		{"SetTaskStatus", qSetTaskStatus},
 		{"MirrorStatus", qMirrorStatus},
 		{"TaskForUpsert", qTaskForUpsert},
 		{"InsertTask", qInsertTask},
@@ -96,6 +95,9 @@ func planQueries() []planQuery {
 	for v := range runQueryVariants {
 		qs = append(qs, planQuery{fmt.Sprintf("QueryRuns/task=%t,target=%t,state=%t",
 			v&byTask != 0, v&byTarget != 0, v&byState != 0), qQueryRuns(v)})
+	}
+	for v := range statusVariants {
+		qs = append(qs, planQuery{fmt.Sprintf("SetTaskStatus/%04b", v), qSetTaskStatus(v)})
 	}
 	return qs
 }

@@ -29,22 +29,25 @@ type stmts struct {
 	claim, renewLeases, releaseTask, taskExists *sql.Stmt
 	parkTask                                    *sql.Stmt
 	releaseExpired, purgeDeleted, releaseClaims *sql.Stmt
-	setTaskStatus, mirrorStatus                 *sql.Stmt
-	insertRun, updateRun, deleteRun             *sql.Stmt
-	addOutbox, outboxByTrigger                  *sql.Stmt
-	insertRow, rowVersion, updateRowFields      *sql.Stmt
-	deleteRow, retireRowTasks                   *sql.Stmt
-	taskForUpsert, insertTask, rescheduleTask   *sql.Stmt
-	updateTask, disableRowTask, markRowFetched  *sql.Stmt
-	insertTarget, targetVersion, updateTarget   *sql.Stmt
-	deleteTarget, taskForState, setTaskState    *sql.Stmt
-	acceptRun, runExists, runForFeedback        *sql.Stmt
-	addProgress, addFinal, dueAccepted          *sql.Stmt
-	timeoutRun, cleanupAge, cleanupKeep         *sql.Stmt
-	updateRunFired, takeOverRun, ledgerOwner    *sql.Stmt
-	registerNode, beatNode, removeNode          *sql.Stmt
-	keyHolder, insertJobKey, moveJobKey         *sql.Stmt
-	addJobEvent                                 *sql.Stmt
+	mirrorStatus                                *sql.Stmt
+	// setStatus has one statement per set of fields a status sets
+	// (qSetTaskStatus).
+	setStatus                                  [statusVariants]*sql.Stmt
+	insertRun, updateRun, deleteRun            *sql.Stmt
+	addOutbox, outboxByTrigger                 *sql.Stmt
+	insertRow, rowVersion, updateRowFields     *sql.Stmt
+	deleteRow, retireRowTasks                  *sql.Stmt
+	taskForUpsert, insertTask, rescheduleTask  *sql.Stmt
+	updateTask, disableRowTask, markRowFetched *sql.Stmt
+	insertTarget, targetVersion, updateTarget  *sql.Stmt
+	deleteTarget, taskForState, setTaskState   *sql.Stmt
+	acceptRun, runExists, runForFeedback       *sql.Stmt
+	addProgress, addFinal, dueAccepted         *sql.Stmt
+	timeoutRun, cleanupAge, cleanupKeep        *sql.Stmt
+	updateRunFired, takeOverRun, ledgerOwner   *sql.Stmt
+	registerNode, beatNode, removeNode         *sql.Stmt
+	keyHolder, insertJobKey, moveJobKey        *sql.Stmt
+	addJobEvent                                *sql.Stmt
 }
 
 // stmtSpec names one prepared statement: where it lives, its query and on
@@ -81,7 +84,6 @@ func (st *stmts) specs() []stmtSpec {
 		w(&st.taskExists, qTaskExists),
 		w(&st.releaseExpired, qReleaseExpired),
 		w(&st.purgeDeleted, qPurgeDeleted),
-		w(&st.setTaskStatus, qSetTaskStatus),
 		w(&st.mirrorStatus, qMirrorStatus),
 		w(&st.insertRun, qInsertRun),
 		w(&st.updateRun, qUpdateRun),
@@ -134,6 +136,9 @@ func (st *stmts) specs() []stmtSpec {
 	}
 	for v := range st.queryRuns {
 		specs = append(specs, r(&st.queryRuns[v], qQueryRuns(v)))
+	}
+	for v := range st.setStatus {
+		specs = append(specs, w(&st.setStatus[v], qSetTaskStatus(v)))
 	}
 	return specs
 }

@@ -44,17 +44,69 @@ const (
 	qReleaseExpired = `UPDATE time_task INDEXED BY ix_task_owner
 		SET is_claimed = 0, claimed_by = '', lease_until = 0
 		WHERE is_claimed = 1 AND lease_until < ?`
-	qPurgeDeleted  = `DELETE FROM time_task WHERE deleted = 1 AND is_claimed = 0`
-	qSetTaskStatus = `UPDATE time_task SET
-			next_fire   = CASE WHEN ?1 THEN ?2 ELSE next_fire END,
-			last_fire   = CASE WHEN ?3 <> 0 THEN ?3 ELSE last_fire END,
-			last_status = CASE WHEN ?4 <> '' THEN ?4 ELSE last_status END,
-			is_done     = CASE WHEN ?5 THEN 1 ELSE is_done END
-		WHERE task_id = ?6
-		RETURNING scenario, row_id, next_fire, last_fire, last_status`
+	qPurgeDeleted = `DELETE FROM time_task WHERE deleted = 1 AND is_claimed = 0`
 	qMirrorStatus = `UPDATE rows SET next_fire = ?, last_fire = ?, last_status = ?
 		WHERE scenario = ? AND id = ?`
 )
+
+// Fields of a task status an UPDATE sets, as bits of the index into
+// stmts.setStatus.
+const (
+	statusNextFire = 1 << iota
+	statusLastFire
+	statusLastStatus
+	statusDone
+	statusVariants
+)
+
+// qSetTaskStatus is the status UPDATE that sets the fields of mask (its
+// parameters: ?1 next_fire, ?2 last_fire, ?3 last_status, ?4 the task id).
+// It names only the columns it changes: SQLite rewrites the entries of
+// every index on a column an UPDATE names, and evaluates the WHERE of
+// every partial index on such a column, even when the value stays the
+// same — and ix_task_absent's WHERE parses the task's JSON document. A
+// fire's status (last fire, running) then touches no index at all.
+func qSetTaskStatus(mask int) string {
+	set := []string{}
+	if mask&statusNextFire != 0 {
+		set = append(set, "next_fire = ?1")
+	}
+	if mask&statusLastFire != 0 {
+		set = append(set, "last_fire = ?2")
+	}
+	if mask&statusLastStatus != 0 {
+		set = append(set, "last_status = ?3")
+	}
+	if mask&statusDone != 0 {
+		set = append(set, "is_done = 1")
+	}
+	if len(set) == 0 {
+		// Nothing to set: the task's row is read (and mirrored) as is.
+		return `SELECT scenario, row_id, next_fire, last_fire, last_status
+			FROM time_task WHERE task_id = ?4`
+	}
+	return `UPDATE time_task SET ` + strings.Join(set, ", ") + `
+		WHERE task_id = ?4
+		RETURNING scenario, row_id, next_fire, last_fire, last_status`
+}
+
+// statusMask is the fields p sets.
+func statusMask(p store.TaskStatusParams) int {
+	mask := 0
+	if p.SetNextFire || !p.NextFire.IsZero() {
+		mask |= statusNextFire
+	}
+	if store.UnixMS(p.LastFire) != 0 {
+		mask |= statusLastFire
+	}
+	if p.LastStatus != "" {
+		mask |= statusLastStatus
+	}
+	if p.Done {
+		mask |= statusDone
+	}
+	return mask
+}
 
 // GetTask returns a task or task.ErrNotFound.
 func (s *Store) GetTask(ctx context.Context, taskID string) (*task.Task, error) {
@@ -326,21 +378,33 @@ func (s *Store) SetTaskStatuses(ctx context.Context, ps []store.TaskStatusParams
 }
 
 // statusWriter applies task statuses inside one write transaction.
-type statusWriter struct{ set, mirror *sql.Stmt }
+type statusWriter struct {
+	tx     *sql.Tx
+	all    *[statusVariants]*sql.Stmt // the store's prepared variants
+	set    *[statusVariants]*sql.Stmt // those bound to tx so far
+	mirror *sql.Stmt
+}
 
-// statusIn binds the status statements to tx.
+// statusIn binds the status statements to tx (each variant of
+// qSetTaskStatus when first used).
 func (s *Store) statusIn(ctx context.Context, tx *sql.Tx) statusWriter {
-	return statusWriter{set: in(ctx, tx, s.st.setTaskStatus), mirror: in(ctx, tx, s.st.mirrorStatus)}
+	return statusWriter{tx: tx, all: &s.st.setStatus, set: new([statusVariants]*sql.Stmt),
+		mirror: in(ctx, tx, s.st.mirrorStatus)}
 }
 
 // apply records p on its task and mirrors it onto the task's row.
 func (sw statusWriter) apply(ctx context.Context, p store.TaskStatusParams) error {
-	setNext := p.SetNextFire || !p.NextFire.IsZero()
+	mask := statusMask(p)
+	st := sw.set[mask]
+	if st == nil {
+		st = in(ctx, sw.tx, sw.all[mask])
+		sw.set[mask] = st
+	}
 	var (
 		scenario, rowID, status string
 		next, last              int64
 	)
-	err := sw.set.QueryRowContext(ctx, setNext, store.UnixMS(p.NextFire), store.UnixMS(p.LastFire), p.LastStatus, p.Done,
+	err := st.QueryRowContext(ctx, store.UnixMS(p.NextFire), store.UnixMS(p.LastFire), p.LastStatus,
 		p.TaskID).Scan(&scenario, &rowID, &next, &last, &status)
 	if err != nil {
 		return translate(err)
