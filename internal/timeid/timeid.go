@@ -6,7 +6,7 @@
 // millisecond), so rows keyed or indexed by them are appended at the right
 // edge of a B-tree instead of anywhere in it: a transaction of 500 new runs
 // touches a few index pages rather than up to 500 (docs/BENCHMARKS.md,
-// "Time-ordered identifiers").
+// "Drain at 100,000: time-ordered identifiers and the writer's page cache").
 package timeid
 
 import (

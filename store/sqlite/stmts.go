@@ -30,24 +30,25 @@ type stmts struct {
 	parkTask                                    *sql.Stmt
 	releaseExpired, purgeDeleted, releaseClaims *sql.Stmt
 	mirrorStatus                                *sql.Stmt
+	insertRun, updateRun, deleteRun             *sql.Stmt
+	addOutbox, outboxByTrigger                  *sql.Stmt
+	insertRow, rowVersion, updateRowFields      *sql.Stmt
+	deleteRow, retireRowTasks                   *sql.Stmt
+	taskForUpsert, insertTask, rescheduleTask   *sql.Stmt
+	updateTask, disableRowTask, markRowFetched  *sql.Stmt
+	insertTarget, targetVersion, updateTarget   *sql.Stmt
+	deleteTarget, taskForState, setTaskState    *sql.Stmt
+	acceptRun, runExists, runForFeedback        *sql.Stmt
+	addProgress, addFinal, dueAccepted          *sql.Stmt
+	timeoutRun, cleanupAge, cleanupKeep         *sql.Stmt
+	updateRunFired, takeOverRun, ledgerOwner    *sql.Stmt
+	registerNode, beatNode, removeNode          *sql.Stmt
+	keyHolder, insertJobKey, moveJobKey         *sql.Stmt
+	addJobEvent                                 *sql.Stmt
+
 	// setStatus has one statement per set of fields a status sets
 	// (qSetTaskStatus).
-	setStatus                                  [statusVariants]*sql.Stmt
-	insertRun, updateRun, deleteRun            *sql.Stmt
-	addOutbox, outboxByTrigger                 *sql.Stmt
-	insertRow, rowVersion, updateRowFields     *sql.Stmt
-	deleteRow, retireRowTasks                  *sql.Stmt
-	taskForUpsert, insertTask, rescheduleTask  *sql.Stmt
-	updateTask, disableRowTask, markRowFetched *sql.Stmt
-	insertTarget, targetVersion, updateTarget  *sql.Stmt
-	deleteTarget, taskForState, setTaskState   *sql.Stmt
-	acceptRun, runExists, runForFeedback       *sql.Stmt
-	addProgress, addFinal, dueAccepted         *sql.Stmt
-	timeoutRun, cleanupAge, cleanupKeep        *sql.Stmt
-	updateRunFired, takeOverRun, ledgerOwner   *sql.Stmt
-	registerNode, beatNode, removeNode         *sql.Stmt
-	keyHolder, insertJobKey, moveJobKey        *sql.Stmt
-	addJobEvent                                *sql.Stmt
+	setStatus [statusVariants]*sql.Stmt
 }
 
 // stmtSpec names one prepared statement: where it lives, its query and on
