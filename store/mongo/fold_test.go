@@ -22,7 +22,8 @@ func TestFoldStatusesKeepsOrder(t *testing.T) {
 	if got := fmt.Sprint(sets[0]); got != `{"next_fire":{"$numberLong":"0"},"last_status":"done","last_fire":{"$numberLong":"2000"}}` {
 		t.Errorf("a's $set = %s", got)
 	}
-	if got := fmt.Sprint(sets[1]); got != `{"is_done":{"$numberInt":"1"}}` {
+	// b: done, and so held by no node.
+	if got := fmt.Sprint(sets[1]); got != `{"is_done":{"$numberInt":"1"},"is_claimed":{"$numberInt":"0"},"claimed_by":"","lease_until":{"$numberLong":"0"}}` {
 		t.Errorf("b's $set = %s", got)
 	}
 }

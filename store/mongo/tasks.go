@@ -328,7 +328,9 @@ func statusSet(p store.TaskStatusParams) bson.D {
 		set = append(set, bson.E{Key: "last_status", Value: p.LastStatus})
 	}
 	if p.Done {
-		set = append(set, bson.E{Key: "is_done", Value: 1})
+		// A done task is held by no node (store.TaskStatusParams).
+		set = append(set, bson.E{Key: "is_done", Value: 1}, bson.E{Key: "is_claimed", Value: 0},
+			bson.E{Key: "claimed_by", Value: ""}, bson.E{Key: "lease_until", Value: int64(0)})
 	}
 	return set
 }

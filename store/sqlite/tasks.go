@@ -78,7 +78,7 @@ func qSetTaskStatus(mask int) string {
 		set = append(set, "last_status = ?3")
 	}
 	if mask&statusDone != 0 {
-		set = append(set, "is_done = 1")
+		set = append(set, "is_done = 1, is_claimed = 0, claimed_by = '', lease_until = 0")
 	}
 	if len(set) == 0 {
 		// Nothing to set: the task's row is read (and mirrored) as is.

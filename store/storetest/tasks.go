@@ -24,6 +24,7 @@ func taskCases() []testCase {
 		{name: "ReleaseExpired", fn: testReleaseExpired},
 		{name: "SetStatusMirrorsRow", fn: testSetTaskStatus},
 		{name: "SetStatusMissing", fn: testSetTaskStatusMissing},
+		{name: "DoneReleasesClaim", fn: testDoneReleasesClaim},
 		{name: "SetStatusesBatch", fn: testSetTaskStatuses},
 		{name: "PurgeDeleted", fn: testPurgeDeleted},
 		{name: "OverdueTasks", fn: testOverdueTasks},
@@ -373,6 +374,36 @@ func testSetTaskStatus(b *bundle) {
 	b.noErr("SetTaskStatus done", b.s.SetTaskStatus(b.ctx, store.TaskStatusParams{
 		TaskID: "t1", LastStatus: "done", Done: true, SetNextFire: true}))
 	check("done", time.Time{}, fire, "done", 1)
+}
+
+// testDoneReleasesClaim: a status that marks a task done releases its
+// claim in the same write, through each way a status is written; a status
+// that does not leaves the claim.
+func testDoneReleasesClaim(b *bundle) {
+	b.addTasks("t", 4)
+	b.claim("node-a", 4, at(time.Minute))
+	b.noErr("SetTaskStatus running", b.s.SetTaskStatus(b.ctx, store.TaskStatusParams{TaskID: "t-000", LastStatus: "running"}))
+	b.noErr("SetTaskStatus done", b.s.SetTaskStatus(b.ctx, store.TaskStatusParams{TaskID: "t-001", LastStatus: "done", Done: true}))
+	b.noErr("SetTaskStatuses", b.s.SetTaskStatuses(b.ctx, []store.TaskStatusParams{
+		{TaskID: "t-002", LastStatus: "running"}, {TaskID: "t-002", LastStatus: "done", Done: true, SetNextFire: true}}))
+	checkClaim(b.t, b.getTask("t-000"), 1, "node-a")
+	for _, id := range []string{"t-001", "t-002"} {
+		tk := b.getTask(id)
+		checkClaim(b.t, tk, 0, "")
+		if tk.IsDone != 1 || !tk.LeaseUntil.IsZero() {
+			b.t.Errorf("task %s: is_done %d, lease_until %v; want 1 and none", id, tk.IsDone, tk.LeaseUntil)
+		}
+	}
+	checkClaim(b.t, b.getTask("t-003"), 1, "node-a")
+	claimed, err := b.s.ListClaimed(b.ctx, "node-a")
+	b.noErr("ListClaimed", err)
+	if len(claimed) != 2 {
+		b.t.Errorf("ListClaimed(node-a) = %+v, want t-000 and t-003", claimed)
+	}
+	// Nobody claims a done task again.
+	if got := b.claimBy("node-b", 10, at(time.Hour)); len(got) != 0 {
+		b.t.Errorf("claimed %v, want none (the rest are held or done)", got)
+	}
 }
 
 func testSetTaskStatusMissing(b *bundle) {
