@@ -41,6 +41,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -134,6 +135,7 @@ func run(o options) error {
 
 // runAsynq starts redis-server and measures asynq's workloads on it.
 func runAsynq(o options, dir string) (results, error) {
+	settle()
 	var r results
 	rd, err := startRedis(filepath.Join(dir, "redis"))
 	if err != nil {
@@ -428,10 +430,16 @@ func runCronsheet(o options, dir string) (results, error) {
 	return r, nil
 }
 
+// settle writes the file system's dirty pages out (sync(2)) before a
+// workload starts, so the kernel's write-back of the previous one (Redis's
+// AOF, the last run's SQLite file) does not run during it.
+func settle() { syscall.Sync() }
+
 // jobsBench runs the jobs-bench binary with args, its output passed to
 // stderr, and reads its JSON results.
 func jobsBench(bin, out string, args []string) (*benchJSON, error) {
 	args = append(args, "-json", out)
+	settle()
 	progress("cronsheet: jobs-bench %s", strings.Join(args, " "))
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = os.Stderr
