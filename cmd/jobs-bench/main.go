@@ -23,7 +23,7 @@
 //	go run ./cmd/jobs-bench [-n 10000,100000] [-batch 500] [-spread 60] [-clients 8]
 //	                        [-budget 0] [-single=true] [-lag=true] [-patrol-batch 5000] [-whole-seconds]
 //	                        [-calls-csv prefix] [-goroutines prefix] [-goroutines-at d] [-cpuprofile file]
-//	                        [-drain-cpuprofile file] [-json file]
+//	                        [-drain-cpuprofile file] [-intake-cpuprofile file] [-json file]
 //	go run ./cmd/jobs-bench -pending 1000000 [-pending-rate 1000] [-pending-for 30s] [-batch 500] [-clients 8]
 //
 // -spread 0 makes every job of the lag case due at the same instant;
@@ -91,6 +91,10 @@ type options struct {
 	// lag case from its first due instant until every callback arrived
 	// (<file>-<n>); -cpuprofile cannot be used with it.
 	drainProfile string
+	// intakeProfile, when set, is the file that gets a CPU profile of the
+	// lag case's batch submission (<file>-<n>); -cpuprofile cannot be used
+	// with it.
+	intakeProfile string
 	// pending, when positive, runs only the pending case with that many
 	// parked jobs; pendingRate and pendingFor are its due stream's jobs
 	// per second and duration.
@@ -115,6 +119,7 @@ func main() {
 	wholeSeconds := flag.Bool("whole-seconds", false, "make every due instant of the lag case a whole second")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	drainProfile := flag.String("drain-cpuprofile", "", "write a CPU profile of the lag case from its first due instant to its last callback to <file>-<n>")
+	intakeProfile := flag.String("intake-cpuprofile", "", "write a CPU profile of the lag case's batch submission to <file>-<n>")
 	pending := flag.Int("pending", 0, "jobs parked 1-3 h ahead, then a steady due stream and a restart (0: off; when set, only this case runs)")
 	pendingRate := flag.Int("pending-rate", 1000, "jobs per second the -pending case's due stream submits")
 	pendingFor := flag.Duration("pending-for", 30*time.Second, "how long the -pending case's due stream runs")
@@ -122,7 +127,7 @@ func main() {
 
 	o := options{batch: *batch, spread: time.Duration(*spread) * time.Second, clients: *clients, budget: *budget, single: *single, lag: *lag,
 		patrolBatch: *patrolBatch, callsCSV: *callsCSV, goroutines: *goroutines, goroutinesAt: *goroutinesAt, wholeSeconds: *wholeSeconds, jsonOut: *jsonOut,
-		drainProfile: *drainProfile, pending: *pending, pendingRate: *pendingRate, pendingFor: *pendingFor}
+		drainProfile: *drainProfile, intakeProfile: *intakeProfile, pending: *pending, pendingRate: *pendingRate, pendingFor: *pendingFor}
 	for f := range strings.SplitSeq(*ns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
@@ -136,8 +141,8 @@ func main() {
 	if err := checkPending(o); err != nil {
 		fail(err)
 	}
-	if *cpuProfile != "" && o.drainProfile != "" {
-		fail(errors.New("-cpuprofile and -drain-cpuprofile cannot be used together"))
+	if *cpuProfile != "" && (o.drainProfile != "" || o.intakeProfile != "") {
+		fail(errors.New("-cpuprofile cannot be used with -drain-cpuprofile or -intake-cpuprofile"))
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -376,6 +381,10 @@ func lagCase(o options, n int) (lagResult, error) {
 		first = first.Truncate(time.Second).Add(time.Second)
 	}
 	bodies := batchBodies(h.url, n, o.batch, first, o.spread, o.wholeSeconds)
+	stopIntakeProfile, err := startProfile(o.intakeProfile, n)
+	if err != nil {
+		return lagResult{}, err
+	}
 	start := time.Now()
 	err = parallel(len(bodies), o.clients, func(i int) error {
 		ids, err := submitBatch(c, nd.base, bodies[i])
@@ -388,6 +397,7 @@ func lagCase(o options, n int) (lagResult, error) {
 		return nil
 	})
 	took := time.Since(start)
+	stopIntakeProfile()
 	bodies = nil // garbage before the heap is measured again
 	if err != nil {
 		return lagResult{}, err
@@ -405,16 +415,9 @@ func lagCase(o options, n int) (lagResult, error) {
 	time.Sleep(time.Until(first))
 	r.armedBeforeDue = armed.n.Load()
 	cpuAtDue := cpuTime()
-	stopProfile := func() {}
-	if o.drainProfile != "" {
-		f, err := os.Create(fmt.Sprintf("%s-%d", o.drainProfile, n))
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			return lagResult{}, err
-		}
-		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+	stopProfile, err := startProfile(o.drainProfile, n)
+	if err != nil {
+		return lagResult{}, err
 	}
 
 	// Every job should be called back soon after the end of the window; a
@@ -948,4 +951,21 @@ func writeJSON(o options, intake []intakeResult, lags []lagResult, pending *pend
 		return err
 	}
 	return os.WriteFile(o.jsonOut, append(b, '\n'), 0o644)
+}
+
+// startProfile starts a CPU profile into <file>-<n> and returns what stops
+// it; without a file it does nothing.
+func startProfile(file string, n int) (stop func(), err error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(fmt.Sprintf("%s-%d", file, n))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

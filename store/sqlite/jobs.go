@@ -157,16 +157,10 @@ func (s *Store) keyFree(ctx context.Context, tx *sql.Tx, key string) error {
 
 // insertJob inserts t as a new task (version 1, unclaimed, not done, not
 // deleted, created and updated now); a taken task_id is task.ErrConflict
-// saying so.
+// saying so. It writes one statement, so a conflict leaves nothing of t
+// and the transaction usable (SQLite rolls back only the failed
+// statement): the task_id's unique index is the check, no read before it.
 func (s *Store) insertJob(ctx context.Context, tx *sql.Tx, t *task.Task, now int64) error {
-	var one int
-	err := in(ctx, tx, s.st.taskExists).QueryRowContext(ctx, t.TaskID).Scan(&one)
-	switch {
-	case err == nil:
-		return fmt.Errorf("%w: task_id %s is taken", task.ErrConflict, t.TaskID)
-	case !errors.Is(err, sql.ErrNoRows):
-		return err
-	}
 	anchor := store.UnixMS(t.Anchor)
 	if anchor == 0 {
 		anchor = now
@@ -182,7 +176,10 @@ func (s *Store) insertJob(ctx context.Context, tx *sql.Tx, t *task.Task, now int
 	}
 	_, err = in(ctx, tx, s.st.insertTask).ExecContext(ctx, t.TaskID, t.Scenario, "", doc, enable,
 		store.UnixMS(t.NextFire), store.UnixMS(t.LastFire), t.LastStatus, now, now, store.UnixMS(t.ArmAt))
-	return translate(err)
+	if err = translate(err); errors.Is(err, task.ErrConflict) {
+		return fmt.Errorf("%w: task_id %s is taken", task.ErrConflict, t.TaskID)
+	}
+	return err
 }
 
 // setCreated sets on t what CreateJob stored beyond t's own fields.
@@ -270,8 +267,10 @@ func (s *Store) JobEvents(ctx context.Context, jobID string, limit int) ([]store
 }
 
 // CreateJobs stores each of ts as by CreateJob, all in one transaction: a
-// job that conflicts is rolled back to its savepoint and reported in errs,
-// the others are committed together.
+// job that is invalid or conflicts is reported in errs and leaves nothing
+// (a keyed job, two statements, is rolled back to its savepoint; a job
+// without a key is one statement), the others are committed together. Any
+// other failure stores none of them.
 func (s *Store) CreateJobs(ctx context.Context, ts []*task.Task) ([]error, error) {
 	if len(ts) > store.MaxStatusBatch {
 		return nil, fmt.Errorf("create jobs: %w", task.Invalid("jobs", "at most %d per call", store.MaxStatusBatch))
@@ -279,23 +278,26 @@ func (s *Store) CreateJobs(ctx context.Context, ts []*task.Task) ([]error, error
 	errs := make([]error, len(ts))
 	now := s.nowMS()
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		qctx := batchCtx(ctx)
 		for i, t := range ts {
 			if err := checkJob(t); err != nil {
 				errs[i] = fmt.Errorf("create job: %w", err)
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT job"); err != nil {
+			if err := ctx.Err(); err != nil {
 				return err
 			}
-			err := s.insertJobIn(ctx, tx, t, now)
-			if err != nil {
+			var err error
+			if t.Job.Key == "" {
+				err = s.insertJob(qctx, tx, t, now)
+			} else {
+				err = s.insertKeyedJob(qctx, tx, t, now)
+			}
+			switch {
+			case errors.Is(err, task.ErrConflict):
 				errs[i] = fmt.Errorf("create job %s: %w", t.TaskID, err)
-				if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO job"); rerr != nil {
-					return rerr
-				}
-			}
-			if _, err := tx.ExecContext(ctx, "RELEASE job"); err != nil {
-				return err
+			case err != nil:
+				return fmt.Errorf("create job %s: %w", t.TaskID, err)
 			}
 		}
 		return nil
@@ -309,6 +311,24 @@ func (s *Store) CreateJobs(ctx context.Context, ts []*task.Task) ([]error, error
 		}
 	}
 	return errs, nil
+}
+
+// insertKeyedJob inserts the keyed job t as insertJobIn does, inside a
+// savepoint: a conflict on the key leaves nothing of t.
+func (s *Store) insertKeyedJob(ctx context.Context, tx *sql.Tx, t *task.Task, now int64) error {
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT job"); err != nil {
+		return err
+	}
+	err := s.insertJobIn(ctx, tx, t, now)
+	if err != nil {
+		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO job"); rerr != nil {
+			return rerr
+		}
+	}
+	if _, rerr := tx.ExecContext(ctx, "RELEASE job"); rerr != nil {
+		return rerr
+	}
+	return err
 }
 
 // insertJobIn inserts job t and takes its key, inside tx.

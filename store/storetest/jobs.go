@@ -304,6 +304,9 @@ func testCreateJobs(b *bundle) {
 		noJob,                // 5: invalid
 		newJob("b", "kb"),    // 6: the id is b's, taken in this call: kb stays free
 		newJob("h", "kh"),    // 7: stored, takes kh
+		newJob("old", ""),    // 8: the id is taken, no key
+		newJob("a", ""),      // 9: the id is a's, taken in this call, no key
+		newJob("i", ""),      // 10: stored after those
 	}
 	want := make([]task.Task, len(ts))
 	for i, t := range ts {
@@ -314,7 +317,7 @@ func testCreateJobs(b *bundle) {
 	if len(errs) != len(ts) {
 		b.t.Fatalf("CreateJobs gave %d results for %d jobs", len(errs), len(ts))
 	}
-	for _, i := range []int{0, 1, 7} {
+	for _, i := range []int{0, 1, 7, 10} {
 		if errs[i] != nil {
 			b.t.Errorf("CreateJobs: job %d (%s): %v, want it stored", i, ts[i].TaskID, errs[i])
 			continue
@@ -332,6 +335,11 @@ func testCreateJobs(b *bundle) {
 	b.wantConflictSaying("CreateJobs: a taken id", errs[4], "old")
 	b.wantErr("CreateJobs: a job without Job", errs[5], task.ErrInvalid)
 	b.wantConflictSaying("CreateJobs: an id taken by an earlier job of the call", errs[6], "b")
+	b.wantConflictSaying("CreateJobs: a taken id, no key", errs[8], "old")
+	b.wantConflictSaying("CreateJobs: an id taken by an earlier job of the call, no key", errs[9], "a")
+	if got := b.getTask("a"); got.Job == nil || got.Job.Key != "ka" {
+		b.t.Errorf("a after CreateJobs holds key %v, want ka (the keyless job with its id was refused)", got.Job)
+	}
 	for _, id := range []string{"c", "d", "nojob"} {
 		b.wantNoTask("after CreateJobs", id)
 	}
@@ -351,8 +359,8 @@ func testCreateJobs(b *bundle) {
 		ids = append(ids, t.TaskID)
 	}
 	slices.Sort(ids)
-	if !slices.Equal(ids, []string{"a", "b", "h", "old"}) {
-		b.t.Errorf("jobs after CreateJobs: %v, want [a b h old]", ids)
+	if !slices.Equal(ids, []string{"a", "b", "h", "i", "old"}) {
+		b.t.Errorf("jobs after CreateJobs: %v, want [a b h i old]", ids)
 	}
 
 	// None at all, and only refused ones, store nothing and fail nothing.
