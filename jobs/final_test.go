@@ -95,12 +95,14 @@ func TestOnFinalWants(t *testing.T) {
 // TestDeferArming: with an arming window, a delayed job due more than two
 // windows ahead is stored to be claimed a window before its instant (and
 // shows that instant as its next fire); one due sooner, and a cron job,
-// are claimable at once. Read back from the store.
+// are claimable at once. Read back from the store. Only the claimable
+// ones wake the patrols, alone or in a batch.
 func TestDeferArming(t *testing.T) {
 	ctx := t.Context()
 	st := testStore(t)
 	now := time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
-	svc := New(Deps{Store: st, ArmWindow: 2 * time.Minute, Now: func() time.Time { return now },
+	wakes := 0
+	svc := New(Deps{Store: st, ArmWindow: 2 * time.Minute, Now: func() time.Time { return now }, Wake: func() { wakes++ },
 		Trigger: func(context.Context, fire.TriggerParams) ([]*task.Run, error) {
 			return nil, errors.New("no trigger in this test")
 		}})
@@ -118,7 +120,14 @@ func TestDeferArming(t *testing.T) {
 		return got
 	}
 	secs := func(d time.Duration) *float64 { f := d.Seconds(); return &f }
+	wantWakes := func(what string, n int) {
+		t.Helper()
+		if wakes != n {
+			t.Errorf("after %s: %d wakes, want %d", what, wakes, n)
+		}
+	}
 	far := submit(Request{Method: "POST", Name: "http://127.0.0.1:9/far", Delay: secs(time.Hour)})
+	wantWakes("a job due in 1 h", 0)
 	if want := now.Add(time.Hour - 2*time.Minute); !far.ArmAt.Equal(want) || !far.NextFire.Equal(now.Add(time.Hour)) {
 		t.Errorf("job due in 1 h: arm_at %v, next_fire %v; want %v and %v", far.ArmAt, far.NextFire, want, now.Add(time.Hour))
 	}
@@ -126,6 +135,25 @@ func TestDeferArming(t *testing.T) {
 	if !near.ArmAt.IsZero() {
 		t.Errorf("job due in 3 min (within two windows): arm_at %v, want none", near.ArmAt)
 	}
+	wantWakes("a job due in 3 min", 1)
+	batch := func(rs ...Request) {
+		t.Helper()
+		res, err := svc.SubmitBatch(ctx, rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range res {
+			if r.Err != nil {
+				t.Fatalf("batch job %d: %v", i, r.Err)
+			}
+		}
+	}
+	batch(Request{Method: "POST", Name: "http://127.0.0.1:9/far2", Delay: secs(time.Hour)},
+		Request{Method: "POST", Name: "http://127.0.0.1:9/far3", Delay: secs(2 * time.Hour)})
+	wantWakes("a batch of jobs due in hours", 1)
+	batch(Request{Method: "POST", Name: "http://127.0.0.1:9/far4", Delay: secs(time.Hour)},
+		Request{Method: "POST", Name: "http://127.0.0.1:9/soon", Delay: secs(time.Second)})
+	wantWakes("a batch with a job due in 1 s", 2)
 	cron := submit(Request{Method: "POST", Name: "http://127.0.0.1:9/cron", Cron: "every 2h"})
 	if !cron.ArmAt.IsZero() {
 		t.Errorf("cron job: arm_at %v, want none", cron.ArmAt)

@@ -268,7 +268,7 @@ func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
 		return nil, fmt.Errorf("store job: %w", err)
 	}
 	s.event(store.JobEvent{JobID: b.Task.TaskID, At: s.now(), State: task.JobPending, Reason: "submitted"})
-	s.wake()
+	s.wakeFor(b.Task)
 	return s.answerNew(ctx, b)
 }
 
@@ -313,6 +313,22 @@ func (s *Service) deferArming(t *task.Task) {
 	}
 }
 
+// wakeFor wakes the patrols for the new job t unless it waits in the store
+// (deferArming): no node can claim it before its arming instant, which
+// the publish patrol's own schedule finds (waking it for each such job
+// was a claim query per request, for nothing).
+func (s *Service) wakeFor(t *task.Task) {
+	if !s.deferred(t) {
+		s.wake()
+	}
+}
+
+// deferred reports whether the new job t waits in the store until an
+// arming instant still to come.
+func (s *Service) deferred(t *task.Task) bool {
+	return !t.ArmAt.IsZero() && t.ArmAt.After(s.now())
+}
+
 // Upsert puts a job under key: a pending job holding it is cancelled and
 // replaced by the new one; a job that already fired keeps running (or
 // stays finished) and the key moves to the new job. Without a holder it
@@ -330,6 +346,7 @@ func (s *Service) Upsert(ctx context.Context, key string, r Request) (*View, err
 		return nil, err
 	}
 	old, err := s.store.JobByKey(ctx, key)
+	replaced := false
 	switch {
 	case errors.Is(err, task.ErrNotFound):
 		if err := s.createJob(ctx, b.Task); err != nil {
@@ -348,9 +365,14 @@ func (s *Service) Upsert(ctx context.Context, key string, r Request) (*View, err
 		if cancelled {
 			s.event(store.JobEvent{JobID: old.TaskID, At: s.now(), State: task.JobCancelled, Reason: "replaced by " + b.Task.TaskID})
 		}
+		replaced = true
 	}
 	s.event(store.JobEvent{JobID: b.Task.TaskID, At: s.now(), State: task.JobPending, Reason: "submitted under key " + key})
-	s.wake()
+	if replaced {
+		s.wake() // the old job's node lets it go sooner
+	} else {
+		s.wakeFor(b.Task)
+	}
 	return s.answerNew(ctx, b)
 }
 
@@ -597,6 +619,7 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) ([]BatchResul
 		return nil, err
 	}
 	now := s.now()
+	armable := false
 	for k, t := range fresh {
 		i := at[k]
 		if errs[k] != nil {
@@ -606,8 +629,9 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) ([]BatchResul
 		s.event(store.JobEvent{JobID: t.TaskID, At: now, State: task.JobPending, Reason: "submitted"})
 		out[i].View = viewOf(t, nil)
 		out[i].View.Created = true
+		armable = armable || !s.deferred(t)
 	}
-	if len(fresh) > 0 {
+	if armable {
 		s.wake()
 	}
 	return out, nil
