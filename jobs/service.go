@@ -267,8 +267,11 @@ func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
 		}
 		return nil, fmt.Errorf("store job: %w", err)
 	}
-	s.event(store.JobEvent{JobID: b.Task.TaskID, At: s.now(), State: task.JobPending, Reason: "submitted"})
-	s.wakeFor(b.Task)
+	now := s.now()
+	s.event(store.JobEvent{JobID: b.Task.TaskID, At: now, State: task.JobPending, Reason: "submitted"})
+	if !deferred(b.Task, now) {
+		s.wake()
+	}
 	return s.answerNew(ctx, b)
 }
 
@@ -313,20 +316,13 @@ func (s *Service) deferArming(t *task.Task) {
 	}
 }
 
-// wakeFor wakes the patrols for the new job t unless it waits in the store
-// (deferArming): no node can claim it before its arming instant, which
-// the publish patrol's own schedule finds (waking it for each such job
-// was a claim query per request, for nothing).
-func (s *Service) wakeFor(t *task.Task) {
-	if !s.deferred(t) {
-		s.wake()
-	}
-}
-
 // deferred reports whether the new job t waits in the store until an
-// arming instant still to come.
-func (s *Service) deferred(t *task.Task) bool {
-	return !t.ArmAt.IsZero() && t.ArmAt.After(s.now())
+// arming instant after now (deferArming). Such a job does not wake the
+// patrols: no node can claim it before that instant, which the publish
+// patrol's own schedule finds (waking it for each such job was a claim
+// query per request, for nothing).
+func deferred(t *task.Task, now time.Time) bool {
+	return !t.ArmAt.IsZero() && t.ArmAt.After(now)
 }
 
 // Upsert puts a job under key: a pending job holding it is cancelled and
@@ -346,7 +342,7 @@ func (s *Service) Upsert(ctx context.Context, key string, r Request) (*View, err
 		return nil, err
 	}
 	old, err := s.store.JobByKey(ctx, key)
-	replaced := false
+	replaced := false // the old job's node lets it go sooner when woken
 	switch {
 	case errors.Is(err, task.ErrNotFound):
 		if err := s.createJob(ctx, b.Task); err != nil {
@@ -368,10 +364,8 @@ func (s *Service) Upsert(ctx context.Context, key string, r Request) (*View, err
 		replaced = true
 	}
 	s.event(store.JobEvent{JobID: b.Task.TaskID, At: s.now(), State: task.JobPending, Reason: "submitted under key " + key})
-	if replaced {
-		s.wake() // the old job's node lets it go sooner
-	} else {
-		s.wakeFor(b.Task)
+	if replaced || !deferred(b.Task, s.now()) {
+		s.wake()
 	}
 	return s.answerNew(ctx, b)
 }
@@ -629,7 +623,7 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) ([]BatchResul
 		s.event(store.JobEvent{JobID: t.TaskID, At: now, State: task.JobPending, Reason: "submitted"})
 		out[i].View = viewOf(t, nil)
 		out[i].View.Created = true
-		armable = armable || !s.deferred(t)
+		armable = armable || !deferred(t, now)
 	}
 	if armable {
 		s.wake()
