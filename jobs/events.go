@@ -54,49 +54,82 @@ func (s *Service) OnRun(t *task.Task, r task.Run) {
 	}
 }
 
-// event hands ev to the recorder.
-func (s *Service) event(ev store.JobEvent) {
+// transition is a job transition handed to the recorder. stored says it
+// is in the store already (written with its new job, by
+// store.JobBatcher.CreateJobs): the recorder only passes it on to the
+// OnEvents subscribers, in order with the others.
+type transition struct {
+	ev     store.JobEvent
+	stored bool
+}
+
+// event hands ev to the recorder, to be stored.
+func (s *Service) event(ev store.JobEvent) { s.handOver(transition{ev: ev}) }
+
+// storedEvent hands ev, stored already, to the recorder for the OnEvents
+// subscribers.
+func (s *Service) storedEvent(ev store.JobEvent) { s.handOver(transition{ev: ev, stored: true}) }
+
+func (s *Service) handOver(tr transition) {
 	select {
-	case s.events <- ev:
+	case s.events <- tr:
 	case <-s.done:
-		s.logger.Warn("job transition not stored: shutting down", "job_id", ev.JobID, "state", ev.State)
+		s.logger.Warn("job transition not recorded: shutting down", "job_id", tr.ev.JobID, "state", tr.ev.State,
+			"stored", tr.stored)
 	}
 }
 
 // recordEvents stores transitions in batches until Close, then stores
-// what is left; each batch is handed to the OnEvents subscribers too.
+// what is left; each batch (with the transitions stored already) is
+// handed to the OnEvents subscribers too.
 func (s *Service) recordEvents() {
-	batch := make([]store.JobEvent, 0, maxEventBatch)
+	batch := make([]transition, 0, maxEventBatch)
+	evs := make([]store.JobEvent, 0, maxEventBatch)
 	flush := func() {
 		if len(batch) == 0 {
 			return
 		}
+		evs = evs[:0]
+		for _, tr := range batch {
+			if !tr.stored {
+				evs = append(evs, tr.ev)
+			}
+		}
 		for attempt := range 3 {
+			if len(evs) == 0 {
+				break
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			err := s.store.AddJobEvents(ctx, batch)
+			err := s.store.AddJobEvents(ctx, evs)
 			cancel()
 			if err == nil {
 				break
 			}
-			s.logger.Error("store job transitions", "n", len(batch), "attempt", attempt+1, "error", err)
+			s.logger.Error("store job transitions", "n", len(evs), "attempt", attempt+1, "error", err)
 			time.Sleep(100 * time.Millisecond << attempt)
 		}
 		s.mu.Lock()
 		subs := slices.Clone(s.stored)
 		s.mu.Unlock()
-		for _, fn := range subs {
-			fn(slices.Clone(batch))
+		if len(subs) > 0 {
+			all := make([]store.JobEvent, len(batch))
+			for i, tr := range batch {
+				all[i] = tr.ev
+			}
+			for _, fn := range subs {
+				fn(slices.Clone(all))
+			}
 		}
 		batch = batch[:0]
 	}
 	for {
 		select {
-		case ev := <-s.events:
-			batch = append(batch, ev)
+		case tr := <-s.events:
+			batch = append(batch, tr)
 			for len(batch) < cap(batch) {
 				select {
-				case ev := <-s.events:
-					batch = append(batch, ev)
+				case tr := <-s.events:
+					batch = append(batch, tr)
 					continue
 				default:
 				}
@@ -106,8 +139,8 @@ func (s *Service) recordEvents() {
 		case <-s.done:
 			for {
 				select {
-				case ev := <-s.events:
-					batch = append(batch, ev)
+				case tr := <-s.events:
+					batch = append(batch, tr)
 				default:
 					flush()
 					return

@@ -81,3 +81,90 @@ func TestEventsRecordedInLargeBatches(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestSubmittedRecordedOnce: each new job's first transition (pending,
+// "submitted…") is stored exactly once and handed to the OnEvents
+// subscribers exactly once, whether the store writes it with the job
+// (store.JobBatcher) or the recorder stores it after: a single submission,
+// an upsert that creates, an upsert that replaces (and the replaced job's
+// cancel), a batch with a refused job. A refused job leaves none.
+func TestSubmittedRecordedOnce(t *testing.T) {
+	t.Run("batcher", func(t *testing.T) { testSubmittedRecordedOnce(t, testStore(t)) })
+	t.Run("one by one", func(t *testing.T) {
+		st := struct{ Store }{testStore(t)} // hides CreateJobs
+		if _, ok := any(st).(store.JobBatcher); ok {
+			t.Fatal("the wrapped store is still a JobBatcher")
+		}
+		testSubmittedRecordedOnce(t, st)
+	})
+}
+
+func testSubmittedRecordedOnce(t *testing.T, st Store) {
+	ctx := t.Context()
+	svc := New(Deps{Store: st, Trigger: func(context.Context, fire.TriggerParams) ([]*task.Run, error) {
+		return nil, errors.New("no trigger in this test")
+	}})
+	var mu sync.Mutex
+	var published []store.JobEvent
+	svc.OnEvents(func(evs []store.JobEvent) {
+		mu.Lock()
+		published = append(published, evs...)
+		mu.Unlock()
+	})
+	want := map[string][]string{} // job id → its transitions' reasons, in order
+	single, err := svc.Submit(ctx, jobRequest("https://example.com/single", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want[single.ID] = []string{"submitted"}
+	first, err := svc.Upsert(ctx, "k", jobRequest("https://example.com/v1", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := svc.Upsert(ctx, "k", jobRequest("https://example.com/v2", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want[first.ID] = []string{"submitted under key k", "replaced by " + second.ID}
+	want[second.ID] = []string{"submitted under key k"}
+	bad := jobRequest("https://example.com/bad", "")
+	bad.Method = "BREW"
+	res, err := svc.SubmitBatch(ctx, []Request{jobRequest("https://example.com/b0", ""), bad, jobRequest("https://example.com/b2", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[1].Err == nil {
+		t.Fatalf("the batch's job with method BREW was accepted: %+v", res[1].View)
+	}
+	for _, i := range []int{0, 2} {
+		if res[i].Err != nil {
+			t.Fatalf("batch job %d: %v", i, res[i].Err)
+		}
+		want[res[i].View.ID] = []string{"submitted"}
+	}
+	svc.Close() // the recorder has stored and published everything
+
+	got := map[string][]string{}
+	for _, ev := range published {
+		got[ev.JobID] = append(got[ev.JobID], ev.Reason)
+	}
+	for id, reasons := range want {
+		if !slices.Equal(got[id], reasons) {
+			t.Errorf("published for %s: %q, want %q", id, got[id], reasons)
+		}
+		evs, err := st.JobEvents(ctx, id, store.MaxJobEvents)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stored []string
+		for _, ev := range evs {
+			stored = append(stored, ev.Reason)
+		}
+		if !slices.Equal(stored, reasons) {
+			t.Errorf("stored for %s: %q, want %q", id, stored, reasons)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("published for %d jobs, want %d: %v", len(got), len(want), got)
+	}
+}

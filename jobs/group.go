@@ -32,7 +32,7 @@ const createTimeout = 30 * time.Second
 // caller writes groups other than its own, so none is held up behind a
 // stream of others.
 type creates struct {
-	write   func(ctx context.Context, ts []*task.Task) ([]error, error)
+	write   func(ctx context.Context, ts []*task.Task, evs []store.JobEvent) ([]error, error)
 	max     int
 	timeout time.Duration
 
@@ -45,6 +45,7 @@ type creates struct {
 type createReq struct {
 	ctx  context.Context
 	t    *task.Task
+	ev   store.JobEvent    // t's first transition, written with it
 	done chan createAnswer // buffered: at most one answer is pending
 }
 
@@ -60,13 +61,13 @@ func newCreates(b store.JobBatcher) *creates {
 	return &creates{write: b.CreateJobs, max: maxCreateGroup, timeout: createTimeout}
 }
 
-// create stores t as store.Jobs.CreateJob does, in a group with the
-// creates queued with it, and returns t's own result once the group is
-// committed. The group is written with ctx's values but not its
+// create stores t as store.Jobs.CreateJob does, with its first
+// transition ev, in a group with the creates queued with it, and returns
+// t's own result once the group is committed. The group is written with ctx's values but not its
 // cancellation (the other creates of the group do not depend on this
 // caller staying).
-func (c *creates) create(ctx context.Context, t *task.Task) error {
-	req := &createReq{ctx: ctx, t: t, done: make(chan createAnswer, 1)}
+func (c *creates) create(ctx context.Context, t *task.Task, ev store.JobEvent) error {
+	req := &createReq{ctx: ctx, t: t, ev: ev, done: make(chan createAnswer, 1)}
 	c.mu.Lock()
 	c.queue = append(c.queue, req)
 	lead := !c.writing // nobody writing: the queue was empty, req is first
@@ -102,11 +103,12 @@ func (c *creates) writeGroup() {
 	c.mu.Unlock()
 
 	ts := make([]*task.Task, len(group))
+	evs := make([]store.JobEvent, len(group))
 	for i, req := range group {
-		ts[i] = req.t
+		ts[i], evs[i] = req.t, req.ev
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), c.timeout)
-	errs, err := c.write(ctx, ts)
+	errs, err := c.write(ctx, ts, evs)
 	cancel()
 	if err == nil && len(errs) != len(ts) {
 		err = fmt.Errorf("the store answered %d results for %d jobs", len(errs), len(ts))

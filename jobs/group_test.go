@@ -53,7 +53,7 @@ type countingStore struct {
 	entered chan struct{}
 }
 
-func (c *countingStore) CreateJobs(ctx context.Context, ts []*task.Task) ([]error, error) {
+func (c *countingStore) CreateJobs(ctx context.Context, ts []*task.Task, evs []store.JobEvent) ([]error, error) {
 	c.mu.Lock()
 	c.sizes = append(c.sizes, len(ts))
 	gate, entered := c.gate, c.entered
@@ -63,7 +63,7 @@ func (c *countingStore) CreateJobs(ctx context.Context, ts []*task.Task) ([]erro
 		close(entered)
 		<-gate
 	}
-	return c.Store.(store.JobBatcher).CreateJobs(ctx, ts)
+	return c.Store.(store.JobBatcher).CreateJobs(ctx, ts, evs)
 }
 
 func (c *countingStore) CreateJob(ctx context.Context, t *task.Task) error {

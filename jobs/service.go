@@ -66,7 +66,7 @@ type Service struct {
 	rate    float64
 	window  time.Duration // Deps.ArmWindow
 
-	events  chan store.JobEvent
+	events  chan transition
 	done    chan struct{}
 	wg      sync.WaitGroup
 	ctx     context.Context
@@ -101,7 +101,7 @@ func New(d Deps) *Service {
 		panic("jobs: Deps.Store and Deps.Trigger are required")
 	}
 	s := &Service{logger: d.Logger, store: d.Store, trigger: d.Trigger, check: d.Check, wake: d.Wake, now: d.Now,
-		rate: d.BackfillRate, window: d.ArmWindow, events: make(chan store.JobEvent, eventBuffer), done: make(chan struct{}),
+		rate: d.BackfillRate, window: d.ArmWindow, events: make(chan transition, eventBuffer), done: make(chan struct{}),
 		waiters: map[string][]chan struct{}{}}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -258,7 +258,8 @@ func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
 			return nil, err
 		}
 	}
-	if err := s.createJob(ctx, b.Task); err != nil {
+	now := s.now()
+	if err := s.createJob(ctx, b.Task, submitted(b.Task, now, "submitted")); err != nil {
 		if errors.Is(err, task.ErrConflict) && b.Task.Job.Key != "" {
 			// Another submission with the key won the race: it is this one.
 			if old, gerr := s.store.JobByKey(ctx, b.Task.Job.Key); gerr == nil {
@@ -267,21 +268,34 @@ func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
 		}
 		return nil, fmt.Errorf("store job: %w", err)
 	}
-	now := s.now()
-	s.event(store.JobEvent{JobID: b.Task.TaskID, At: now, State: task.JobPending, Reason: "submitted"})
 	if !deferred(b.Task, now) {
 		s.wake()
 	}
 	return s.answerNew(ctx, b)
 }
 
-// createJob stores the new job t as store.Jobs.CreateJob does, in a group
-// commit with the creates of concurrent callers when the store can.
-func (s *Service) createJob(ctx context.Context, t *task.Task) error {
+// createJob stores the new job t as store.Jobs.CreateJob does, with ev,
+// its first transition, in a group commit with the creates of concurrent
+// callers when the store can (the transition then in the same write);
+// else ev goes to the recorder once t is stored.
+func (s *Service) createJob(ctx context.Context, t *task.Task, ev store.JobEvent) error {
 	if s.creates == nil {
-		return s.store.CreateJob(ctx, t)
+		if err := s.store.CreateJob(ctx, t); err != nil {
+			return err
+		}
+		s.event(ev)
+		return nil
 	}
-	return s.creates.create(ctx, t)
+	if err := s.creates.create(ctx, t, ev); err != nil {
+		return err
+	}
+	s.storedEvent(ev)
+	return nil
+}
+
+// submitted is the first transition of the new job t: pending, for why.
+func submitted(t *task.Task, at time.Time, why string) store.JobEvent {
+	return store.JobEvent{JobID: t.TaskID, At: at, State: task.JobPending, Reason: why}
 }
 
 // build validates r into a new job.
@@ -343,9 +357,10 @@ func (s *Service) Upsert(ctx context.Context, key string, r Request) (*View, err
 	}
 	old, err := s.store.JobByKey(ctx, key)
 	replaced := false // the old job's node lets it go sooner when woken
+	ev := submitted(b.Task, s.now(), "submitted under key "+key)
 	switch {
 	case errors.Is(err, task.ErrNotFound):
-		if err := s.createJob(ctx, b.Task); err != nil {
+		if err := s.createJob(ctx, b.Task, ev); err != nil {
 			return nil, fmt.Errorf("store job: %w", err)
 		}
 	case err != nil:
@@ -361,9 +376,9 @@ func (s *Service) Upsert(ctx context.Context, key string, r Request) (*View, err
 		if cancelled {
 			s.event(store.JobEvent{JobID: old.TaskID, At: s.now(), State: task.JobCancelled, Reason: "replaced by " + b.Task.TaskID})
 		}
+		s.event(ev)
 		replaced = true
 	}
-	s.event(store.JobEvent{JobID: b.Task.TaskID, At: s.now(), State: task.JobPending, Reason: "submitted under key " + key})
 	if replaced || !deferred(b.Task, s.now()) {
 		s.wake()
 	}
@@ -608,11 +623,11 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) ([]BatchResul
 		fresh = append(fresh, b.Task)
 		at = append(at, i)
 	}
-	errs, err := s.createAll(ctx, fresh)
+	now := s.now()
+	errs, err := s.createAll(ctx, fresh, now)
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
 	armable := false
 	for k, t := range fresh {
 		i := at[k]
@@ -620,7 +635,6 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) ([]BatchResul
 			out[i].Err = errs[k]
 			continue
 		}
-		s.event(store.JobEvent{JobID: t.TaskID, At: now, State: task.JobPending, Reason: "submitted"})
 		out[i].View = viewOf(t, nil)
 		out[i].View.Created = true
 		armable = armable || !deferred(t, now)
@@ -631,14 +645,25 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) ([]BatchResul
 	return out, nil
 }
 
-// createAll stores new jobs, in one step when the store can.
-func (s *Service) createAll(ctx context.Context, ts []*task.Task) ([]error, error) {
+// createAll stores new jobs, each with its first transition (submitted
+// at now), in one step when the store can.
+func (s *Service) createAll(ctx context.Context, ts []*task.Task, now time.Time) ([]error, error) {
+	evs := make([]store.JobEvent, len(ts))
+	for i, t := range ts {
+		evs[i] = submitted(t, now, "submitted")
+	}
 	if b, ok := s.store.(store.JobBatcher); ok {
 		errs := make([]error, 0, len(ts))
 		for start := 0; start < len(ts); start += store.MaxStatusBatch {
-			part, err := b.CreateJobs(ctx, ts[start:min(len(ts), start+store.MaxStatusBatch)])
+			end := min(len(ts), start+store.MaxStatusBatch)
+			part, err := b.CreateJobs(ctx, ts[start:end], evs[start:end])
 			if err != nil {
 				return nil, fmt.Errorf("store jobs: %w", err)
+			}
+			for k, err := range part {
+				if err == nil {
+					s.storedEvent(evs[start+k])
+				}
 			}
 			errs = append(errs, part...)
 		}
@@ -651,7 +676,9 @@ func (s *Service) createAll(ctx context.Context, ts []*task.Task) ([]error, erro
 				return nil, fmt.Errorf("store job: %w", err)
 			}
 			errs[i] = err
+			continue
 		}
+		s.event(evs[i])
 	}
 	return errs, nil
 }

@@ -83,6 +83,25 @@ const MaxJobEvents = 1000
 // stands on its own, exactly as by CreateJob: errs[i] is CreateJob's error
 // for ts[i] (nil when it was stored). A returned error means nothing was
 // stored. At most MaxStatusBatch jobs per call.
+//
+// evs is nil, or holds each job's first transition (its "submitted"):
+// evs[i] is appended to ts[i]'s history (as by AddJobEvents, its JobID
+// being ts[i].TaskID whatever evs[i].JobID says) in the same step as ts[i]
+// is stored, and only when it is: the job and its first transition are
+// one write, not a job write and then an event write each waits its turn
+// for.
 type JobBatcher interface {
-	CreateJobs(ctx context.Context, ts []*task.Task) (errs []error, err error)
+	CreateJobs(ctx context.Context, ts []*task.Task, evs []JobEvent) (errs []error, err error)
+}
+
+// CheckCreateJobs validates the arguments of JobBatcher.CreateJobs as a
+// whole: at most MaxStatusBatch jobs, and evs nil or one per job.
+func CheckCreateJobs(ts []*task.Task, evs []JobEvent) error {
+	if len(ts) > MaxStatusBatch {
+		return task.Invalid("jobs", "at most %d per call, got %d", MaxStatusBatch, len(ts))
+	}
+	if evs != nil && len(evs) != len(ts) {
+		return task.Invalid("events", "one per job: %d events for %d jobs", len(evs), len(ts))
+	}
+	return nil
 }

@@ -21,21 +21,25 @@ var _ store.JobBatcher = (*Store)(nil)
 // key whose insert finds it held goes through CreateJob's own check,
 // which names the holder or takes over an abandoned claim — two jobs of
 // ts with one key: the first in ts takes it, the other is
-// task.ErrConflict); (3) one unordered insert of the jobs; a job whose
-// insert fails gives its key back, as in CreateJob. errs[i] is ts[i]'s
-// error, as CreateJob would return it.
+// task.ErrConflict); (3) when evs is given, one insert of the events of
+// the jobs still to be stored; (4) one unordered insert of the jobs; a
+// job whose insert fails gives its key back, as in CreateJob, and its
+// event. errs[i] is ts[i]'s error, as CreateJob would return it. The
+// events go before their jobs so that a crash between the two leaves an
+// event of a job that does not exist (no one lists it), never a job
+// without its first transition.
 //
 // Without transactions, a returned error does not mean that nothing was
-// stored: it is returned only when step (1) or (2) failed as a whole,
-// before any job was inserted (keys taken by then are given back; one
-// whose give-back failed stays as after a crash and is freed after
-// claimGrace). When step (3) fails as a whole, each job is looked up: one
+// stored: it is returned only when step (1), (2) or (3) failed as a
+// whole, before any job was inserted (keys and events taken by then are
+// given back; one whose give-back failed stays as after a crash: a key is
+// freed after claimGrace, an event names a job that does not exist). When step (3) fails as a whole, each job is looked up: one
 // that was stored has no error, one that was not has the error; one that
 // cannot be looked up has the error, and may be stored all the same, as
 // after a failed CreateJob.
-func (s *Store) CreateJobs(ctx context.Context, ts []*task.Task) ([]error, error) {
-	if len(ts) > store.MaxStatusBatch {
-		return nil, fmt.Errorf("create jobs: %w", task.Invalid("jobs", "at most %d per call", store.MaxStatusBatch))
+func (s *Store) CreateJobs(ctx context.Context, ts []*task.Task, evs []store.JobEvent) ([]error, error) {
+	if err := store.CheckCreateJobs(ts, evs); err != nil {
+		return nil, fmt.Errorf("create jobs: %w", err)
 	}
 	errs := make([]error, len(ts))
 	var todo []int // indexes into ts still to be stored
@@ -76,8 +80,14 @@ func (s *Store) CreateJobs(ctx context.Context, ts []*task.Task) ([]error, error
 		return nil, fmt.Errorf("create %d jobs: %w", len(todo), err)
 	}
 
-	// (3) Jobs.
-	s.insertJobs(ctx, ts, todo, now, fail)
+	// (3) Events.
+	evIDs, err := s.insertFirstEvents(ctx, ts, evs, todo)
+	if err != nil {
+		return nil, fmt.Errorf("create %d jobs: %w", len(todo), s.giveKeysBack(ctx, ts, keyed(ts, todo), err))
+	}
+
+	// (4) Jobs.
+	s.insertJobs(ctx, ts, todo, now, evIDs, fail)
 	for _, i := range todo {
 		if errs[i] == nil {
 			setCreated(ts[i], now)
@@ -96,6 +106,50 @@ func keep(is []int, f func(int) bool) []int {
 		}
 	}
 	return out
+}
+
+// keyed returns the indexes among todo of the jobs of ts with a key.
+func keyed(ts []*task.Task, todo []int) []int {
+	var out []int
+	for _, i := range todo {
+		if ts[i].Job.Key != "" {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// insertFirstEvents inserts evs[i], as ts[i]'s, for each i of todo, in one
+// unordered insert, and returns the id of each (by ts index); none when
+// evs is nil. An error means the insert failed: the events it stored are
+// given back.
+func (s *Store) insertFirstEvents(ctx context.Context, ts []*task.Task, evs []store.JobEvent, todo []int) (map[int]bson.ObjectID, error) {
+	if evs == nil || len(todo) == 0 {
+		return nil, nil
+	}
+	ids := make(map[int]bson.ObjectID, len(todo))
+	docs := make([]any, len(todo))
+	all := make([]bson.ObjectID, len(todo))
+	for k, i := range todo {
+		ev := evs[i]
+		ids[i] = bson.NewObjectID()
+		all[k] = ids[i]
+		docs[k] = jobEventDoc{ID: ids[i], JobID: ts[i].TaskID, At: store.UnixMS(ev.At), State: ev.State,
+			TriggerID: ev.TriggerID, Attempt: ev.Attempt, Reason: ev.Reason}
+	}
+	if _, err := s.jobEvents.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false)); err != nil {
+		return nil, errors.Join(fmt.Errorf("first job events: %w", err), s.giveEventsBack(ctx, all))
+	}
+	return ids, nil
+}
+
+// giveEventsBack deletes the job events with the given ids (the first
+// transitions of jobs that were not stored after all).
+func (s *Store) giveEventsBack(ctx context.Context, ids []bson.ObjectID) error {
+	ctx, cancel := s.afterwards(ctx)
+	defer cancel()
+	_, err := s.jobEvents.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	return err
 }
 
 // takenTaskIDs returns which task_ids of ts[todo] exist, in one find.
@@ -171,6 +225,9 @@ func (s *Store) takeKeys(ctx context.Context, ts []*task.Task, todo []int, now i
 // giveKeysBack deletes the claims of ts[at] after their insert failed with
 // err, and returns err (joined with the delete's error).
 func (s *Store) giveKeysBack(ctx context.Context, ts []*task.Task, at []int, err error) error {
+	if len(at) == 0 {
+		return err
+	}
 	ctx, cancel := s.afterwards(ctx)
 	defer cancel()
 	var or bson.A
@@ -183,8 +240,8 @@ func (s *Store) giveKeysBack(ctx context.Context, ts []*task.Task, at []int, err
 
 // insertJobs inserts the jobs ts[todo] in one unordered insert; a job
 // that fails gets its error through fail and gives its key back (as
-// CreateJob does).
-func (s *Store) insertJobs(ctx context.Context, ts []*task.Task, todo []int, now int64, fail func(int, error)) {
+// CreateJob does) and its first event (evIDs, by ts index; nil: none).
+func (s *Store) insertJobs(ctx context.Context, ts []*task.Task, todo []int, now int64, evIDs map[int]bson.ObjectID, fail func(int, error)) {
 	if len(todo) == 0 {
 		return
 	}
@@ -218,7 +275,20 @@ func (s *Store) insertJobs(ctx context.Context, ts []*task.Task, todo []int, now
 			failed[i] = err
 		}
 	}
+	var gone []bson.ObjectID // first events of jobs not stored
+	for i := range failed {
+		if id, ok := evIDs[i]; ok {
+			gone = append(gone, id)
+		}
+	}
+	var evErr error
+	if len(gone) > 0 {
+		evErr = s.giveEventsBack(ctx, gone)
+	}
 	for i, ferr := range failed {
+		if _, ok := evIDs[i]; ok && evErr != nil {
+			ferr = errors.Join(ferr, fmt.Errorf("give its first event back: %w", evErr))
+		}
 		if key := ts[i].Job.Key; key != "" {
 			ferr = errors.Join(ferr, s.undoClaim(ctx, s.jobKeys, bson.D{{Key: "_id", Value: key}, {Key: "task_id", Value: ts[i].TaskID}},
 				ts[i].TaskID, ferr))

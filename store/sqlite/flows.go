@@ -263,7 +263,7 @@ func (s *Store) EnsureTask(ctx context.Context, t *task.Task) error {
 		return fmt.Errorf("ensure task: %w", task.Invalid("task_id", "required, without a row"))
 	}
 	now := s.nowMS()
-	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.insertJob(ctx, tx, t, now) })
+	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.insertJob(ctx, in(ctx, tx, s.st.insertTask), t, now) })
 	switch {
 	case errors.Is(err, task.ErrConflict):
 		return nil

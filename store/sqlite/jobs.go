@@ -50,7 +50,7 @@ func (s *Store) CreateJob(ctx context.Context, t *task.Task) error {
 		return fmt.Errorf("create job: %w", err)
 	}
 	now := s.nowMS()
-	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.insertJobIn(ctx, tx, t, now) })
+	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.insertJobIn(ctx, tx, in(ctx, tx, s.st.insertTask), t, now) })
 	if err != nil {
 		return fmt.Errorf("create job %s: %w", t.TaskID, err)
 	}
@@ -99,7 +99,7 @@ func (s *Store) ReplaceJob(ctx context.Context, key, oldID string, t *task.Task)
 		case holder != oldID:
 			return fmt.Errorf("%w: key %q is not held by job %s any more: job %s holds it", task.ErrConflict, key, oldID, holder)
 		}
-		if err := s.insertJob(ctx, tx, t, now); err != nil {
+		if err := s.insertJob(ctx, in(ctx, tx, s.st.insertTask), t, now); err != nil {
 			return err
 		}
 		if n, err := execCount(ctx, in(ctx, tx, s.st.moveJobKey), t.TaskID, key, oldID); err != nil {
@@ -160,7 +160,8 @@ func (s *Store) keyFree(ctx context.Context, tx *sql.Tx, key string) error {
 // saying so. It writes one statement, so a conflict leaves nothing of t
 // and the transaction usable (SQLite rolls back only the failed
 // statement): the task_id's unique index is the check, no read before it.
-func (s *Store) insertJob(ctx context.Context, tx *sql.Tx, t *task.Task, now int64) error {
+// ins is insertTask bound to the transaction.
+func (s *Store) insertJob(ctx context.Context, ins *sql.Stmt, t *task.Task, now int64) error {
 	anchor := store.UnixMS(t.Anchor)
 	if anchor == 0 {
 		anchor = now
@@ -174,7 +175,7 @@ func (s *Store) insertJob(ctx context.Context, tx *sql.Tx, t *task.Task, now int
 	if t.IsEnable == 1 {
 		enable = 1
 	}
-	_, err = in(ctx, tx, s.st.insertTask).ExecContext(ctx, t.TaskID, t.Scenario, "", doc, enable,
+	_, err = ins.ExecContext(ctx, t.TaskID, t.Scenario, "", doc, enable,
 		store.UnixMS(t.NextFire), store.UnixMS(t.LastFire), t.LastStatus, now, now, store.UnixMS(t.ArmAt))
 	if err = translate(err); errors.Is(err, task.ErrConflict) {
 		return fmt.Errorf("%w: task_id %s is taken", task.ErrConflict, t.TaskID)
@@ -269,16 +270,19 @@ func (s *Store) JobEvents(ctx context.Context, jobID string, limit int) ([]store
 // CreateJobs stores each of ts as by CreateJob, all in one transaction: a
 // job that is invalid or conflicts is reported in errs and leaves nothing
 // (a keyed job, two statements, is rolled back to its savepoint; a job
-// without a key is one statement), the others are committed together. Any
-// other failure stores none of them.
-func (s *Store) CreateJobs(ctx context.Context, ts []*task.Task) ([]error, error) {
-	if len(ts) > store.MaxStatusBatch {
-		return nil, fmt.Errorf("create jobs: %w", task.Invalid("jobs", "at most %d per call", store.MaxStatusBatch))
+// without a key is one statement), the others are committed together,
+// each with its event evs[i] when evs is given. Any other failure stores
+// none of them.
+func (s *Store) CreateJobs(ctx context.Context, ts []*task.Task, evs []store.JobEvent) ([]error, error) {
+	if err := store.CheckCreateJobs(ts, evs); err != nil {
+		return nil, fmt.Errorf("create jobs: %w", err)
 	}
 	errs := make([]error, len(ts))
 	now := s.nowMS()
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		qctx := batchCtx(ctx)
+		ins := in(qctx, tx, s.st.insertTask)
+		var add *sql.Stmt // bound at the first event
 		for i, t := range ts {
 			if err := checkJob(t); err != nil {
 				errs[i] = fmt.Errorf("create job: %w", err)
@@ -289,15 +293,26 @@ func (s *Store) CreateJobs(ctx context.Context, ts []*task.Task) ([]error, error
 			}
 			var err error
 			if t.Job.Key == "" {
-				err = s.insertJob(qctx, tx, t, now)
+				err = s.insertJob(qctx, ins, t, now)
 			} else {
-				err = s.insertKeyedJob(qctx, tx, t, now)
+				err = s.insertKeyedJob(qctx, tx, ins, t, now)
 			}
 			switch {
 			case errors.Is(err, task.ErrConflict):
 				errs[i] = fmt.Errorf("create job %s: %w", t.TaskID, err)
+				continue
 			case err != nil:
 				return fmt.Errorf("create job %s: %w", t.TaskID, err)
+			}
+			if evs == nil {
+				continue
+			}
+			if add == nil {
+				add = in(qctx, tx, s.st.addJobEvent)
+			}
+			ev := evs[i]
+			if _, err := add.ExecContext(qctx, t.TaskID, store.UnixMS(ev.At), string(ev.State), ev.TriggerID, ev.Attempt, ev.Reason); err != nil {
+				return fmt.Errorf("event of job %s: %w", t.TaskID, err)
 			}
 		}
 		return nil
@@ -313,13 +328,14 @@ func (s *Store) CreateJobs(ctx context.Context, ts []*task.Task) ([]error, error
 	return errs, nil
 }
 
-// insertKeyedJob inserts the keyed job t as insertJobIn does, inside a
+// insertKeyedJob inserts the keyed job t as insertJobIn does (ins is
+// insertTask bound to tx), inside a
 // savepoint: a conflict on the key leaves nothing of t.
-func (s *Store) insertKeyedJob(ctx context.Context, tx *sql.Tx, t *task.Task, now int64) error {
+func (s *Store) insertKeyedJob(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, t *task.Task, now int64) error {
 	if _, err := tx.ExecContext(ctx, "SAVEPOINT job"); err != nil {
 		return err
 	}
-	err := s.insertJobIn(ctx, tx, t, now)
+	err := s.insertJobIn(ctx, tx, ins, t, now)
 	if err != nil {
 		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO job"); rerr != nil {
 			return rerr
@@ -331,14 +347,15 @@ func (s *Store) insertKeyedJob(ctx context.Context, tx *sql.Tx, t *task.Task, no
 	return err
 }
 
-// insertJobIn inserts job t and takes its key, inside tx.
-func (s *Store) insertJobIn(ctx context.Context, tx *sql.Tx, t *task.Task, now int64) error {
+// insertJobIn inserts job t and takes its key, inside tx (ins is
+// insertTask bound to tx).
+func (s *Store) insertJobIn(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, t *task.Task, now int64) error {
 	if t.Job.Key != "" {
 		if err := s.keyFree(ctx, tx, t.Job.Key); err != nil {
 			return err
 		}
 	}
-	if err := s.insertJob(ctx, tx, t, now); err != nil {
+	if err := s.insertJob(ctx, ins, t, now); err != nil {
 		return err
 	}
 	if t.Job.Key == "" {

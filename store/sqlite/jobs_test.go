@@ -101,7 +101,7 @@ func TestCreateJobs(t *testing.T) {
 		migratedJob("a", ""), migratedJob("old", ""), migratedJob("b", "held"),
 		migratedJob("c", "k"), migratedJob("d", "k"), {TaskID: "e"},
 	}
-	errs, err := st.CreateJobs(ctx, batch)
+	errs, err := st.CreateJobs(ctx, batch, nil)
 	if err != nil {
 		t.Fatalf("CreateJobs: %v", err)
 	}

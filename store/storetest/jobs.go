@@ -100,7 +100,7 @@ func testJobArmAt(b *bundle) {
 	ts := []*task.Task{newJob("batched", "")}
 	ts[0].ArmAt = at(89 * time.Minute)
 	if jb, ok := b.s.(store.JobBatcher); ok {
-		errs, err := jb.CreateJobs(b.ctx, ts)
+		errs, err := jb.CreateJobs(b.ctx, ts, nil)
 		b.noErr("CreateJobs", err)
 		b.noErr("CreateJobs batched", errs[0])
 	} else {
@@ -285,7 +285,9 @@ func testCreateJobConflicts(b *bundle) {
 
 // testCreateJobs: store.JobBatcher's CreateJobs answers each job as
 // CreateJob would (its own conflict or invalid error, also against another
-// job of the same call) and stores exactly the others.
+// job of the same call) and stores exactly the others, each with its first
+// event and no other job's: a refused job leaves no event, also under an
+// id that a stored job has.
 func testCreateJobs(b *bundle) {
 	jb, ok := b.s.(store.JobBatcher)
 	if !ok {
@@ -309,10 +311,19 @@ func testCreateJobs(b *bundle) {
 		newJob("i", ""),      // 10: stored after those
 	}
 	want := make([]task.Task, len(ts))
+	evs := make([]store.JobEvent, len(ts))
 	for i, t := range ts {
 		want[i] = *t
+		evs[i] = store.JobEvent{JobID: "not-" + t.TaskID, At: at(time.Duration(i) * time.Second), State: task.JobPending,
+			Reason: fmt.Sprintf("submitted %d", i)}
 	}
-	errs, err := jb.CreateJobs(b.ctx, ts)
+
+	// Events that are not one per job: refused as a whole.
+	_, err := jb.CreateJobs(b.ctx, ts, evs[:2])
+	b.wantErr("CreateJobs with 2 events for 11 jobs", err, task.ErrInvalid)
+	b.wantNoTask("after CreateJobs refused as a whole", "i")
+
+	errs, err := jb.CreateJobs(b.ctx, ts, evs)
 	b.noErr("CreateJobs", err)
 	if len(errs) != len(ts) {
 		b.t.Fatalf("CreateJobs gave %d results for %d jobs", len(errs), len(ts))
@@ -329,6 +340,13 @@ func testCreateJobs(b *bundle) {
 		w := want[i]
 		w.Version = 1
 		b.checkJob("GetTask after CreateJobs", b.getTask(ts[i].TaskID), &w)
+		ev := evs[i]
+		ev.JobID = ts[i].TaskID
+		b.wantJobEvents("after CreateJobs", ts[i].TaskID, ev)
+	}
+	b.wantJobEvents("after CreateJobs (its id refused twice)", "old")
+	for _, id := range []string{"c", "d", "nojob"} {
+		b.wantJobEvents("after CreateJobs refused it", id)
 	}
 	b.wantConflictSaying("CreateJobs: a key taken by an earlier job of the call", errs[2], "ka")
 	b.wantConflictSaying("CreateJobs: a held key", errs[3], "k-old")
@@ -364,17 +382,36 @@ func testCreateJobs(b *bundle) {
 	}
 
 	// None at all, and only refused ones, store nothing and fail nothing.
-	errs, err = jb.CreateJobs(b.ctx, nil)
+	errs, err = jb.CreateJobs(b.ctx, nil, nil)
 	b.noErr("CreateJobs of none", err)
 	if len(errs) != 0 {
 		b.t.Errorf("CreateJobs of none gave %d results", len(errs))
 	}
-	errs, err = jb.CreateJobs(b.ctx, []*task.Task{newJob("a", "")})
+	errs, err = jb.CreateJobs(b.ctx, []*task.Task{newJob("a", "")}, []store.JobEvent{{State: task.JobPending}})
 	b.noErr("CreateJobs of a taken id alone", err)
 	if len(errs) != 1 {
 		b.t.Fatalf("CreateJobs of one gave %d results", len(errs))
 	}
 	b.wantConflictSaying("CreateJobs of a taken id alone", errs[0], "a")
+	b.wantJobEvents("after CreateJobs refused its id again", "a", store.JobEvent{JobID: "a", At: evs[0].At,
+		State: task.JobPending, Reason: evs[0].Reason})
+}
+
+// wantJobEvents checks job id's stored transitions are exactly want.
+func (b *bundle) wantJobEvents(what, id string, want ...store.JobEvent) {
+	b.t.Helper()
+	got, err := b.jobs().JobEvents(b.ctx, id, store.MaxJobEvents)
+	b.noErr(what+": JobEvents", err)
+	if len(got) != len(want) {
+		b.t.Errorf("%s: job %s has events %+v, want %+v", what, id, got, want)
+		return
+	}
+	for i := range want {
+		if g, w := got[i], want[i]; g.JobID != w.JobID || !g.At.Equal(w.At) || g.State != w.State || g.Reason != w.Reason ||
+			g.TriggerID != w.TriggerID || g.Attempt != w.Attempt {
+			b.t.Errorf("%s: job %s event %d is %+v, want %+v", what, id, i, g, w)
+		}
+	}
 }
 
 func testJobByKey(b *bundle) {
