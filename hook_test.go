@@ -157,6 +157,12 @@ func TestHookReportsFeedback(t *testing.T) {
 	node := "http://" + srv.Addr()
 	hookURL, out := startHookCmd(t, "-feedback", "done", "-feedback-to", node, "-message", "printed it")
 	t.Cleanup(func() { // before the hook stops (cleanups run last first)
+		// The test and the hook share http.DefaultClient: when two of their
+		// requests overlap, the transport may dial a connection that the
+		// other request's connection ends up not needing, and it waits in
+		// the pool unused; the node's Shutdown waits up to 5 s for such a
+		// new connection, as long as the shutdown timeout here.
+		http.DefaultClient.CloseIdleConnections()
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("run: %v", err)

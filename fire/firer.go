@@ -205,48 +205,113 @@ type Params struct {
 // After Shutdown it fires nothing and returns an error wrapping
 // context.Canceled.
 func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error) {
+	r := f.FireAll(ctx, []Params{p})[0]
+	return r.Outcome, r.Task, r.Err
+}
+
+// Result is FireAll's answer for one slot: what Fire returns.
+type Result struct {
+	Outcome Outcome
+	Task    *task.Task
+	Err     error
+}
+
+// FireAll fires each of ps as Fire does (ps name distinct tasks, such as
+// the tasks due at one instant), checking them all, then handing all
+// their ledger records to the group commit at once, then starting their
+// deliveries: out[i] is Fire's answer for ps[i]. A bucket of tasks due
+// together is a few calls of FireAll, not one goroutine and one
+// submission per task.
+func (f *Firer) FireAll(ctx context.Context, ps []Params) []Result {
+	out := make([]Result, len(ps))
 	f.mu.Lock()
 	closed := f.closed
 	f.mu.Unlock()
 	if closed {
-		return 0, nil, fmt.Errorf("fire %s at %s: firer is shut down: %w",
-			p.Armed.TaskID, p.Slot.Format(time.RFC3339Nano), context.Canceled)
+		for i, p := range ps {
+			out[i].Err = fmt.Errorf("fire %s at %s: firer is shut down: %w",
+				p.Armed.TaskID, p.Slot.Format(time.RFC3339Nano), context.Canceled)
+		}
+		return out
 	}
+	preps := make([]firePrep, len(ps))
+	var recs []store.FireRecord
+	for i, p := range ps {
+		var ok bool
+		preps[i], out[i], ok = f.prepare(ctx, p)
+		if ok {
+			preps[i].from = len(recs)
+			recs = append(recs, records(preps[i].routes, preps[i].status)...)
+		}
+	}
+	if len(recs) == 0 {
+		return out
+	}
+	results, recorded := f.record(recs)
+	defer recorded()
+	for i := range ps {
+		if pr := &preps[i]; pr.routes != nil {
+			out[i] = f.deliverRecorded(pr, results[pr.from:pr.from+len(pr.routes)])
+		}
+	}
+	return out
+}
+
+// firePrep is one slot of FireAll that passed its checks: the task as
+// read, where its runs go, its row's status, and where its records start
+// among the call's.
+type firePrep struct {
+	p      Params
+	t      *task.Task
+	routes []route
+	status store.TaskStatusParams
+	from   int
+}
+
+// prepare checks p's task (read unless p.Preread) and works out its runs.
+// ok false: the slot ends here, with answer as Fire's.
+func (f *Firer) prepare(ctx context.Context, p Params) (pr firePrep, answer Result, ok bool) {
 	t, err := p.Read, error(nil)
 	if !p.Preread {
 		t, err = f.getTask(ctx, p.Armed.TaskID)
 	}
 	if t == nil && err == nil || errors.Is(err, task.ErrNotFound) {
-		return Stale, nil, nil
+		return pr, Result{Outcome: Stale}, false
 	}
 	if err != nil {
-		return 0, nil, err
+		return pr, Result{Err: err}, false
 	}
 	if t.IsEnable != 1 || t.IsDone == 1 || t.ClaimedBy != f.cfg.Node || t.State != task.StateRunning ||
 		(t.Version != p.Armed.Version && !t.SameSchedule(p.Armed)) {
-		return Stale, t, nil
+		return pr, Result{Outcome: Stale, Task: t}, false
 	}
 	routes, err := f.routes(ctx, t, p.Slot, p.Trigger, nil)
 	if err != nil {
-		return 0, t, err
+		return pr, Result{Task: t, Err: err}, false
 	}
 	overlap := task.OverlapOf(t)
 	if overlap != task.OverlapAllow && f.busy(t.TaskID) && f.unfinishedInLedger(ctx, t.TaskID) {
 		holdForOverlap(routes, overlap, f.now())
 	}
-	status := store.TaskStatusParams{TaskID: t.TaskID, LastFire: p.Slot, NextFire: p.NextFire, SetNextFire: true}
 	// The ledger records and the row's feedback are written together, in a
 	// transaction shared with the fires that are due at the same time.
-	results, recorded := f.record(records(routes, status))
-	defer recorded()
+	status := store.TaskStatusParams{TaskID: t.TaskID, LastFire: p.Slot, NextFire: p.NextFire, SetNextFire: true}
+	return firePrep{p: p, t: t, routes: routes, status: status}, Result{}, true
+}
+
+// deliverRecorded handles the ledger's results for pr's records: each run it
+// inserted is announced and delivered (or queued behind its task's
+// overlap), and the answer is Fire's.
+func (f *Firer) deliverRecorded(pr *firePrep, results []store.FireResult) Result {
+	t, routes := pr.t, pr.routes
 	fired := false
 	var waiting []queuedRun
 	for i, res := range results {
 		switch {
 		case errors.Is(res.Err, task.ErrNotFound):
-			return Stale, t, nil // deleted meanwhile
+			return Result{Outcome: Stale, Task: t} // deleted meanwhile
 		case res.Err != nil:
-			return 0, t, fmt.Errorf("record fire of %s at %s: %w", t.TaskID, p.Slot.Format(time.RFC3339Nano), res.Err)
+			return Result{Task: t, Err: fmt.Errorf("record fire of %s at %s: %w", t.TaskID, pr.p.Slot.Format(time.RFC3339Nano), res.Err)}
 		case res.Inserted:
 			fired = true
 			f.notify(t, routes[i].target, routes[i].run)
@@ -262,9 +327,9 @@ func (f *Firer) Fire(ctx context.Context, p Params) (Outcome, *task.Task, error)
 		f.enqueue(waiting)
 	}
 	if !fired {
-		return Duplicate, t, nil
+		return Result{Outcome: Duplicate, Task: t}
 	}
-	return Fired, t, nil
+	return Result{Outcome: Fired, Task: t}
 }
 
 // Resume continues the unfinished runs of t (after a restart or a

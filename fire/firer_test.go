@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -1009,4 +1010,52 @@ func TestShutdown(t *testing.T) {
 			t.Errorf("Resume after Shutdown = %d, %v; want 0", n, err)
 		}
 	})
+}
+
+// TestFireAll: FireAll answers each slot as Fire would, in order — fired,
+// claimed by another node (stale), gone from the preread (stale), fired
+// already (duplicate), fired — and the executor, counting at the
+// receiver, sees exactly one delivery for each slot that fired.
+func TestFireAll(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	other := b.add(t, newTask("theirs"), "node-b")
+	mine := map[string]*task.Task{}
+	for _, id := range []string{"first", "gone", "again", "last"} {
+		mine[id] = b.add(t, newTask(id), node)
+	}
+	if out, _ := b.fire(t, b.firer, mine["again"], slot(1)); out != fire.Fired {
+		t.Fatalf("the first fire of again = %v, want Fired", out)
+	}
+	p := func(armed *task.Task) fire.Params {
+		return fire.Params{Armed: armed, Slot: slot(1), Trigger: task.TriggerSchedule, NextFire: slot(2)}
+	}
+	gone := p(mine["gone"])
+	gone.Preread = true // read as deleted
+	got := b.firer.FireAll(t.Context(), []fire.Params{p(mine["first"]), p(other), gone, p(mine["again"]), p(mine["last"])})
+	want := []fire.Outcome{fire.Fired, fire.Stale, fire.Stale, fire.Duplicate, fire.Fired}
+	if len(got) != len(want) {
+		t.Fatalf("FireAll gave %d answers for %d slots", len(got), len(want))
+	}
+	for i, w := range want {
+		if got[i].Err != nil || got[i].Outcome != w {
+			t.Errorf("FireAll answer %d = %v, %v; want %v", i, got[i].Outcome, got[i].Err, w)
+		}
+	}
+	if got[0].Task == nil || got[0].Task.TaskID != "first" || got[1].Task == nil || got[1].Task.ClaimedBy != "node-b" {
+		t.Errorf("FireAll returned tasks %+v and %+v, want first's and theirs as read", got[0].Task, got[1].Task)
+	}
+	shutdown(t, b.firer) // every delivery has ended
+	calls := map[string]int{}
+	for _, c := range b.exec.seen() {
+		calls[c.d.TaskID]++
+	}
+	if wantCalls := map[string]int{"first": 1, "again": 1, "last": 1}; !maps.Equal(calls, wantCalls) {
+		t.Errorf("deliveries by task = %v, want %v", calls, wantCalls)
+	}
+	for _, id := range []string{"theirs", "gone"} {
+		if runs := b.runs(t, id); len(runs) != 0 {
+			t.Errorf("%s has runs %+v after a stale fire", id, runs)
+		}
+	}
 }

@@ -463,36 +463,58 @@ func (a *armer) onFire(key int64) {
 	// random order all over them.
 	slices.SortFunc(due, func(x, y *armedTask) int { return strings.Compare(x.id, y.id) })
 	// The fires of each chunk start as soon as its tasks are read; the
-	// next chunk is read while they run.
+	// next chunk is read while they run. A chunk's fires are one FireAll
+	// on one goroutine (its ledger records one submission to the group
+	// commit), not a goroutine each: thousands of runnable fire
+	// goroutines took the cores from the loop that starts them and from
+	// the next chunk's read.
 	var wg sync.WaitGroup
 	for start := 0; start < len(due); start += store.MaxStatusBatch {
 		chunk := due[start:min(start+store.MaxStatusBatch, len(due))]
 		read := a.readTasks(chunk, armed)
-		for _, e := range chunk {
-			if a.fireHook != nil {
-				a.fireHook(slot, a.now().Sub(slot))
+		for sub := range slices.Chunk(chunk, fireGroup) {
+			ps := make([]fire.Params, len(sub))
+			for i, e := range sub {
+				ps[i] = a.fireParams(e, slot, armed, read)
 			}
-			var next time.Time
-			if !e.slots.Once() {
-				next = e.slots.Next(slot)
-			}
-			if !next.IsZero() {
-				if err := a.schedule(e, next); err != nil {
-					// Not armed any more: reconcile releases the claim and
-					// publish arms it again (the slot, if missed, is a
-					// misfire then).
-					a.logger.Error("schedule next slot", "task_id", e.id, "error", err)
-					a.disarmGen(e.id, e.gen)
+			wg.Go(func() {
+				for i, res := range a.firer.FireAll(a.ctx, ps) {
+					a.settle(sub[i], ps[i], res)
 				}
-			}
-			p := fire.Params{Armed: armed[e.id], Slot: slot, Trigger: task.TriggerSchedule, NextFire: next}
-			if read != nil && !read.moved[e.id] {
-				p.Preread, p.Read = true, read.tasks[e.id] // nil: deleted, the fire is stale
-			}
-			wg.Go(func() { a.fireWith(e, p) })
+			})
 		}
 	}
 	wg.Wait()
+}
+
+// fireGroup is how many tasks of a bucket one FireAll fires.
+const fireGroup = 100
+
+// fireParams is the fire of e's slot of a bucket (its tasks read as read,
+// nil when that read failed), after arming e's next slot; it marks the
+// fire's start for the fire hook.
+func (a *armer) fireParams(e *armedTask, slot time.Time, armed map[string]*task.Task, read *bucketRead) fire.Params {
+	if a.fireHook != nil {
+		a.fireHook(slot, a.now().Sub(slot))
+	}
+	var next time.Time
+	if !e.slots.Once() {
+		next = e.slots.Next(slot)
+	}
+	if !next.IsZero() {
+		if err := a.schedule(e, next); err != nil {
+			// Not armed any more: reconcile releases the claim and
+			// publish arms it again (the slot, if missed, is a
+			// misfire then).
+			a.logger.Error("schedule next slot", "task_id", e.id, "error", err)
+			a.disarmGen(e.id, e.gen)
+		}
+	}
+	p := fire.Params{Armed: armed[e.id], Slot: slot, Trigger: task.TriggerSchedule, NextFire: next}
+	if read != nil && !read.moved[e.id] {
+		p.Preread, p.Read = true, read.tasks[e.id] // nil: deleted, the fire is stale
+	}
+	return p
 }
 
 // readTasks reads the tasks of a chunk of a bucket (at most
@@ -543,8 +565,13 @@ func (a *armer) fire(e *armedTask, slot time.Time, trigger task.TriggerType, nex
 
 // fireWith fires p for e and handles the outcome.
 func (a *armer) fireWith(e *armedTask, p fire.Params) {
-	slot := p.Slot
 	outcome, t, err := a.firer.Fire(a.ctx, p)
+	a.settle(e, p, fire.Result{Outcome: outcome, Task: t, Err: err})
+}
+
+// settle handles the outcome of e's fire p.
+func (a *armer) settle(e *armedTask, p fire.Params, res fire.Result) {
+	slot, outcome, t, err := p.Slot, res.Outcome, res.Task, res.Err
 	switch {
 	case errors.Is(err, context.Canceled):
 	case err != nil:
