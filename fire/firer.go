@@ -234,11 +234,16 @@ func (f *Firer) FireAll(ctx context.Context, ps []Params) []Result {
 		}
 		return out
 	}
+	// The checks share one StoreTimeout: a store that does not answer
+	// fails the remaining checks at once, not each after a timeout of its
+	// own one after another.
+	cctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	defer cancel()
 	preps := make([]firePrep, len(ps))
 	var recs []store.FireRecord
 	for i, p := range ps {
 		var ok bool
-		preps[i], out[i], ok = f.prepare(ctx, p)
+		preps[i], out[i], ok = f.prepare(cctx, p)
 		if ok {
 			preps[i].from = len(recs)
 			recs = append(recs, records(preps[i].routes, preps[i].status)...)

@@ -472,23 +472,46 @@ func (a *armer) onFire(key int64) {
 	for start := 0; start < len(due); start += store.MaxStatusBatch {
 		chunk := due[start:min(start+store.MaxStatusBatch, len(due))]
 		read := a.readTasks(chunk, armed)
-		for sub := range slices.Chunk(chunk, fireGroup) {
-			ps := make([]fire.Params, len(sub))
-			for i, e := range sub {
-				ps[i] = a.fireParams(e, slot, armed, read)
+		var group []*armedTask
+		var ps []fire.Params
+		flush := func() {
+			if len(group) == 0 {
+				return
 			}
+			g, gps := group, ps
+			group, ps = nil, nil
 			wg.Go(func() {
-				for i, res := range a.firer.FireAll(a.ctx, ps) {
-					a.settle(sub[i], ps[i], res)
+				for i, res := range a.firer.FireAll(a.ctx, gps) {
+					a.settle(g[i], gps[i], res)
 				}
 			})
 		}
+		for _, e := range chunk {
+			p := a.fireParams(e, slot, armed, read)
+			if !groupable(p) {
+				wg.Go(func() { a.fireWith(e, p) })
+				continue
+			}
+			group, ps = append(group, e), append(ps, p)
+			if len(group) == fireGroup {
+				flush()
+			}
+		}
+		flush()
 	}
 	wg.Wait()
 }
 
 // fireGroup is how many tasks of a bucket one FireAll fires.
 const fireGroup = 100
+
+// groupable reports whether p's fire may share a FireAll: its task was
+// read with the bucket and has no targets, so checking it reads nothing
+// more from the store (one that does fires on its own goroutine, its
+// reads not queued behind the others').
+func groupable(p fire.Params) bool {
+	return p.Preread && p.Read != nil && len(p.Read.Targets) == 0
+}
 
 // fireParams is the fire of e's slot of a bucket (its tasks read as read,
 // nil when that read failed), after arming e's next slot; it marks the
@@ -565,8 +588,7 @@ func (a *armer) fire(e *armedTask, slot time.Time, trigger task.TriggerType, nex
 
 // fireWith fires p for e and handles the outcome.
 func (a *armer) fireWith(e *armedTask, p fire.Params) {
-	outcome, t, err := a.firer.Fire(a.ctx, p)
-	a.settle(e, p, fire.Result{Outcome: outcome, Task: t, Err: err})
+	a.settle(e, p, a.firer.FireAll(a.ctx, []fire.Params{p})[0])
 }
 
 // settle handles the outcome of e's fire p.
