@@ -213,3 +213,24 @@ func BenchmarkFinishRuns(b *testing.B) {
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "runs/s")
 }
+
+// BenchmarkTaskHeads reads the heads of 10,000 tasks in one call, as a
+// bucket of jobs due at one instant does before its fires start.
+func BenchmarkTaskHeads(b *testing.B) {
+	const n = 10000
+	s := openTemp(b)
+	defer s.Close()
+	addBenchTasks(b, s, n)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("t-%06d", i)
+	}
+	ctx := b.Context()
+	for b.Loop() {
+		heads, err := s.TaskHeads(ctx, ids)
+		if err != nil || len(heads) != n {
+			b.Fatalf("TaskHeads: %d heads, %v", len(heads), err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "heads/s")
+}
