@@ -410,6 +410,66 @@ func TestBucketFireChecksEachTask(t *testing.T) {
 	}
 }
 
+// TestBucketGroupsDeliverOnce: a bucket larger than a few fire groups
+// (fireGroup) delivers its slot to every task exactly once, counted at the
+// executor: none left out between groups, none twice.
+func TestBucketGroupsDeliverOnce(t *testing.T) {
+	b := newArmerTest(t, fire.Config{}, nil, true)
+	a := b.armer(t, b.st)
+	n := 3*fireGroup + fireGroup/2
+	// The next slot in 5–6 s; should arming take longer (the race
+	// detector on a busy machine), the one after, 20 s later.
+	anchor := time.Now().Truncate(time.Second).Add(-15 * time.Second)
+	tasks := make([]*task.Task, n)
+	for i := range tasks {
+		tasks[i] = &task.Task{TaskID: fmt.Sprintf("t%03d", i), Scenario: "memos", TaskType: task.ChannelSMS,
+			ExecuteType: task.Periodic, CronPara: "every 20s", TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip,
+			State: task.StateRunning, IsEnable: 1, Anchor: anchor}
+	}
+	for i, err := range a.ArmBatch(t.Context(), b.claimedTasks(t, tasks...)) {
+		if err != nil {
+			t.Fatalf("arm %s: %v", tasks[i].TaskID, err)
+		}
+	}
+	type key struct {
+		id   string
+		slot time.Time
+	}
+	got := map[key]int{}
+	var first time.Time
+	deadline := time.After(45 * time.Second)
+	for len(got) < n {
+		select {
+		case d := <-b.delivered:
+			if first.IsZero() {
+				first = d.Slot
+			}
+			got[key{d.TaskID, d.Slot}]++
+		case <-deadline:
+			t.Fatalf("%d of %d tasks delivered in time", len(got), n)
+		}
+	}
+	grace := time.After(500 * time.Millisecond) // a second delivery of the slot arrives within it
+	for done := false; !done; {
+		select {
+		case d := <-b.delivered:
+			got[key{d.TaskID, d.Slot}]++
+		case <-grace:
+			done = true
+		}
+	}
+	for _, tk := range tasks {
+		if c := got[key{tk.TaskID, first}]; c != 1 {
+			t.Errorf("%s: slot %s delivered %d times, want once", tk.TaskID, first.Format(time.RFC3339), c)
+		}
+	}
+	for k := range got {
+		if !k.slot.Equal(first) {
+			t.Errorf("%s delivered slot %s besides %s (all share one instant)", k.id, k.slot.Format(time.RFC3339), first.Format(time.RFC3339))
+		}
+	}
+}
+
 // TestUnschedulableHeldOnce: a task whose schedule can never be armed is
 // held without a schedule and flagged on the task, not refused (which
 // made every patrol pass claim, fail and release it again).
