@@ -126,3 +126,29 @@ func BenchmarkApplySync(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCreateJobs stores new jobs 500 per call (a batch submission's
+// group), one after another on a growing table.
+func BenchmarkCreateJobs(b *testing.B) {
+	s := openTemp(b)
+	defer s.Close()
+	due := time.Now().Add(time.Hour)
+	k := 0
+	for b.Loop() {
+		ts := make([]*task.Task, 500)
+		for i := range ts {
+			k++
+			ts[i] = &task.Task{TaskID: fmt.Sprintf("job_%012d", k), Scenario: task.JobScenario, TaskType: task.ChannelHTTP,
+				ExecuteType: task.Once, State: task.StateRunning, IsEnable: 1,
+				Job: &task.Job{Method: task.JobGET, Name: "https://example.com/", DueAt: due}}
+		}
+		errs, err := s.CreateJobs(b.Context(), ts, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if errs[0] != nil || errs[len(errs)-1] != nil {
+			b.Fatalf("CreateJobs: first job %v, last %v", errs[0], errs[len(errs)-1])
+		}
+	}
+	b.ReportMetric(float64(500*b.N)/b.Elapsed().Seconds(), "jobs/s")
+}

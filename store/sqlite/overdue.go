@@ -12,8 +12,7 @@ import (
 // qOverdue repeats ix_task_absent's WHERE, which lets it name the index
 // (without INDEXED BY the planner, knowing no statistics, picks ix_task_due).
 const qOverdue = `SELECT ` + taskCols + ` FROM time_task INDEXED BY ix_task_absent
-	WHERE json_extract(doc, '$.alert.absent') > 0 AND next_fire > 0 AND next_fire < ?
-	  AND is_enable = 1 AND is_done = 0 AND deleted = 0
+	WHERE ` + absentWhere + ` AND next_fire > 0 AND next_fire < ?
 	ORDER BY next_fire LIMIT ?`
 
 // OverdueTasks returns the enabled, undone tasks alerting on absence whose

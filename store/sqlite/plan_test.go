@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,5 +220,38 @@ func TestUnfinishedStates(t *testing.T) {
 		if want := !st.Final() && st != task.RunAccepted; unfinished != want {
 			t.Errorf("state %q: listed in unfinishedStates = %v, want %v", st, unfinished, want)
 		}
+	}
+}
+
+// TestRowTasksPlan: the web table's read of a page's row tasks searches
+// ix_task_row (a partial index: the query must repeat the index's
+// condition on row_id for SQLite to use it). It sorts the page's few tasks, so it is not among
+// planQueries, which allow no sort.
+func TestRowTasksPlan(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "plan.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	q := rowTasksSQL(3)
+	rs, err := s.w.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, make([]any, countParams(q))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	var plan []string
+	for rs.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rs.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(plan, func(d string) bool { return strings.HasPrefix(d, "SEARCH time_task USING INDEX ix_task_row") }) {
+		t.Errorf("row tasks do not search ix_task_row:\n%s", strings.Join(plan, "\n"))
 	}
 }

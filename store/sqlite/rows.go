@@ -26,7 +26,7 @@ const (
 	// qRetireRowTasks marks the tasks of a row deleted (DeleteRow), or those
 	// under another task_id than the row's current one (ApplySync).
 	qRetireRowTasks = `UPDATE time_task SET deleted = 1, is_enable = 0, version = version + 1, arm_at = 0, updated_at = ?
-		WHERE scenario = ? AND row_id = ? AND task_id <> ? AND deleted = 0`
+		WHERE scenario = ? AND row_id = ? AND row_id <> '' AND task_id <> ? AND deleted = 0`
 	qListRows = `SELECT ` + rowCols + ` FROM rows WHERE scenario = ? AND id > ?
 		ORDER BY id LIMIT ?`
 	qListUnfetchedRows = `SELECT ` + rowCols + ` FROM rows WHERE is_fetched = 0

@@ -250,7 +250,7 @@ func (s *Store) queryRows(ctx context.Context, q store.RowQuery, broad int64) (*
 // ids) through ix_task_row (scenario, row_id).
 func rowTasksSQL(n int) string {
 	return `SELECT row_id, task_id, coalesce(json_extract(doc, '$.state'), ''), is_enable, is_done FROM time_task
-		WHERE scenario = ? AND row_id IN (?` + strings.Repeat(", ?", n-1) + `) AND deleted = 0
+		WHERE scenario = ? AND row_id IN (?` + strings.Repeat(", ?", n-1) + `) AND row_id <> '' AND deleted = 0
 		ORDER BY updated_at, id`
 }
 

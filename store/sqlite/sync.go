@@ -27,7 +27,7 @@ const (
 	qUpdateTask = `UPDATE time_task SET doc = ?, is_enable = ?, version = version + 1, arm_at = 0, updated_at = ?
 		WHERE id = ?`
 	qDisableRowTask = `UPDATE time_task SET is_enable = 0, version = version + 1, arm_at = 0, updated_at = ?
-		WHERE scenario = ? AND row_id = ? AND deleted = 0`
+		WHERE scenario = ? AND row_id = ? AND row_id <> '' AND deleted = 0`
 	qMarkRowFetched = `UPDATE rows SET is_fetched = 1, is_active = ?, error = ?
 		WHERE scenario = ? AND id = ?`
 )
