@@ -33,10 +33,11 @@ var _ store.JobBatcher = (*Store)(nil)
 // stored: it is returned only when step (1), (2) or (3) failed as a
 // whole, before any job was inserted (keys and events taken by then are
 // given back; one whose give-back failed stays as after a crash: a key is
-// freed after claimGrace, an event names a job that does not exist). When step (3) fails as a whole, each job is looked up: one
-// that was stored has no error, one that was not has the error; one that
-// cannot be looked up has the error, and may be stored all the same, as
-// after a failed CreateJob.
+// freed after claimGrace, an event names a job that does not exist). When
+// step (4) fails as a whole, each job is looked up: one that was stored
+// has no error, one that was not has the error (and its event is given
+// back); one that cannot be looked up has the error, and may be stored all
+// the same, as after a failed CreateJob.
 func (s *Store) CreateJobs(ctx context.Context, ts []*task.Task, evs []store.JobEvent) ([]error, error) {
 	if err := store.CheckCreateJobs(ts, evs); err != nil {
 		return nil, fmt.Errorf("create jobs: %w", err)
