@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -134,23 +133,7 @@ func TestQueryPlans(t *testing.T) {
 	fullScan := regexp.MustCompile(`^SCAN (rows|time_task|runs|outbox|targets|job_keys|job_events)\b(?: USING (?:COVERING )?INDEX (\w+))?`)
 	for _, q := range queries {
 		t.Run(q.name, func(t *testing.T) {
-			rs, err := s.w.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.sql, make([]any, countParams(q.sql))...)
-			if err != nil {
-				t.Fatalf("explain: %v", err)
-			}
-			defer rs.Close()
-			var plan []string
-			for rs.Next() {
-				var id, parent, unused int
-				var detail string
-				if err := rs.Scan(&id, &parent, &unused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
-			if err := rs.Err(); err != nil {
-				t.Fatal(err)
-			}
+			plan := strings.Split(explain(t, s, q.sql, make([]any, countParams(q.sql))...), "\n")
 			for _, d := range plan {
 				if m := fullScan.FindStringSubmatch(d); m != nil && !partial[m[2]] {
 					t.Errorf("full table scan %q in plan:\n%s", d, strings.Join(plan, "\n"))
@@ -225,8 +208,8 @@ func TestUnfinishedStates(t *testing.T) {
 
 // TestRowTasksPlan: the web table's read of a page's row tasks searches
 // ix_task_row (a partial index: the query must repeat the index's
-// condition on row_id for SQLite to use it). It sorts the page's few tasks, so it is not among
-// planQueries, which allow no sort.
+// condition on row_id for SQLite to use it). It sorts the page's few
+// tasks, so it is not among planQueries, which allow no sort.
 func TestRowTasksPlan(t *testing.T) {
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "plan.db"))
 	if err != nil {
@@ -234,24 +217,8 @@ func TestRowTasksPlan(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	q := rowTasksSQL(3)
-	rs, err := s.w.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, make([]any, countParams(q))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close()
-	var plan []string
-	for rs.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rs.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(plan, func(d string) bool { return strings.HasPrefix(d, "SEARCH time_task USING INDEX ix_task_row") }) {
-		t.Errorf("row tasks do not search ix_task_row:\n%s", strings.Join(plan, "\n"))
+	plan := explain(t, s, q, make([]any, countParams(q))...)
+	if !strings.Contains(plan, "SEARCH time_task USING INDEX ix_task_row") {
+		t.Errorf("row tasks do not search ix_task_row:\n%s", plan)
 	}
 }

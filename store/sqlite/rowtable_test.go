@@ -106,6 +106,9 @@ func explain(t *testing.T, s *Store, q string, args ...any) string {
 		}
 		lines = append(lines, detail)
 	}
+	if err := rs.Err(); err != nil {
+		t.Fatalf("explain %s: %v", q, err)
+	}
 	return strings.Join(lines, "\n")
 }
 
