@@ -463,11 +463,11 @@ func (a *armer) onFire(key int64) {
 	// random order all over them.
 	slices.SortFunc(due, func(x, y *armedTask) int { return strings.Compare(x.id, y.id) })
 	// The fires of each chunk start as soon as its tasks are read; the
-	// next chunk is read while they run. A chunk's fires are one FireAll
-	// on one goroutine (its ledger records one submission to the group
-	// commit), not a goroutine each: thousands of runnable fire
-	// goroutines took the cores from the loop that starts them and from
-	// the next chunk's read.
+	// next chunk is read while they run. A chunk's fires go in groups of
+	// fireGroup, each group one FireAll on one goroutine (its ledger
+	// records one submission to the group commit), not a goroutine each:
+	// thousands of runnable fire goroutines took the cores from the loop
+	// that starts them and from the next chunk's read.
 	var wg sync.WaitGroup
 	for start := 0; start < len(due); start += store.MaxStatusBatch {
 		chunk := due[start:min(start+store.MaxStatusBatch, len(due))]
