@@ -342,11 +342,10 @@ func testCreateJobs(b *bundle) {
 		b.checkJob("GetTask after CreateJobs", b.getTask(ts[i].TaskID), &w)
 		ev := evs[i]
 		ev.JobID = ts[i].TaskID
-		b.wantJobEvents("after CreateJobs", ts[i].TaskID, ev)
+		b.sameEvents("events after CreateJobs of "+ts[i].TaskID, b.jobEvents(ts[i].TaskID, store.MaxJobEvents), []store.JobEvent{ev})
 	}
-	b.wantJobEvents("after CreateJobs (its id refused twice)", "old")
-	for _, id := range []string{"c", "d", "nojob"} {
-		b.wantJobEvents("after CreateJobs refused it", id)
+	for _, id := range []string{"old", "c", "d", "nojob"} { // old: its id refused twice
+		b.sameEvents("events after CreateJobs refused "+id, b.jobEvents(id, store.MaxJobEvents), nil)
 	}
 	b.wantConflictSaying("CreateJobs: a key taken by an earlier job of the call", errs[2], "ka")
 	b.wantConflictSaying("CreateJobs: a held key", errs[3], "k-old")
@@ -393,25 +392,8 @@ func testCreateJobs(b *bundle) {
 		b.t.Fatalf("CreateJobs of one gave %d results", len(errs))
 	}
 	b.wantConflictSaying("CreateJobs of a taken id alone", errs[0], "a")
-	b.wantJobEvents("after CreateJobs refused its id again", "a", store.JobEvent{JobID: "a", At: evs[0].At,
-		State: task.JobPending, Reason: evs[0].Reason})
-}
-
-// wantJobEvents checks job id's stored transitions are exactly want.
-func (b *bundle) wantJobEvents(what, id string, want ...store.JobEvent) {
-	b.t.Helper()
-	got, err := b.jobs().JobEvents(b.ctx, id, store.MaxJobEvents)
-	b.noErr(what+": JobEvents", err)
-	if len(got) != len(want) {
-		b.t.Errorf("%s: job %s has events %+v, want %+v", what, id, got, want)
-		return
-	}
-	for i := range want {
-		if g, w := got[i], want[i]; g.JobID != w.JobID || !g.At.Equal(w.At) || g.State != w.State || g.Reason != w.Reason ||
-			g.TriggerID != w.TriggerID || g.Attempt != w.Attempt {
-			b.t.Errorf("%s: job %s event %d is %+v, want %+v", what, id, i, g, w)
-		}
-	}
+	b.sameEvents("events of a after CreateJobs refused its id again", b.jobEvents("a", store.MaxJobEvents),
+		[]store.JobEvent{{JobID: "a", At: evs[0].At, State: task.JobPending, Reason: evs[0].Reason}})
 }
 
 func testJobByKey(b *bundle) {
