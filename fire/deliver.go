@@ -210,6 +210,9 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, tg *task.Target, run *
 	}
 	done := usesUpSchedule(t, run, state == task.RunDone)
 	status := store.TaskStatusParams{TaskID: t.TaskID, LastStatus: string(state), Done: done, SetNextFire: done}
+	if statusAtEnd(t, run.TriggerType) {
+		status.LastFire = run.Slot
+	}
 	if run.TriggerType == task.TriggerAlert {
 		status = store.TaskStatusParams{TaskID: t.TaskID} // an alert leaves the task's own status
 	}
@@ -305,9 +308,11 @@ func (f *Firer) accept(ctx context.Context, t *task.Task, tg *task.Target, run *
 	done := usesUpSchedule(t, run, true)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.StoreTimeout)
 	defer cancel()
-	ok, err := f.store.AcceptRun(sctx, run, store.TaskStatusParams{
-		TaskID: t.TaskID, LastStatus: string(task.RunAccepted), Done: done, SetNextFire: done,
-	})
+	status := store.TaskStatusParams{TaskID: t.TaskID, LastStatus: string(task.RunAccepted), Done: done, SetNextFire: done}
+	if statusAtEnd(t, run.TriggerType) {
+		status.LastFire = run.Slot
+	}
+	ok, err := f.store.AcceptRun(sctx, run, status)
 	switch {
 	case err != nil:
 		f.logger.ErrorContext(ctx, "accept run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)

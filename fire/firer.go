@@ -246,7 +246,7 @@ func (f *Firer) FireAll(ctx context.Context, ps []Params) []Result {
 		preps[i], out[i], ok = f.prepare(cctx, p)
 		if ok {
 			preps[i].from = len(recs)
-			recs = append(recs, records(preps[i].routes, preps[i].status)...)
+			recs = append(recs, preps[i].records()...)
 		}
 	}
 	if len(recs) == 0 {
@@ -263,14 +263,29 @@ func (f *Firer) FireAll(ctx context.Context, ps []Params) []Result {
 }
 
 // firePrep is one slot of FireAll that passed its checks: the task as
-// read, where its runs go, its row's status, and where its records start
-// among the call's.
+// read, where its runs go, its row's status (written when its runs end
+// instead, when atEnd: statusAtEnd), and where its records start among the
+// call's.
 type firePrep struct {
 	p      Params
 	t      *task.Task
 	routes []route
 	status store.TaskStatusParams
+	atEnd  bool
 	from   int
+}
+
+// records is the ledger records of pr's runs: with the task's status, or
+// when that is written at their end only a check that the task exists.
+func (pr *firePrep) records() []store.FireRecord {
+	if !pr.atEnd {
+		return records(pr.routes, pr.status)
+	}
+	recs := make([]store.FireRecord, len(pr.routes))
+	for i, r := range pr.routes {
+		recs[i] = store.FireRecord{Run: r.run, Status: store.TaskStatusParams{TaskID: pr.t.TaskID}}
+	}
+	return recs
 }
 
 // prepare checks p's task (read unless p.Preread) and works out its runs.
@@ -301,7 +316,28 @@ func (f *Firer) prepare(ctx context.Context, p Params) (pr firePrep, answer Resu
 	// The ledger records and the row's feedback are written together, in a
 	// transaction shared with the fires that are due at the same time.
 	status := store.TaskStatusParams{TaskID: t.TaskID, LastFire: p.Slot, NextFire: p.NextFire, SetNextFire: true}
-	return firePrep{p: p, t: t, routes: routes, status: status}, Result{}, true
+	atEnd := statusAtEnd(t, p.Trigger) && p.NextFire.IsZero() && allRunning(routes)
+	return firePrep{p: p, t: t, routes: routes, status: status, atEnd: atEnd}, Result{}, true
+}
+
+// statusAtEnd reports whether t's feedback (last_fire, next_fire,
+// last_status) for a run of trigger is written only when the run ends,
+// not also when it fires: so for a delayed job, which has one slot, no
+// row to mirror onto and no absence watch. The API shows a job's state
+// from its runs, so the task's feedback between the fire and the end
+// shows nothing a reader needs; writing it once instead of twice spares
+// the store a task write per job (docs/BENCHMARKS.md, "Drain: a delayed
+// job's task written once"). The fire record then only checks that the
+// task still exists; finish and accept write the slot as last_fire.
+func statusAtEnd(t *task.Task, trigger task.TriggerType) bool {
+	return t.Job != nil && t.ExecuteType == task.Once && t.RowID == "" && trigger.Scheduled() &&
+		(t.Alert == nil || t.Alert.Absent == 0)
+}
+
+// allRunning reports whether every run of routes is to be delivered now
+// (none skipped or queued by the overlap policy).
+func allRunning(routes []route) bool {
+	return !slices.ContainsFunc(routes, func(r route) bool { return r.run.State != task.RunRunning })
 }
 
 // deliverRecorded handles the ledger's results for pr's records: each run it

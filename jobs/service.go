@@ -239,6 +239,11 @@ func viewOf(t *task.Task, runs []*task.Run) *View {
 		}
 	}
 	v.State = task.DeriveJobState(t, latest)
+	if !j.DueAt.IsZero() && v.State != task.JobPending && v.State != task.JobBlocked && v.State != task.JobCancelled {
+		// The due slot fired: no fire follows. The task keeps its due
+		// instant as next fire until the run ends (fire.statusAtEnd).
+		v.NextFire = time.Time{}
+	}
 	return v
 }
 

@@ -74,6 +74,8 @@ type jobView struct {
 	Runs       []*task.Run    `json:"runs"`
 	Events     []jobEventView `json:"events"`
 	Run        *task.Run      `json:"run"`
+	DueAt      time.Time      `json:"due_at"`
+	NextFire   time.Time      `json:"next_fire"`
 }
 
 type jobEventView struct {
@@ -618,5 +620,70 @@ func TestJobsFarOffWaitsInStore(t *testing.T) {
 	}
 	if calls[0].at.Before(due) {
 		t.Errorf("delivered at %v, before its instant %v", calls[0].at, due)
+	}
+}
+
+// TestJobsStatusWrittenAtEnd: a delayed job's task feedback is written
+// once, when its run ends, not also when it fires (fire.statusAtEnd):
+// while the hook holds the call, the task still has no last fire and its
+// due instant as next fire, and the job reads running without a next
+// fire; once the hook answers, the task shows the slot as last fire, no
+// next fire, done. The hook is called once.
+func TestJobsStatusWrittenAtEnd(t *testing.T) {
+	var calls atomic.Int32
+	entered, release := make(chan struct{}), make(chan struct{})
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			close(entered)
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer hook.Close()
+	b := setup(t, func(c *Config) { c.HTTP.Allow = []string{"127.0.0.0/8"} })
+	defer b.stop() // before the hook closes: the node's idle connections to it end first
+
+	var v jobView
+	if code := b.call(t, "POST", "/api/v1/jobs", map[string]any{"method": "POST", "name": hook.URL + "/held", "delay": 1}, &v); code != http.StatusCreated {
+		t.Fatalf("submit: status %d", code)
+	}
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the hook was never called")
+	}
+	running := b.job(t, v.ID)
+	if running.State != task.JobRunning || !running.NextFire.IsZero() || running.DueAt.IsZero() {
+		t.Errorf("job while its hook holds the call = %+v; want running, no next fire, its due instant", running)
+	}
+	held, err := b.srv.store.GetTask(t.Context(), v.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	due := held.Job.DueAt
+	if !held.LastFire.IsZero() || !held.NextFire.Equal(due) || held.LastStatus != "" || held.IsDone != 0 {
+		t.Errorf("task while its run is in flight: last_fire %v, next_fire %v, last_status %q, is_done %d; "+
+			"want none, %v, none, 0 (nothing written at the fire)", held.LastFire, held.NextFire, held.LastStatus, held.IsDone, due)
+	}
+
+	close(release)
+	b.waitJob(t, v.ID, task.JobDone)
+	var ended *task.Task
+	eventually(t, "the task's feedback", func() bool {
+		ended, err = b.srv.store.GetTask(t.Context(), v.ID)
+		return err == nil && ended.LastStatus != ""
+	})
+	if !ended.LastFire.Equal(due) || !ended.NextFire.IsZero() || ended.LastStatus != string(task.RunDone) || ended.IsDone != 1 {
+		t.Errorf("task after its run: last_fire %v, next_fire %v, last_status %q, is_done %d; want %v, none, done, 1",
+			ended.LastFire, ended.NextFire, ended.LastStatus, ended.IsDone, due)
+	}
+	if done := b.job(t, v.ID); !done.NextFire.IsZero() {
+		t.Errorf("done job shows next fire %v, want none", done.NextFire)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("hook called %d times, want once", n)
 	}
 }

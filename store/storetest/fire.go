@@ -65,6 +65,7 @@ func firedStatus(id string, slot, next time.Time) store.TaskStatusParams {
 func testRecordFires(b *bundle) {
 	tk := b.addTask(newTask("t1", "r1"))
 	b.addTask(newTask("t2", "r2"))
+	quiet := b.addTask(newTask("t3", "r3"))
 	s1, s2, next := at(time.Hour), at(2*time.Hour), at(25*time.Hour)
 	if !b.recordFire(newRun("tr-0", "t2", s1, "email"), firedStatus("t2", s1, next)) {
 		b.t.Fatal("RecordFire of a new slot = false")
@@ -75,6 +76,10 @@ func testRecordFires(b *bundle) {
 		{Run: newRun("tr-3", "gone", s1, "email"), Status: firedStatus("gone", s1, next)}, // missing task
 		{Run: newRun("", "t1", s2, "email"), Status: firedStatus("t1", s2, next)},         // invalid
 		{Run: newRun("tr-5", "t1", s2, "email"), Status: firedStatus("t1", s2, next)},
+		// A status that sets nothing (a delayed job's fire: its feedback is
+		// written when the run ends) only checks that the task exists.
+		{Run: newRun("tr-6", "t3", s1, "email"), Status: store.TaskStatusParams{TaskID: "t3"}},
+		{Run: newRun("tr-7", "gone", s2, "email"), Status: store.TaskStatusParams{TaskID: "gone"}},
 	}
 	recs[4].Run.Params = map[string]string{"x": "y"}
 	recs[4].Run.Deadline = at(3 * time.Hour)
@@ -95,9 +100,19 @@ func testRecordFires(b *bundle) {
 	if res[3].Inserted || !errors.Is(res[3].Err, task.ErrInvalid) {
 		b.t.Errorf("invalid run: %+v, want ErrInvalid", res[3])
 	}
-	if _, err := b.s.GetRun(b.ctx, "tr-3"); !errors.Is(err, task.ErrNotFound) {
-		b.t.Errorf("the missing task's run was stored: %v", err)
+	if !res[5].Inserted || res[5].Err != nil {
+		b.t.Errorf("new slot, status setting nothing: %+v, want inserted", res[5])
 	}
+	if res[6].Inserted || !errors.Is(res[6].Err, task.ErrNotFound) {
+		b.t.Errorf("missing task, status setting nothing: %+v, want ErrNotFound", res[6])
+	}
+	for _, id := range []string{"tr-3", "tr-7"} {
+		if _, err := b.s.GetRun(b.ctx, id); !errors.Is(err, task.ErrNotFound) {
+			b.t.Errorf("the missing task's run %s was stored: %v", id, err)
+		}
+	}
+	b.checkStatus("a status setting nothing", "t3", "r3", quiet.Version,
+		fireStatus{quiet.NextFire, quiet.LastFire, quiet.LastStatus, quiet.IsDone})
 	b.checkStatus("batch", "t1", "r1", tk.Version, fireStatus{next, s2, "running", 0})
 	b.checkRunExtras("RecordFires", recs[4].Run)
 	runs, err := b.s.ListRuns(b.ctx, "t1", time.Time{}, 10)
