@@ -314,7 +314,8 @@ func (f *Firer) prepare(ctx context.Context, p Params) (pr firePrep, answer Resu
 		holdForOverlap(routes, overlap, f.now())
 	}
 	// The ledger records and the row's feedback are written together, in a
-	// transaction shared with the fires that are due at the same time.
+	// transaction shared with the fires that are due at the same time (a
+	// delayed job's feedback at its end instead: statusAtEnd).
 	status := store.TaskStatusParams{TaskID: t.TaskID, LastFire: p.Slot, NextFire: p.NextFire, SetNextFire: true}
 	atEnd := statusAtEnd(t, p.Trigger) && p.NextFire.IsZero() && allRunning(routes)
 	return firePrep{p: p, t: t, routes: routes, status: status, atEnd: atEnd}, Result{}, true
