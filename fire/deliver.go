@@ -209,10 +209,7 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, tg *task.Target, run *
 		run.Error = task.Truncate(msg, task.MaxOutput)
 	}
 	done := usesUpSchedule(t, run, state == task.RunDone)
-	status := store.TaskStatusParams{TaskID: t.TaskID, LastStatus: string(state), Done: done, SetNextFire: done}
-	if statusAtEnd(t, run.TriggerType) {
-		status.LastFire = run.Slot
-	}
+	status := endStatus(t, run, state, done)
 	if run.TriggerType == task.TriggerAlert {
 		status = store.TaskStatusParams{TaskID: t.TaskID} // an alert leaves the task's own status
 	}
@@ -237,6 +234,18 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, tg *task.Target, run *
 		f.notify(t, tg, run)
 		f.alertLater(t, run)
 	}
+}
+
+// endStatus is t's feedback when run ends in state (or is accepted):
+// the state, and done (with no next fire) when the run used up the
+// schedule; the slot as last fire too when it was not written at the
+// fire (statusAtEnd).
+func endStatus(t *task.Task, run *task.Run, state task.RunState, done bool) store.TaskStatusParams {
+	status := store.TaskStatusParams{TaskID: t.TaskID, LastStatus: string(state), Done: done, SetNextFire: done}
+	if statusAtEnd(t, run.TriggerType) {
+		status.LastFire = run.Slot
+	}
+	return status
 }
 
 // persist runs write (a write of run) until it succeeds, is refused for
@@ -308,11 +317,7 @@ func (f *Firer) accept(ctx context.Context, t *task.Task, tg *task.Target, run *
 	done := usesUpSchedule(t, run, true)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.StoreTimeout)
 	defer cancel()
-	status := store.TaskStatusParams{TaskID: t.TaskID, LastStatus: string(task.RunAccepted), Done: done, SetNextFire: done}
-	if statusAtEnd(t, run.TriggerType) {
-		status.LastFire = run.Slot
-	}
-	ok, err := f.store.AcceptRun(sctx, run, status)
+	ok, err := f.store.AcceptRun(sctx, run, endStatus(t, run, task.RunAccepted, done))
 	switch {
 	case err != nil:
 		f.logger.ErrorContext(ctx, "accept run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)

@@ -246,7 +246,7 @@ func (f *Firer) FireAll(ctx context.Context, ps []Params) []Result {
 		preps[i], out[i], ok = f.prepare(cctx, p)
 		if ok {
 			preps[i].from = len(recs)
-			recs = append(recs, preps[i].records()...)
+			recs = append(recs, recordsOf(preps[i].routes, preps[i].status)...)
 		}
 	}
 	if len(recs) == 0 {
@@ -263,29 +263,14 @@ func (f *Firer) FireAll(ctx context.Context, ps []Params) []Result {
 }
 
 // firePrep is one slot of FireAll that passed its checks: the task as
-// read, where its runs go, its row's status (written when its runs end
-// instead, when atEnd: statusAtEnd), and where its records start among the
-// call's.
+// read, where its runs go, the status its records carry, and where its
+// records start among the call's.
 type firePrep struct {
 	p      Params
 	t      *task.Task
 	routes []route
 	status store.TaskStatusParams
-	atEnd  bool
 	from   int
-}
-
-// records is the ledger records of pr's runs: with the task's status, or
-// when that is written at their end only a check that the task exists.
-func (pr *firePrep) records() []store.FireRecord {
-	if !pr.atEnd {
-		return records(pr.routes, pr.status)
-	}
-	recs := make([]store.FireRecord, len(pr.routes))
-	for i, r := range pr.routes {
-		recs[i] = store.FireRecord{Run: r.run, Status: store.TaskStatusParams{TaskID: pr.t.TaskID}}
-	}
-	return recs
 }
 
 // prepare checks p's task (read unless p.Preread) and works out its runs.
@@ -316,9 +301,11 @@ func (f *Firer) prepare(ctx context.Context, p Params) (pr firePrep, answer Resu
 	// The ledger records and the row's feedback are written together, in a
 	// transaction shared with the fires that are due at the same time (a
 	// delayed job's feedback at its end instead: statusAtEnd).
-	status := store.TaskStatusParams{TaskID: t.TaskID, LastFire: p.Slot, NextFire: p.NextFire, SetNextFire: true}
-	atEnd := statusAtEnd(t, p.Trigger) && p.NextFire.IsZero() && allRunning(routes)
-	return firePrep{p: p, t: t, routes: routes, status: status, atEnd: atEnd}, Result{}, true
+	status := firedStatus(routes, store.TaskStatusParams{TaskID: t.TaskID, LastFire: p.Slot, NextFire: p.NextFire, SetNextFire: true})
+	if statusAtEnd(t, p.Trigger) && p.NextFire.IsZero() && allRunning(routes) {
+		status = store.TaskStatusParams{TaskID: t.TaskID} // sets nothing: only checks that the task exists
+	}
+	return firePrep{p: p, t: t, routes: routes, status: status}, Result{}, true
 }
 
 // statusAtEnd reports whether t's feedback (last_fire, next_fire,

@@ -79,13 +79,24 @@ func (f *Firer) routes(ctx context.Context, t *task.Task, slot time.Time, tt tas
 }
 
 // records returns the ledger records of routes, all with the same task
-// status: the trigger's instant, and running when any run is being
-// delivered, else the state of the first run (rejected, dead).
+// status: the trigger's instant, and routes' state (firedStatus).
 func records(routes []route, status store.TaskStatusParams) []store.FireRecord {
+	return recordsOf(routes, firedStatus(routes, status))
+}
+
+// firedStatus is status with routes' state as last status: running when
+// any run is being delivered, else the state of the first run (rejected,
+// dead).
+func firedStatus(routes []route, status store.TaskStatusParams) store.TaskStatusParams {
 	status.LastStatus = string(routes[0].run.State)
 	if slices.ContainsFunc(routes, func(r route) bool { return r.run.State == task.RunRunning }) {
 		status.LastStatus = string(task.RunRunning)
 	}
+	return status
+}
+
+// recordsOf returns the ledger records of routes, each with status.
+func recordsOf(routes []route, status store.TaskStatusParams) []store.FireRecord {
 	recs := make([]store.FireRecord, len(routes))
 	for i, r := range routes {
 		recs[i] = store.FireRecord{Run: r.run, Status: status}
