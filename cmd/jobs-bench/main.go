@@ -11,6 +11,8 @@
 //   - memory per pending job: Go heap after GC with all N armed, minus the
 //     heap before submitting them, divided by N (SQLite's page cache lives
 //     outside the Go heap and is not counted);
+//   - with -floor, the HTTP floor (floor.go): the single case's requests
+//     to a bare net/http handler that stores nothing;
 //   - with -pending N, only issue 12's pending case (pending.go): N jobs
 //     parked 1–3 h ahead, a steady due stream's lag while they wait, and
 //     a restart re-arming them.
@@ -21,7 +23,7 @@
 // Usage:
 //
 //	go run ./cmd/jobs-bench [-n 10000,100000] [-batch 500] [-spread 60] [-clients 8]
-//	                        [-budget 0] [-single=true] [-lag=true] [-patrol-batch 5000] [-whole-seconds]
+//	                        [-budget 0] [-single=true] [-floor] [-lag=true] [-patrol-batch 5000] [-whole-seconds]
 //	                        [-calls-csv prefix] [-goroutines prefix] [-goroutines-at d] [-cpuprofile file]
 //	                        [-drain-cpuprofile file] [-intake-cpuprofile file] [-json file]
 //	go run ./cmd/jobs-bench -pending 1000000 [-pending-rate 1000] [-pending-for 30s] [-batch 500] [-clients 8]
@@ -69,7 +71,10 @@ type options struct {
 	clients int
 	budget  time.Duration
 	single  bool
-	lag     bool // the batch intake and lag case
+	// floor also measures the single case against a bare HTTP handler
+	// that stores nothing (floor.go).
+	floor bool
+	lag   bool // the batch intake and lag case
 	// wholeSeconds rounds every due instant of the lag case to a whole
 	// second.
 	wholeSeconds bool
@@ -110,6 +115,7 @@ func main() {
 	clients := flag.Int("clients", 8, "concurrent HTTP clients submitting jobs")
 	budget := flag.Duration("budget", 0, "time from the start of submission to the first due instant (0: 15s + 1.5ms per job)")
 	single := flag.Bool("single", true, "also measure intake one job per request (a node of its own per count)")
+	floor := flag.Bool("floor", false, "also measure the single case's requests against a bare net/http handler that stores nothing (the HTTP floor)")
 	lag := flag.Bool("lag", true, "measure batch intake, trigger lag and memory (-lag=false: only -single)")
 	patrolBatch := flag.Int("patrol-batch", 5000, "the node's patrol.batch (tasks claimed and armed per query)")
 	callsCSV := flag.String("calls-csv", "", "write every callback's due and arrival time to <prefix>-<n>.csv")
@@ -125,7 +131,7 @@ func main() {
 	pendingFor := flag.Duration("pending-for", 30*time.Second, "how long the -pending case's due stream runs")
 	flag.Parse()
 
-	o := options{batch: *batch, spread: time.Duration(*spread) * time.Second, clients: *clients, budget: *budget, single: *single, lag: *lag,
+	o := options{batch: *batch, spread: time.Duration(*spread) * time.Second, clients: *clients, budget: *budget, single: *single, floor: *floor, lag: *lag,
 		patrolBatch: *patrolBatch, callsCSV: *callsCSV, goroutines: *goroutines, goroutinesAt: *goroutinesAt, wholeSeconds: *wholeSeconds, jsonOut: *jsonOut,
 		drainProfile: *drainProfile, intakeProfile: *intakeProfile, pending: *pending, pendingRate: *pendingRate, pendingFor: *pendingFor}
 	for f := range strings.SplitSeq(*ns, ",") {
@@ -182,6 +188,14 @@ func run(o options) error {
 			}
 			intake = append(intake, r)
 			progress("single requests, %d jobs: %.0f jobs/s", n, r.rate())
+		}
+		if o.floor {
+			r, err := floorCase(o, n)
+			if err != nil {
+				return fmt.Errorf("HTTP floor, %d jobs: %w", n, err)
+			}
+			intake = append(intake, r)
+			progress("HTTP floor, %d jobs: %.0f requests/s", n, r.rate())
 		}
 		if !o.lag {
 			continue

@@ -100,6 +100,7 @@ func progress(format string, args ...any) {
 // results are one system's measurements; a zero field was not measured.
 type results struct {
 	single, batch     float64 // accepted/s
+	floor             float64 // requests/s to a bare handler that stores nothing (cronsheet's side only)
 	drain             float64 // jobs/s, one-instant workload
 	instant, spread   dist
 	memPerPending     float64 // bytes
@@ -384,7 +385,7 @@ func runCronsheet(o options, dir string) (results, error) {
 	}
 	common := []string{"-n", strconv.Itoa(o.n), "-clients", strconv.Itoa(o.clients), "-batch", strconv.Itoa(o.batch),
 		"-budget", o.budget.String(), "-whole-seconds"}
-	one, err := jobsBench(bin, filepath.Join(dir, "instant.json"), append(common, "-spread", "0", "-single=true"))
+	one, err := jobsBench(bin, filepath.Join(dir, "instant.json"), append(common, "-spread", "0", "-single=true", "-floor"))
 	if err != nil {
 		return r, err
 	}
@@ -394,6 +395,10 @@ func runCronsheet(o options, dir string) (results, error) {
 		return r, err
 	}
 	for _, in := range one.Intake {
+		if strings.HasPrefix(in.Name, "HTTP floor") {
+			r.floor = in.AcceptedPS
+			continue
+		}
 		if in.PerRequest == 1 {
 			r.single = in.AcceptedPS
 		} else {
@@ -483,6 +488,7 @@ func printTable(o options, a, c results, took time.Duration) {
 		fmt.Printf("| %s | %s | %s | %s |\n", what, perSec(x), perSec(y), ratio(y, x))
 	}
 	rate(fmt.Sprintf("accepted/s, one job per request (%d clients)", o.clients), a.single, c.single)
+	fmt.Printf("| requests/s, one job per request to a bare net/http handler that stores nothing (the floor here) | n/a | %s | |\n", perSec(c.floor))
 	fmt.Printf("| accepted/s, batches of %d (%d clients) | n/a (no batch enqueue) | %s | |\n", o.batch, o.clients, perSec(c.batch))
 	rate(fmt.Sprintf("drain rate, %d due at one instant (N ÷ due → last done)", o.n), a.drain, c.drain)
 	lag := func(what string, x, y dist) {
