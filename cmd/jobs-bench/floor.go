@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -25,23 +23,7 @@ func floorCase(o options, n int) (intakeResult, error) {
 	defer srv.Close()
 
 	base := "http://" + ln.Addr().String()
-	c := newClient(o.clients)
-	due := time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)
-	start := time.Now()
-	err = parallel(n, o.clients, func(i int) error {
-		body := fmt.Appendf(nil, `{"method":"POST","name":%q,"params":"{\"i\":%d}","at":%q}`, base+"/hook", i, due)
-		var v struct {
-			ID string `json:"id"`
-		}
-		if err := c.do(http.MethodPost, base+"/api/v1/jobs", body, http.StatusCreated, &v); err != nil {
-			return err
-		}
-		if v.ID == "" {
-			return errors.New("floor answer has no id")
-		}
-		return nil
-	})
-	took := time.Since(start)
+	took, err := postSingles(o, base, base+"/hook", n)
 	if err != nil {
 		return intakeResult{}, err
 	}

@@ -299,6 +299,29 @@ type lagResult struct {
 	drainCPU time.Duration
 }
 
+// postSingles posts n jobs due in an hour, each calling back hookURL, one
+// per request from o.clients clients to base's jobs API, and returns the
+// time from the first request to the last answer.
+func postSingles(o options, base, hookURL string, n int) (time.Duration, error) {
+	c := newClient(o.clients)
+	due := time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)
+	start := time.Now()
+	err := parallel(n, o.clients, func(i int) error {
+		body := fmt.Appendf(nil, `{"method":"POST","name":%q,"params":"{\"i\":%d}","at":%q}`, hookURL, i, due)
+		var v struct {
+			ID string `json:"id"`
+		}
+		if err := c.do(http.MethodPost, base+"/api/v1/jobs", body, http.StatusCreated, &v); err != nil {
+			return err
+		}
+		if v.ID == "" {
+			return errors.New("created job has no id")
+		}
+		return nil
+	})
+	return time.Since(start), err
+}
+
 // singleCase submits n jobs one per request from o.clients clients to a
 // node of its own. The jobs are due in an hour, so none fires meanwhile:
 // they wait in the store, held by no node, until an arm window before
@@ -317,23 +340,8 @@ func singleCase(o options, n int) (intakeResult, error) {
 		return intakeResult{}, err
 	}
 	defer nd.close()
-	c := newClient(o.clients)
-	due := time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)
-	start := time.Now()
-	err = parallel(n, o.clients, func(i int) error {
-		body := fmt.Appendf(nil, `{"method":"POST","name":%q,"params":"{\"i\":%d}","at":%q}`, h.url, i, due)
-		var v struct {
-			ID string `json:"id"`
-		}
-		if err := c.do(http.MethodPost, nd.base+"/api/v1/jobs", body, http.StatusCreated, &v); err != nil {
-			return err
-		}
-		if v.ID == "" {
-			return errors.New("created job has no id")
-		}
-		return nil
-	})
-	took := time.Since(start)
+	start := time.Now() // the arms are timed from here
+	took, err := postSingles(o, nd.base, h.url, n)
 	if err != nil {
 		return intakeResult{}, err
 	}
