@@ -11,7 +11,7 @@ run: build
 	./$(BIN) -config $(CONFIG)
 
 build: static
-	$(GO) build -o $(BIN) .
+	$(GO) build -o $(BIN) ./cmd/cronsheet
 
 # static: jQuery, DataTables (with its KeyTable, Select, AutoFill, ColReorder and FixedHeader extensions) and uPlot from npm (exact versions in package-lock.json)
 # copied into static/vendor/, which the Go build embeds. npm runs only when

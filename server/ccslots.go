@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"cronsheet/flow"
+	"cronsheet/admission"
 	"cronsheet/store"
 )
 
@@ -24,7 +24,7 @@ const (
 
 // ccSlots is this node's side of the cluster-wide concurrency groups
 // (store.CCSlots): a delivery of a job with a cc limit, once it passed
-// its group's FIFO on this node (flow.Controller), takes one of the
+// its group's FIFO on this node (admission.Controller), takes one of the
 // group's limit slots in the store before it goes, and releases it when
 // the attempt is over. Holdings carry a lease of patrol.lease, renewed
 // with the node's heartbeat; a killed node's holdings are reclaimed by
@@ -65,10 +65,10 @@ func newFence() int64 {
 	return 1
 }
 
-// admit returns the flow.Admit that takes a slot of group (limit) in the
+// admit returns the admission.Admit that takes a slot of group (limit) in the
 // store for holder (a task id), waiting while all are held: it never
 // gives up but when ctx ends.
-func (c *ccSlots) admit(group string, limit int, holder string) flow.Admit {
+func (c *ccSlots) admit(group string, limit int, holder string) admission.Admit {
 	return func(ctx context.Context) (func(), error) {
 		c.mu.Lock()
 		c.waiting[group]++

@@ -19,6 +19,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/go-co-op/gocron/v2"
 
+	"cronsheet/admission"
 	"cronsheet/api/auditapi"
 	"cronsheet/api/flowsapi"
 	"cronsheet/api/healthapi"
@@ -32,7 +33,6 @@ import (
 	"cronsheet/builtin"
 	"cronsheet/executors"
 	"cronsheet/fire"
-	"cronsheet/flow"
 	"cronsheet/flows"
 	"cronsheet/intake"
 	"cronsheet/jobs"
@@ -62,7 +62,7 @@ type Server struct {
 	jobs    *jobs.Service
 	// lastErrors keeps the newest run errors for /api/v1/status.
 	lastErrors errorRing
-	flow       *flow.Controller
+	admission  *admission.Controller
 	cc         *ccSlots      // the cluster-wide slots of cc groups
 	flows      *flows.Engine // nil when the store keeps no flows
 	metrics    *metrics.Metrics
@@ -229,16 +229,16 @@ func (s *Server) buildScenarios(b *built) error {
 // registry and the firer.
 func (s *Server) buildDelivery(b *built) error {
 	cfg := s.cfg
-	hosts := make(map[string]flow.HostLimit, len(cfg.Flow.Hosts))
+	hosts := make(map[string]admission.HostLimit, len(cfg.Flow.Hosts))
 	for h, l := range cfg.Flow.Hosts {
-		hosts[h] = flow.HostLimit{Rate: l.Rate, Burst: l.Burst}
+		hosts[h] = admission.HostLimit{Rate: l.Rate, Burst: l.Burst}
 	}
 	var err error
-	if s.flow, err = flow.New(flow.Config{HostRate: cfg.Flow.HostRate, HostBurst: cfg.Flow.HostBurst, HostRates: hosts}); err != nil {
+	if s.admission, err = admission.New(admission.Config{HostRate: cfg.Flow.HostRate, HostBurst: cfg.Flow.HostBurst, HostRates: hosts}); err != nil {
 		return fmt.Errorf("flow: %w", err)
 	}
 	s.metrics = metrics.New()
-	s.metrics.SetQueueDepthFunc(func() map[string]int { return s.flow.Stats().QueueDepths() })
+	s.metrics.SetQueueDepthFunc(func() map[string]int { return s.admission.Stats().QueueDepths() })
 	s.clock = newStoreClock(s.logger, s.store, cfg.Patrol.Lease/4)
 	s.cc = newCCSlots(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, s.clock.Now)
 	s.nodes = newNodeRegistry(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, s.clock.Now, func() int { return len(s.armer.Armed()) })
@@ -636,8 +636,8 @@ func (s *Server) stopFlow(ctx context.Context, flowID string) (int, error) {
 // node).
 func (s *Server) gate(ctx context.Context, t *task.Task, tg *task.Target) (func(), error) {
 	var (
-		req   flow.Request
-		admit flow.Admit
+		req   admission.Request
+		admit admission.Admit
 	)
 	if t.Job != nil {
 		req.Group, req.Limit = t.Job.CC, t.Job.CCLimit
@@ -646,12 +646,12 @@ func (s *Server) gate(ctx context.Context, t *task.Task, tg *task.Target) (func(
 		}
 	}
 	if tg != nil && tg.HTTP != nil {
-		req.Host = flow.HostOf(tg.HTTP.URL)
+		req.Host = admission.HostOf(tg.HTTP.URL)
 	}
-	if req == (flow.Request{}) {
+	if req == (admission.Request{}) {
 		return func() {}, nil
 	}
-	return s.flow.AcquireWith(ctx, req, admit)
+	return s.admission.AcquireWith(ctx, req, admit)
 }
 
 // expireAccepted turns accepted runs whose feedback deadline passed into

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"cronsheet/flow"
+	"cronsheet/admission"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -73,7 +73,7 @@ type status struct {
 	Dead    []string `json:"dead"`
 	// Queues is the flow control: per concurrency group in flight,
 	// waiting and limit; per host waiting.
-	Queues flow.Stats `json:"queues"`
+	Queues admission.Stats `json:"queues"`
 	// CC is, per concurrency group with a slot held anywhere or a request
 	// here, the group's slots held cluster-wide (every node's, from the
 	// store) next to this node's local queue.
@@ -98,7 +98,7 @@ type statusCC struct {
 	HeldByNode map[string]int `json:"held_by_node"`
 	// Local is this node's queue of the group: waiting in its FIFO, and
 	// in flight past it (holding a slot, or waiting for one).
-	Local flow.GroupStats `json:"local"`
+	Local admission.GroupStats `json:"local"`
 	// WaitingSlot counts the deliveries here that passed the FIFO and
 	// wait for a slot in the store (all of them are held elsewhere).
 	WaitingSlot int `json:"waiting_slot"`
@@ -112,7 +112,7 @@ type statusCCSlot struct {
 
 // ccStatus builds the CC part of the status from the store's slots, this
 // node's flow stats and its waiters.
-func (s *Server) ccStatus(ctx context.Context, queues flow.Stats) (map[string]statusCC, error) {
+func (s *Server) ccStatus(ctx context.Context, queues admission.Stats) (map[string]statusCC, error) {
 	out := map[string]statusCC{}
 	get := func(g string) statusCC {
 		c, ok := out[g]
@@ -215,7 +215,7 @@ func (s *Server) serveStatus(c *gin.Context) {
 		}
 	}
 	st.ClockOffset = s.clock.Offset().Milliseconds()
-	st.Queues = s.flow.Stats()
+	st.Queues = s.admission.Stats()
 	if st.CC, err = s.ccStatus(ctx, st.Queues); err != nil {
 		st.Store.OK, st.Store.Error = false, err.Error()
 	}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"io"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/internal/testwait"
 	"cronsheet/task"
 )
 
@@ -90,7 +91,7 @@ func TestFlowCrash(t *testing.T) {
 	mustCall(t, "POST", base+"/api/v1/flows/crashy/trigger", map[string]any{"params": map[string]string{"day": "mon"}}, &x)
 
 	// Kill while step 1 waits at the hook.
-	waitFor(t, 10*time.Second, "step 1 at the hook", func() bool { return len(h.all()) > 0 })
+	testwait.For(t, 10*time.Second, "step 1 at the hook", func() bool { return len(h.all()) > 0 })
 	time.Sleep(200 * time.Millisecond)
 	node.kill(t)
 	if calls := h.all(); len(calls) != 1 || !strings.HasPrefix(calls[0].Path, "/s1/") {
@@ -99,7 +100,7 @@ func TestFlowCrash(t *testing.T) {
 
 	node.start(t)
 	var got task.Execution
-	waitFor(t, 25*time.Second, "the execution to end", func() bool {
+	testwait.For(t, 25*time.Second, "the execution to end", func() bool {
 		got = task.Execution{}
 		mustCall(t, "GET", base+"/api/v1/executions/"+x.ID, nil, &got)
 		return got.State.Final()
@@ -136,17 +137,5 @@ func TestFlowCrash(t *testing.T) {
 	if got.State != task.ExecSuccess || len(got.StepRuns) != 2 ||
 		got.StepRuns[0].Outcome != task.OutcomeSuccess || got.StepRuns[1].Outcome != task.OutcomeSuccess {
 		t.Errorf("execution = %s with %d step runs %+v, want success through s1 and s2 once each", got.State, len(got.StepRuns), got.StepRuns)
-	}
-}
-
-// waitFor polls cond every 50 ms until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/internal/testwait"
 	"cronsheet/task"
 )
 
@@ -140,13 +141,13 @@ func TestClusterCC(t *testing.T) {
 	}
 
 	// Once a few deliveries went through, kill a node holding a slot.
-	waitFor(t, 30*time.Second, "10 deliveries at the hook", func() bool { _, a, _, _ := h.figures(); return a >= 10 })
+	testwait.For(t, 30*time.Second, "10 deliveries at the hook", func() bool { _, a, _, _ := h.figures(); return a >= 10 })
 	var (
 		victim     *clusterNode
 		victimSlot int
 		victimFen  int64
 	)
-	waitFor(t, 20*time.Second, "a node holding a slot of the group", func() bool {
+	testwait.For(t, 20*time.Second, "a node holding a slot of the group", func() bool {
 		var st ccStatus
 		if _, err := callJSON(context.Background(), "GET", c.nodes[0].base()+"/api/v1/status", nil, &st); err != nil {
 			return false
@@ -169,7 +170,7 @@ func TestClusterCC(t *testing.T) {
 
 	// The killed node's holding is reclaimed once its lease ends: its row
 	// leaves the store (replaced by another node's holding of that index).
-	waitFor(t, 10*clusterLease, "the killed node's slot to be reclaimed", func() bool {
+	testwait.For(t, 10*clusterLease, "the killed node's slot to be reclaimed", func() bool {
 		var st ccStatus
 		if _, err := callJSON(context.Background(), "GET", survivor.base()+"/api/v1/status", nil, &st); err != nil {
 			return false
@@ -187,7 +188,7 @@ func TestClusterCC(t *testing.T) {
 	for _, id := range ids {
 		pending[id] = true
 	}
-	waitFor(t, 45*time.Second, "every job done", func() bool {
+	testwait.For(t, 45*time.Second, "every job done", func() bool {
 		for id := range pending {
 			st, err := jobState(context.Background(), survivor.base(), id)
 			if err != nil {

@@ -1,4 +1,4 @@
-// Package flow is flow control for deliveries: per-group concurrency limits
+// Package admission decides when a delivery may go: per-group concurrency limits
 // (one group per concurrency class, e.g. a target or a callback family) and
 // token-bucket rate limits per callback host.
 //
@@ -16,6 +16,6 @@
 // returns, so that requests waiting here on a busy group or a slow host do
 // not hold global slots and block other groups.
 //
-// flow imports no project package; its only outside dependencies are
+// admission imports no project package; its only outside dependencies are
 // golang.org/x/time/rate and clockwork.
-package flow
+package admission

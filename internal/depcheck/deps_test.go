@@ -1,4 +1,4 @@
-package main
+package depcheck
 
 import (
 	"os/exec"

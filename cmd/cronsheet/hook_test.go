@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/internal/testwait"
 	"cronsheet/server"
 	"cronsheet/task"
 )
@@ -54,7 +55,7 @@ func startHookCmd(t *testing.T, args ...string) (string, *syncBuffer) {
 	})
 	re := regexp.MustCompile(`listening on (\S+)\n`)
 	var addr string
-	waitFor(t, 30*time.Second, "the hook to listen", func() bool {
+	testwait.For(t, 30*time.Second, "the hook to listen", func() bool {
 		if m := re.FindStringSubmatch(out.String()); m != nil {
 			addr = m[1]
 			return true
@@ -86,7 +87,7 @@ func TestHookPrintsRequests(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || string(body) != "ok\n" {
 		t.Errorf("answer = %d %q, want 200 ok", resp.StatusCode, body)
 	}
-	waitFor(t, 30*time.Second, "the printed request", func() bool { return strings.Contains(out.String(), `{"hello":"world"}`) })
+	testwait.For(t, 30*time.Second, "the printed request", func() bool { return strings.Contains(out.String(), `{"hello":"world"}`) })
 	got := out.String()
 	for _, want := range []string{"--- POST /cb/t1?x=1 from 127.0.0.1:", "X-Cronsheet-Trigger-Id: tr_abc\n",
 		"Idempotency-Key: t1:1700000000000:hook\n", "X-Cronsheet-Node: n1\n", "body (17 bytes):\n{\"hello\":\"world\"}\n"} {
@@ -201,7 +202,7 @@ func TestHookReportsFeedback(t *testing.T) {
 	var trig struct {
 		Runs []*task.Run `json:"runs"`
 	}
-	waitFor(t, 30*time.Second, "the row's task to be triggerable", func() bool {
+	testwait.For(t, 30*time.Second, "the row's task to be triggerable", func() bool {
 		return call("POST", "/api/v1/tasks/r1/trigger", map[string]any{}, &trig) == http.StatusAccepted
 	})
 	if len(trig.Runs) != 1 {
@@ -209,14 +210,14 @@ func TestHookReportsFeedback(t *testing.T) {
 	}
 	id := trig.Runs[0].TriggerID
 	var run task.Run
-	waitFor(t, 30*time.Second, "the hook's report to end the run", func() bool {
+	testwait.For(t, 30*time.Second, "the hook's report to end the run", func() bool {
 		call("GET", "/api/v1/runs/"+id, nil, &run)
 		return run.State.Final()
 	})
 	if run.State != task.RunDone || len(run.Feedback) != 1 || run.Feedback[0].Message != "printed it" {
 		t.Errorf("run = %+v, want done by the hook's one report", run)
 	}
-	waitFor(t, 30*time.Second, "the hook to print its report", func() bool { return strings.Contains(out.String(), "feedback "+id+": done") })
+	testwait.For(t, 30*time.Second, "the hook to print its report", func() bool { return strings.Contains(out.String(), "feedback "+id+": done") })
 	got := out.String()
 	for _, want := range []string{"--- POST /hook from 127.0.0.1:", "X-Cronsheet-Trigger-Id: " + id + "\n",
 		"Idempotency-Key: r1:", "X-Cronsheet-Node: hook-test\n", `"trigger_id":"` + id + `"`, "answered 200 OK"} {
