@@ -1,0 +1,188 @@
+package fire
+
+import (
+	"context"
+	"time"
+
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// deliverAsync starts delivering run to tg (nil: the task's own channel)
+// unless this process already is. stored says the run is in the ledger as
+// it is (a fresh fire).
+func (f *Firer) deliverAsync(t *task.Task, tg *task.Target, run *task.Run, stored bool) bool {
+	if !f.reserve(run) {
+		return false
+	}
+	f.start(t, tg, run, stored)
+	return true
+}
+
+// reserve marks a run as being delivered by this process; false when it
+// already is, or the Firer is shut down. Every reserve is matched by one
+// release (start does it when the delivery ends).
+func (f *Firer) reserve(r *task.Run) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed || f.inflight[r.TriggerID] {
+		return false
+	}
+	f.inflight[r.TriggerID] = true
+	if overlaps(r) {
+		f.active[r.TaskID]++
+		f.counted[r.TriggerID] = true
+	}
+	f.wg.Add(1)
+	return true
+}
+
+// reserveIdle is reserve for a run read from the store: false also when
+// this process is recording the run or holds it queued.
+func (f *Firer) reserveIdle(r *task.Run) bool {
+	f.mu.Lock()
+	busy := f.recording[r.TriggerID] || f.waiting[r.TriggerID]
+	f.mu.Unlock()
+	// Not racy: a run leaves recording only once it is reserved or queued.
+	return !busy && f.reserve(r)
+}
+
+// record writes recs through the group commit with their runs marked as
+// being recorded here; call done once each inserted run is reserved
+// (deliverAsync) or queued.
+func (f *Firer) record(recs []store.FireRecord) (results []store.FireResult, done func()) {
+	f.mu.Lock()
+	for _, rec := range recs {
+		f.recording[rec.Run.TriggerID] = true
+	}
+	f.mu.Unlock()
+	return f.rec.submit(recs...), func() {
+		f.mu.Lock()
+		for _, rec := range recs {
+			delete(f.recording, rec.Run.TriggerID)
+		}
+		f.mu.Unlock()
+	}
+}
+
+// release ends a reservation. The last delivery of a task to end starts
+// the task's oldest queued slot (overlap: queue).
+func (f *Firer) release(r *task.Run) {
+	f.mu.Lock()
+	delete(f.inflight, r.TriggerID)
+	f.mu.Unlock()
+	f.deactivate(r)
+	f.wg.Done()
+}
+
+// deactivate stops counting r as a delivery in progress of its task for
+// the overlap policy, once: as soon as its outcome is stored (finish), or
+// when its delivery ends. The work after the outcome (callbacks, alerts)
+// then no longer makes the task's next slot look overlapping. The last
+// one of a task starts its oldest queued slot (overlap: queue).
+func (f *Firer) deactivate(r *task.Run) {
+	f.mu.Lock()
+	var next []queuedRun
+	if f.counted[r.TriggerID] {
+		delete(f.counted, r.TriggerID)
+		if f.active[r.TaskID]--; f.active[r.TaskID] <= 0 {
+			delete(f.active, r.TaskID)
+			next = f.popQueuedLocked(r.TaskID)
+		}
+	}
+	f.mu.Unlock()
+	for _, q := range next {
+		f.deliverAsync(q.t, q.target, q.run, false)
+	}
+}
+
+// overlaps reports whether r counts as a delivery of its task for the
+// overlap policy: an alert about the task does not.
+func overlaps(r *task.Run) bool { return r.TriggerType != task.TriggerAlert }
+
+// unfinishedInLedger reports whether the ledger holds an unfinished run of
+// taskID (not an alert): the check behind busy, since a delivery here is
+// still counted for a moment after its outcome is stored. A read error
+// counts as unfinished (the overlap policy then applies, as before).
+func (f *Firer) unfinishedInLedger(ctx context.Context, taskID string) bool {
+	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	defer cancel()
+	runs, err := f.store.UnfinishedRuns(sctx, taskID)
+	if err != nil {
+		return true
+	}
+	for _, r := range runs {
+		if overlaps(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// busy reports whether taskID has deliveries in progress here, or slots
+// waiting for them.
+// Busy reports whether a run of taskID is being delivered or queued here.
+func (f *Firer) Busy(taskID string) bool { return f.busy(taskID) }
+
+func (f *Firer) busy(taskID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.active[taskID] > 0 || len(f.queued[taskID]) > 0
+}
+
+// enqueue queues one slot's runs (overlap: queue) behind the task's
+// deliveries in progress, or starts them when those ended meanwhile.
+func (f *Firer) enqueue(slot []queuedRun) {
+	id := slot[0].run.TaskID
+	f.mu.Lock()
+	f.queued[id] = append(f.queued[id], slot)
+	for _, q := range slot {
+		f.waiting[q.run.TriggerID] = true
+	}
+	var next []queuedRun
+	if f.active[id] == 0 {
+		next = f.popQueuedLocked(id)
+	}
+	f.mu.Unlock()
+	for _, q := range next {
+		f.deliverAsync(q.t, q.target, q.run, false)
+	}
+}
+
+// popQueuedLocked takes the oldest queued slot of taskID (f.mu held).
+func (f *Firer) popQueuedLocked(taskID string) []queuedRun {
+	q := f.queued[taskID]
+	if len(q) == 0 {
+		return nil
+	}
+	next := q[0]
+	for _, r := range next {
+		delete(f.waiting, r.run.TriggerID)
+	}
+	if len(q) == 1 {
+		delete(f.queued, taskID)
+	} else {
+		f.queued[taskID] = q[1:]
+	}
+	return next
+}
+
+// holdForOverlap applies a busy task's overlap policy to the runs of a
+// scheduled fire about to be recorded: skip ends each run that would be
+// delivered as skipped, with the reason; queue records it pending, to be
+// delivered after the runs before it.
+func holdForOverlap(routes []route, policy task.Overlap, now time.Time) {
+	for _, r := range routes {
+		if r.run.State != task.RunRunning {
+			continue
+		}
+		switch policy {
+		case task.OverlapSkip:
+			r.run.State, r.run.Attempt, r.run.FinishedAt = task.RunSkipped, 0, now
+			r.run.Error = "the previous run was still in progress (overlap: skip)"
+			r.run.Deadline = time.Time{}
+		case task.OverlapQueue:
+			r.run.State, r.run.Deadline = task.RunPending, time.Time{}
+		}
+	}
+}
