@@ -7,16 +7,16 @@ import (
 	"testing"
 )
 
-// forbiddenDeps are the arrows the design forbids (docs/DESIGN.md), as
-// package → the packages of this module (exact paths) or other modules
-// it must not depend on, directly or through another package.
+// forbiddenDeps are the arrows the design forbids (docs/DESIGN.md,
+// "Layout"), as package → what it must not depend on, directly or through
+// another package. An entry is a package of this module (exact path), a
+// folder of it (a path ending in "/": every package under it), or another
+// module (all its packages).
 var forbiddenDeps = map[string][]string{
 	// The web table serves the rows through small interfaces; it never
-	// pulls in delivery (executors, SMTP, Twilio, Kafka), the scheduler,
-	// the jobs service, the server or a store driver.
-	"cronsheet/webtable": {"cronsheet/executors", "cronsheet/fire", "cronsheet/jobs", "cronsheet/server",
-		"cronsheet/patrol", "cronsheet/store/sqlite", "cronsheet/store/mongo",
-		"github.com/twilio/twilio-go", "gopkg.in/gomail.v2", "github.com/twmb/franz-go"},
+	// pulls in delivery (executors, SMTP, Twilio, Kafka), arming, the
+	// scheduler, the jobs service, the server or a store driver.
+	"cronsheet/webtable": slices.Concat(belowAPI, []string{"cronsheet/jobs", "cronsheet/patrol"}),
 	// The REST API's handler packages (and their shared helpers) hold
 	// small interfaces of their own, like webtable.
 	"cronsheet/api/httpapi":    apiBanned,
@@ -36,36 +36,122 @@ var forbiddenDeps = map[string][]string{
 	"cronsheet/task":  {"cronsheet/store", "cronsheet/mapping", "cronsheet/fire", "cronsheet/executors"},
 	"cronsheet/store": {"cronsheet/mapping", "cronsheet/fire", "cronsheet/executors", "cronsheet/webtable", "cronsheet/server"},
 	// Delivery knows nothing of HTTP serving, patrols or the jobs API.
-	"cronsheet/fire":      {"cronsheet/server", "cronsheet/webtable", "cronsheet/patrol", "cronsheet/jobs", "github.com/gin-gonic/gin"},
+	"cronsheet/fire":      {"cronsheet/server", "cronsheet/webtable", "cronsheet/api/", "cronsheet/patrol", "cronsheet/jobs", "github.com/gin-gonic/gin"},
 	"cronsheet/executors": {"cronsheet/store", "cronsheet/fire", "cronsheet/server", "cronsheet/webtable"},
 	"cronsheet/patrol":    {"cronsheet/server", "cronsheet/webtable", "cronsheet/fire"},
+	// Admission sits below the API: it decides when a delivery goes and
+	// knows nothing of who asked.
+	"cronsheet/admission": aboveEngine,
 }
 
-// apiBanned is what no package of api/ may depend on: the web table,
-// delivery, the scheduler, the jobs service, the server, the patrols, a
-// store driver.
-var apiBanned = []string{"cronsheet/webtable", "cronsheet/executors", "cronsheet/fire", "cronsheet/jobs", "cronsheet/server",
-	"cronsheet/patrol", "cronsheet/store/sqlite", "cronsheet/store/mongo",
+// belowAPI is what the HTTP surface (api/, webtable) must not reach: the
+// engine below it (delivery, admission, arming), the server and the
+// drivers and clients of the outside world.
+var belowAPI = []string{"cronsheet/executors", "cronsheet/fire", "cronsheet/admission", "cronsheet/arming",
+	"cronsheet/server", "cronsheet/store/sqlite", "cronsheet/store/mongo",
 	"github.com/twilio/twilio-go", "gopkg.in/gomail.v2", "github.com/twmb/franz-go"}
 
+// apiBanned is what no package of api/ may depend on: belowAPI, the web
+// table, the jobs service and the patrols.
+var apiBanned = slices.Concat(belowAPI, []string{"cronsheet/webtable", "cronsheet/jobs", "cronsheet/patrol"})
+
+// aboveEngine is what the engine's packages (admission, arming) must not
+// depend on: the HTTP surface and the server that wires them.
+var aboveEngine = []string{"cronsheet/api/", "cronsheet/webtable", "cronsheet/server", "cronsheet/cmd/",
+	"github.com/gin-gonic/gin"}
+
+// pkgInfo is what `go list` says of one package of this module.
+type pkgInfo struct {
+	deps    []string // every package it depends on, directly or not
+	imports []string // the packages it imports itself
+}
+
+// listPackages reads every package of the module (tests excluded) with
+// one `go list`.
+func listPackages(t *testing.T) map[string]pkgInfo {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Deps \" \"}}|{{join .Imports \" \"}}", "cronsheet/...").Output()
+	if err != nil {
+		t.Fatalf("go list cronsheet/...: %v", err)
+	}
+	pkgs := make(map[string]pkgInfo)
+	for line := range strings.Lines(string(out)) {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) != 3 {
+			t.Fatalf("go list printed %q; want path|deps|imports", line)
+		}
+		pkgs[f[0]] = pkgInfo{deps: strings.Fields(f[1]), imports: strings.Fields(f[2])}
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages of the module; want the whole tree", len(pkgs))
+	}
+	return pkgs
+}
+
+// banned reports whether dep matches the ban b (see forbiddenDeps).
+func banned(dep, b string) bool {
+	switch {
+	case strings.HasSuffix(b, "/"):
+		return strings.HasPrefix(dep, b)
+	case strings.HasPrefix(b, "cronsheet/"):
+		return dep == b
+	default:
+		return dep == b || strings.HasPrefix(dep, b+"/")
+	}
+}
+
 // TestForbiddenDeps fails when a package gains a dependency the design
-// forbids (issue 16 item 21), read from `go list -deps`.
+// forbids.
 func TestForbiddenDeps(t *testing.T) {
-	for pkg, banned := range forbiddenDeps {
-		out, err := exec.Command("go", "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg, err)
+	pkgs := listPackages(t)
+	for pkg, bans := range forbiddenDeps {
+		info, ok := pkgs[pkg]
+		if !ok {
+			t.Errorf("%s is not a package of the module; fix forbiddenDeps", pkg)
+			continue
 		}
-		deps := strings.Fields(string(out))
-		if len(deps) < 2 {
-			t.Fatalf("go list -deps %s listed %d packages; want the package and its dependencies", pkg, len(deps))
-		}
-		for _, d := range deps {
-			for _, b := range banned {
-				// A package of this module is banned by its exact path;
-				// another module with all its packages.
-				if d == b || !strings.HasPrefix(b, "cronsheet/") && strings.HasPrefix(d, b+"/") {
+		for _, d := range info.deps {
+			for _, b := range bans {
+				if banned(d, b) {
 					t.Errorf("%s depends on %s (through %s); the design forbids it", pkg, b, d)
+				}
+			}
+		}
+	}
+}
+
+// TestOnlyTheBinaryWires fails when a package other than the binary
+// (cmd/cronsheet) depends on the composition root (server) or on a
+// command: server only wires, and nothing builds on the wiring.
+func TestOnlyTheBinaryWires(t *testing.T) {
+	for pkg, info := range listPackages(t) {
+		if pkg == "cronsheet/cmd/cronsheet" || pkg == "cronsheet/server" {
+			continue
+		}
+		for _, d := range info.deps {
+			if d == "cronsheet/server" || strings.HasPrefix(d, "cronsheet/cmd/") {
+				t.Errorf("%s depends on %s; only the binary (cmd/cronsheet) may", pkg, d)
+			}
+		}
+	}
+}
+
+// TestDriversKnowNoHTTP fails when a package of store/ imports net/http,
+// Gin or the HTTP surface: the drivers persist, they never serve.
+func TestDriversKnowNoHTTP(t *testing.T) {
+	for pkg, info := range listPackages(t) {
+		if pkg != "cronsheet/store" && !strings.HasPrefix(pkg, "cronsheet/store/") {
+			continue
+		}
+		for _, imp := range info.imports {
+			if imp == "net/http" {
+				t.Errorf("%s imports net/http; a driver knows no HTTP", pkg)
+			}
+		}
+		for _, d := range info.deps {
+			for _, b := range []string{"github.com/gin-gonic/gin", "cronsheet/api/", "cronsheet/webtable"} {
+				if banned(d, b) {
+					t.Errorf("%s depends on %s; a driver knows no HTTP", pkg, d)
 				}
 			}
 		}
