@@ -49,7 +49,7 @@ var apiBanned = []string{"cronsheet/webtable", "cronsheet/executors", "cronsheet
 	"github.com/twilio/twilio-go", "gopkg.in/gomail.v2", "github.com/twmb/franz-go"}
 
 // TestForbiddenDeps fails when a package gains a dependency the design
-// forbids (issue 16 item 21), read from `go list -deps`.
+// forbids, read from `go list -deps`.
 func TestForbiddenDeps(t *testing.T) {
 	for pkg, banned := range forbiddenDeps {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
