@@ -77,10 +77,9 @@ func NewHTTP(logger *slog.Logger, cfg HTTPConfig) (*HTTP, error) {
 		ForceAttemptHTTP2: true,
 		// As many idle connections per host as calls may be in flight at
 		// once (fire.workers' default, 256), so a busy callback host
-		// reuses its connections instead of opening one per call
-		// (measured: 4 here opened 12,735 connections for 100k callbacks;
-		// 64, once a delivery slot was held only for the call, let three
-		// nodes open 1,731 to one hook in the cluster test).
+		// reuses its connections instead of opening one per call: each
+		// call past the idle limit closes its connection when done, and
+		// the next call opens another (docs/BENCHMARKS.md, "Jobs API").
 		MaxIdleConns:           1024,
 		MaxIdleConnsPerHost:    256,
 		IdleConnTimeout:        90 * time.Second,

@@ -317,10 +317,10 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// TestSubSecondActivationFiresTheNextWholeSecond is issue 16 item 27: a
-// schedule activated part-way through a second fires the first slot
-// strictly after the activation instant, even one in that same second's
-// end; intervals still count from the next whole second.
+// TestSubSecondActivationFiresTheNextWholeSecond: a schedule activated
+// part-way through a second fires the first slot strictly after the
+// activation instant, even one in that same second's end; intervals still
+// count from the next whole second.
 func TestSubSecondActivationFiresTheNextWholeSecond(t *testing.T) {
 	t.Parallel()
 	activated := at(500 * time.Millisecond) // 12:00:00.500

@@ -32,9 +32,9 @@ func (a *afterRecord) RecordFires(ctx context.Context, recs []store.FireRecord) 
 // TestResumeWhileRecorded: a Resume that reads a run this process has just
 // recorded, before the fire has taken it in hand (the task armed at the
 // moment it fires or is triggered), leaves it to that fire: the run is
-// delivered once. Before the runs being recorded were marked, the Resume
-// took the run over as "this node's, not in flight here" and delivered
-// it, and the fire then delivered it again.
+// delivered once. The runs being recorded are marked so that the Resume
+// does not take the run over as "this node's, not in flight here" and
+// deliver it while the fire delivers it too.
 func TestResumeWhileRecorded(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -8,8 +8,8 @@ import (
 
 // The jobs API's wire contract (requests, views, answers) lives in
 // jobs/jobapi, which the HTTP layer imports without the service and its
-// delivery dependencies; these names keep the service's code and its
-// callers as they were.
+// delivery dependencies; these aliases let the service and its callers
+// name those types as jobs.Request, jobs.View and so on.
 type (
 	// Request is jobapi.Request.
 	Request = jobapi.Request

@@ -46,10 +46,11 @@ func (s *eventBatchStore) stored() (calls []int, total int) {
 }
 
 // TestEventsRecordedInLargeBatches: transitions that queued while the
-// recorder waited on the store are written maxEventBatch at a time. With
-// 256 per call, a burst of 100k fires at one instant filled the buffer
+// recorder waited on the store are written maxEventBatch at a time: with
+// small calls a burst of 100k fires at one instant fills the buffer
 // behind SQLite's one writer, and everything that records a transition
-// (fires, and a batch submission past the HTTP write timeout) waited.
+// (fires, and a batch submission past the HTTP write timeout) waits
+// (docs/BENCHMARKS.md, "100,000 jobs due at one instant").
 func TestEventsRecordedInLargeBatches(t *testing.T) {
 	st := &eventBatchStore{Store: testStore(t), release: make(chan struct{}), first: make(chan struct{})}
 	svc := New(Deps{Store: st, Trigger: func(context.Context, fire.TriggerParams) ([]*task.Run, error) {

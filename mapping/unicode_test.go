@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// dutyConfig is a scenario named and keyed in Chinese (issue 16 item 8).
+// dutyConfig is a scenario named and keyed in Chinese.
 func dutyConfig() Config {
 	return Config{
 		Name: "值班提醒",

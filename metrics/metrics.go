@@ -111,8 +111,8 @@ func (m *Metrics) QueueDepth(group string, n int) {
 }
 
 // SetQueueDepthFunc sets a function called at each scrape (and statsd push)
-// for the queue depth of every group, e.g. from flow.Controller.Stats. Its
-// figures take precedence over those given to QueueDepth. nil removes it.
+// for the queue depth of every group, e.g. from admission.Stats.QueueDepths.
+// Its figures take precedence over those given to QueueDepth. nil removes it.
 func (m *Metrics) SetQueueDepthFunc(fn func() map[string]int) {
 	if m == nil {
 		return

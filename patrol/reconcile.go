@@ -86,7 +86,8 @@ func (r *Reconcile) RunOnce(ctx context.Context) (ReconcileResult, error) {
 		release = append(release, store.ParkParams{TaskID: c.TaskID, Version: c.Version})
 	}
 	// In batches: at a thousand jobs finishing a second, one transaction
-	// per task for each was most of the writer's time outside the fires.
+	// per task for each would be most of the writer's time outside the
+	// fires.
 	if err := r.clearNextFires(ctx, cleared); err != nil {
 		return res, err
 	}

@@ -74,8 +74,8 @@ func (r *Runner) Run(ctx context.Context) {
 	for {
 		// A pass woken by an edit runs sync and publish at once; reconcile,
 		// the safety net that reads every claim of this node, runs at most
-		// once per interval (at 100k armed tasks, once per woken pass was
-		// most of a burst's CPU). Its work is never urgent: a fire checks
+		// once per interval (at 100k armed tasks, once per woken pass would
+		// be most of a burst's CPU). Its work is never urgent: a fire checks
 		// its task itself, and a changed task is re-armed by publish.
 		full := !woken || time.Since(lastReconcile) >= r.cfg.Interval
 		r.pass(ctx, full)

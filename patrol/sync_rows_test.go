@@ -84,10 +84,10 @@ func (s *faultyRows) heal() {
 	s.fail = nil
 }
 
-// TestSyncRowFailureSparesOthers (issue 16 item 14): a row whose sync fails
-// in the store, and a row deleted while the pass runs, no longer abort the
-// pass: every other row of the batch is synced, the failure is reported
-// with its row, and the failed row is synced on the next pass.
+// TestSyncRowFailureSparesOthers: a row whose sync fails in the store,
+// and a row deleted while the pass runs, do not abort the pass: every
+// other row of the batch is synced, the failure is reported with its row,
+// and the failed row is synced on the next pass.
 func TestSyncRowFailureSparesOthers(t *testing.T) {
 	t.Parallel()
 	for name, open := range syncDrivers {

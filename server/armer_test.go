@@ -471,8 +471,8 @@ func TestBucketGroupsDeliverOnce(t *testing.T) {
 }
 
 // TestUnschedulableHeldOnce: a task whose schedule can never be armed is
-// held without a schedule and flagged on the task, not refused (which
-// made every patrol pass claim, fail and release it again).
+// held without a schedule and flagged on the task, not refused (refused,
+// every patrol pass would claim, fail and release it again).
 func TestUnschedulableHeldOnce(t *testing.T) {
 	b := newArmerTest(t, fire.Config{}, nil, false)
 	st, sched := b.st, b.sched
@@ -691,8 +691,8 @@ func (c *countingFires) RecordFires(ctx context.Context, recs []store.FireRecord
 
 // TestArmBatchFiresMissedTogether: a batch of jobs armed after their time
 // fires each one's slot, and the fires share the ledger's transactions
-// (fired one after another, each took a transaction of its own and the
-// patrol pass fell behind the jobs it claimed next).
+// (fired one after another, each would take a transaction of its own and
+// the patrol pass would fall behind the jobs it claims next).
 func TestArmBatchFiresMissedTogether(t *testing.T) {
 	var counting *countingFires
 	b := newArmerTest(t, fire.Config{}, func(st *sqlite.Store) fire.Store {

@@ -93,9 +93,9 @@ func TestEveryRouteGuarded(t *testing.T) {
 	}
 }
 
-// TestAuthRequiredDoneMeans is the check: with auth required, POST
-// rows gets 401 without a token, 403 with a viewer's, 201 with an
-// editor's, and the audit trail names the token's user.
+// TestAuthRequiredDoneMeans: with auth required, POST rows gets 401
+// without a token, 403 with a viewer's, 201 with an editor's, and the
+// audit trail names the token's user.
 func TestAuthRequiredDoneMeans(t *testing.T) {
 	b := setup(t, requireAuth)
 	users := b.srv.store.(store.Users)

@@ -208,9 +208,9 @@ func TestExportImportSQLite(t *testing.T) {
 	roundTrip(t, openSQLite(t), dump)
 }
 
-// TestImportDumpWithoutTargets imports a dump written before targets, audit
-// records and job events were carried: it has none of those, and
-// everything else goes in as before.
+// TestImportDumpWithoutTargets imports a dump that has no targets, audit
+// records or job events (the shape of a dump from an older version):
+// everything it has goes in.
 func TestImportDumpWithoutTargets(t *testing.T) {
 	src := openSQLite(t)
 	fillStore(t, src)

@@ -154,8 +154,9 @@ func step(id string, targets []string, on map[string][]string) map[string]any {
 	return map[string]any{"id": id, "targets": targets, "on": on}
 }
 
-// TestFlowOutcomes runs the paths through the API of a running
-// node on SQLite, counting deliveries at the hook.
+// TestFlowOutcomes runs a flow down each path (success, failure and
+// timeout edges, all versus any, no edge, stop) through the API of a
+// running node on SQLite, counting deliveries at the hook.
 func TestFlowOutcomes(t *testing.T) { testFlowOutcomes(t, func(*Config) {}) }
 
 // TestFlowOutcomesOnMongo runs them on the mongo driver.

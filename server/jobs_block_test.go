@@ -59,9 +59,10 @@ func TestJobsBlockRacesFire(t *testing.T) {
 	// 310 ms after (425 ms on the mongo driver, whose fires take longer to
 	// reach the ledger), so some win (those well before the instant always
 	// do) and some lose, also when a loaded machine starts the fires late
-	// (in CI, with blocks up to 75 ms after, every block once won) or
-	// answers a block slowly (in CI on FerretDB, with blocks from 40 ms
-	// before, every block once lost; idle, 3–5 of 24 won).
+	// (then a block some tens of milliseconds after the instant still
+	// wins, so the window reaches far past it) or answers a block slowly
+	// (on FerretDB a block sent 40 ms before the instant can lose the
+	// race, so the window starts 150 ms ahead).
 	step := 20 * time.Millisecond
 	if testDriver() == "mongo" {
 		step = 25 * time.Millisecond

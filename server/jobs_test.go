@@ -112,10 +112,10 @@ func setupJobs(t *testing.T) (*testBundle, *jobHook) {
 	return b, h
 }
 
-// TestJobsDoneMeans is issue 6's "done means": a delayed POST job hits its
-// hook once, no sooner than its delay, and reads done; with wait the
-// submission returns the hook's answer; a job whose hook keeps failing
-// ends dead after 5 retries and says why.
+// TestJobsDoneMeans checks the jobs API end to end: a delayed POST job
+// hits its hook once, no sooner than its delay, and reads done; with wait
+// the submission returns the hook's answer; a job whose hook keeps
+// failing ends dead after 5 retries and says why.
 func TestJobsDoneMeans(t *testing.T) {
 	b, h := setupJobs(t)
 
@@ -249,9 +249,9 @@ func TestJobsCancelRacesFire(t *testing.T) {
 		ids[i], due[i] = v.ID, v.DueAt
 	}
 	// Each cancel is sent around its job's instant: from 40ms before to
-	// 150ms after, so some win and some lose (a fire reaches the ledger
-	// some tens of milliseconds after its instant under -race on a busy
-	// machine: one CI run with 55ms saw every cancel win).
+	// 150ms after, so some win and some lose: under -race on a busy
+	// machine a fire reaches the ledger some tens of milliseconds after
+	// its instant, and a cancel sent before that still wins.
 	var mu sync.Mutex
 	cancelled := map[string]bool{}
 	var wg sync.WaitGroup

@@ -230,13 +230,13 @@ func TestPeersGoneOrQuiet(t *testing.T) {
 // TestGracefulStopWithManyClaims: a node holding thousands of claims
 // (jobs due an hour ahead, the arming window off) gives them all up and leaves the registry
 // when it stops, so the same node id starts again at once and arms them
-// again. Releasing them one transaction per task ran out of the stop's
-// budget at 20k claims, and the registry entry then kept the next start
-// refused until it lapsed.
+// again. The release must fit in the stop's budget (one transaction per
+// task would not, at 20k claims), else the registry entry left behind
+// refuses the next start until it lapses.
 func TestGracefulStopWithManyClaims(t *testing.T) {
 	n := 4000
 	if testDriver() == "mongo" {
-		n = 100 // FerretDB claims one task per round trip: 4000 took past a minute
+		n = 100 // FerretDB claims one task per round trip: 4000 take over a minute
 	}
 	dbPath := filepath.Join(t.TempDir(), "cronsheet.db")
 	// The arming window off: with it, jobs due an hour ahead wait in the

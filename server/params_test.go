@@ -8,10 +8,10 @@ import (
 	"cronsheet/mapping"
 )
 
-// TestRowParamsFillTemplates (issue 16 item 9): a row's params field (a
-// JSON object or key=value pairs) and a scenario's param_fields fill the
-// {{…}} templates of its HTTP target on scheduled fires, delivered to a
-// real local listener; a bad params field is a 400 naming it.
+// TestRowParamsFillTemplates: a row's params field (a JSON object or
+// key=value pairs) and a scenario's param_fields fill the {{…}} templates
+// of its HTTP target on scheduled fires, delivered to a real local
+// listener; a bad params field is a 400 naming it.
 func TestRowParamsFillTemplates(t *testing.T) {
 	h := startHook(t)
 	shifts := mapping.Config{

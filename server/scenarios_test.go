@@ -12,8 +12,7 @@ import (
 	"cronsheet/task"
 )
 
-// dutyYAML declares a scenario named and keyed in Chinese, with labels
-// (issue 16 item 8).
+// dutyYAML declares a scenario named and keyed in Chinese, with labels.
 const dutyYAML = `
 scenarios:
   - name: 值班提醒

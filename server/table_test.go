@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// TestProductOnTheTestDriver is issue 11's "done means", on whichever
+// TestProductOnTheTestDriver checks the product end to end, on whichever
 // driver the tests run on (CRONSHEET_TEST_DRIVER): the table pages, sorts,
 // searches Chinese terms and exports; /healthz is ok; the status names the
 // driver and the server's version.

@@ -111,13 +111,13 @@ func (b *testBundle) run(t *testing.T, triggerID string) *task.Run {
 	return &r
 }
 
-// TestHTTPTargetEndToEnd is issue 5's "done means", through the API of a
-// running node: an http target bound to two tasks gets each fire with its
-// trigger id and idempotency key; paused, it rejects scheduled fires and
-// takes manual ones; feedback with status 0 makes a run done, and a run
-// without feedback becomes timeout at its deadline; a stopped task fires
-// only by hand, a closed one not at all; exec targets run only what config
-// lists.
+// TestHTTPTargetEndToEnd checks http targets end to end, through the API
+// of a running node: an http target bound to two tasks gets each fire with
+// its trigger id and idempotency key; paused, it rejects scheduled fires
+// and takes manual ones; feedback with status 0 makes a run done, and a
+// run without feedback becomes timeout at its deadline; a stopped task
+// fires only by hand, a closed one not at all; exec targets run only what
+// config lists.
 func TestHTTPTargetEndToEnd(t *testing.T) {
 	h := startHook(t)
 	script := filepath.Join(t.TempDir(), "hello.sh")

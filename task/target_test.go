@@ -40,8 +40,8 @@ func TestAdmitMatrix(t *testing.T) {
 			}
 		}
 	}
-	// The rule table above restates design note 001 (docs/SEEDS.md); spot-check it against the
-	// sentences of the issue so that a mistake in both cannot pass.
+	// The rule table above restates design note 001 (docs/SEEDS.md); spot-check it against
+	// cases written out from the note's sentences, so that a mistake in both cannot pass.
 	spot := map[[3]string]bool{ // accepted?
 		{"running", "running", "schedule"}: true,
 		{"running", "paused", "schedule"}:  false,

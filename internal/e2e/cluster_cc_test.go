@@ -209,8 +209,7 @@ func TestClusterCC(t *testing.T) {
 	// was sending it at the kill (an attempt cut by the crash, re-sent by
 	// the node that took the run over, with the same trigger id). Any
 	// other duplicate fails the test, with its senders and the nodes' log
-	// lines about it. (Such duplicates were seen in CI under load before
-	// a node that stopped beating but still existed stopped losing its
+	// lines about it. (A node that stops beating but still runs keeps its
 	// runs in flight: TestClusterStall.)
 	h.mu.Lock()
 	unexplained := 0

@@ -113,9 +113,9 @@ func TestClusterStall(t *testing.T) {
 // holds every other process's writes (SQLite has one writer per file), so
 // no peer could release its claims and the stall would test nothing; a
 // node paused that way stops the whole cluster on one SQLite file, which
-// is SQLite's limit, not what this test is about. Under CI's load the
-// nodes are inside a write most of the time, so it tries again (continue,
-// wait, stop) until the lock is free while n is stopped.
+// is SQLite's limit, not what this test is about. Under load the nodes
+// are inside a write most of the time, so it tries again (continue, wait,
+// stop) until the lock is free while n is stopped.
 func stopOutsideWrite(t *testing.T, c *cluster, n *clusterNode) {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+c.dbPath+"?_busy_timeout=0")

@@ -55,8 +55,8 @@ func clusterSizesFromEnv(t *testing.T) clusterSizes {
 	return s
 }
 
-// TestCluster is issue 10's multi-process harness: three cronsheet
-// processes on one SQLite file deliver to a slow local hook, which counts
+// TestCluster is the multi-process harness: three cronsheet processes
+// on one SQLite file deliver to a slow local hook, which counts
 // every delivery by trigger id and idempotency key, while ownership moves,
 // nodes are killed with SIGKILL, and the store is locked. Each scenario
 // logs its figures; the summary repeats them at the end.
@@ -113,9 +113,10 @@ func TestClusterOnMongo(t *testing.T) {
 		sizes = clusterSizesFromEnv(t)
 	}
 	db := fmt.Sprintf("cluster_%d", time.Now().UnixNano())
-	// At most 10 connections per node: FerretDB v1 stopped answering
-	// anyone when three nodes' default pools (100 each) had more
-	// operations in flight than its own PostgreSQL pool (docs/FERRETDB.md).
+	// At most 10 connections per node: FerretDB v1 stops answering
+	// anyone when more operations are in flight than its own PostgreSQL
+	// pool holds, as three nodes' default pools (100 each) allow
+	// (docs/FERRETDB.md).
 	uri = withQuery(uri, "maxPoolSize=10")
 	cs := clusterStore{
 		YAML:     fmt.Sprintf("{driver: mongo, uri: %q, database: %s}", uri, db),
