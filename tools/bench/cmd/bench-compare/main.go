@@ -63,7 +63,7 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.repo, "repo", "../..", "the cronsheet repository (its cmd/jobs-bench is built from there)")
+	flag.StringVar(&o.repo, "repo", "../..", "the cronsheet repository (its tools/bench/cmd/jobs-bench is built from there)")
 	flag.IntVar(&o.n, "n", 10000, "jobs per workload")
 	flag.IntVar(&o.spread, "spread", 20, "seconds the spread workload's due instants cover")
 	flag.IntVar(&o.clients, "clients", 8, "concurrent clients submitting jobs")
@@ -377,11 +377,12 @@ type benchJSON struct {
 func runCronsheet(o options, dir string) (results, error) {
 	var r results
 	bin := filepath.Join(dir, "jobs-bench")
-	progress("cronsheet: building %s/cmd/jobs-bench", o.repo)
+	mod := filepath.Join(o.repo, "tools", "bench")
+	progress("cronsheet: building %s/cmd/jobs-bench", mod)
 	build := exec.Command("go", "build", "-o", bin, "./cmd/jobs-bench")
-	build.Dir, build.Stdout, build.Stderr = o.repo, os.Stderr, os.Stderr
+	build.Dir, build.Stdout, build.Stderr = mod, os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		return r, fmt.Errorf("go build ./cmd/jobs-bench in %s: %w", o.repo, err)
+		return r, fmt.Errorf("go build ./cmd/jobs-bench in %s: %w", mod, err)
 	}
 	common := []string{"-n", strconv.Itoa(o.n), "-clients", strconv.Itoa(o.clients), "-batch", strconv.Itoa(o.batch),
 		"-budget", o.budget.String(), "-whole-seconds"}
