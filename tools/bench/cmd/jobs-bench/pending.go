@@ -39,6 +39,7 @@ import (
 
 	"cronsheet/task"
 	"cronsheet/tools/bench/internal/benchkit"
+	"cronsheet/tools/bench/internal/jobsjson"
 	"cronsheet/tools/bench/internal/node"
 )
 
@@ -524,46 +525,10 @@ func fileSize(path string) int64 {
 
 func mib(b float64) float64 { return b / (1 << 20) }
 
-// jsonPending is the pending case as -json writes it.
-type jsonPending struct {
-	N             int     `json:"n"`
-	SubmittedPS   float64 `json:"submitted_per_s"`
-	ArmedAfterS   float64 `json:"armed_after_s"`
-	Armed         int64   `json:"armed"`
-	HeapPerJob    float64 `json:"heap_per_pending_job_bytes"`
-	HeapBefore    uint64  `json:"heap_before_bytes"`
-	HeapAfter     uint64  `json:"heap_after_bytes"`
-	RSSBefore     int64   `json:"rss_before_bytes"`
-	RSSAfter      int64   `json:"rss_after_bytes"`
-	PeakRSS       int64   `json:"peak_rss_bytes"`
-	DBBytes       int64   `json:"db_bytes"`
-	WALBytes      int64   `json:"wal_bytes"`
-	StreamJobs    int     `json:"stream_jobs"`
-	StreamPS      int     `json:"stream_per_s"`
-	StreamLate    int64   `json:"stream_accepted_late"`
-	FireP50MS     float64 `json:"fire_p50_ms"`
-	FireP99MS     float64 `json:"fire_p99_ms"`
-	FireMaxMS     float64 `json:"fire_max_ms"`
-	CallbackP50MS float64 `json:"callback_p50_ms"`
-	CallbackP99MS float64 `json:"callback_p99_ms"`
-	CallbackMaxMS float64 `json:"callback_max_ms"`
-	Fires         int     `json:"fires"`
-	Calls         int64   `json:"calls"`
-	StopS         float64 `json:"stop_s"`
-	RestartUpS    float64 `json:"restart_up_s"`
-	Refused       int     `json:"restart_refused_starts"`
-	FirstArmS     float64 `json:"restart_first_arm_s"`
-	WindowArmedS  float64 `json:"restart_window_armed_s"`
-	WindowArmed   int     `json:"window_armed"`
-	AllArmedS     float64 `json:"restart_all_armed_s"`
-	Rearmed       int64   `json:"rearmed"`
-	Errors        int64   `json:"errors"`
-}
-
 // json returns r as -json writes it.
-func (r pendingResult) json() jsonPending {
+func (r pendingResult) json() jobsjson.Pending {
 	msf := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	return jsonPending{N: r.n, SubmittedPS: float64(r.n) / r.submitTook.Seconds(), ArmedAfterS: r.armedAfter.Seconds(),
+	return jobsjson.Pending{N: r.n, SubmittedPS: float64(r.n) / r.submitTook.Seconds(), ArmedAfterS: r.armedAfter.Seconds(),
 		Armed: r.armedN, HeapPerJob: r.heapPerJob(), HeapBefore: r.heapBefore, HeapAfter: r.heapAfter,
 		RSSBefore: r.rssBefore, RSSAfter: r.rssAfter, PeakRSS: r.peakRSS, DBBytes: r.dbBytes, WALBytes: r.walBytes,
 		StreamJobs: r.stream.n, StreamPS: r.stream.rate, StreamLate: r.stream.late,
