@@ -16,7 +16,7 @@ import (
 	"cronsheet/tools/bench/internal/jobsjson"
 )
 
-// runCronsheet builds cmd/jobs-bench from o.repo and runs it twice: one
+// runCronsheet builds cmd/jobs-bench in o.repo/tools/bench and runs it twice: one
 // job per request, batches and N due at one instant; then N spread.
 func runCronsheet(o options, dir string) (results, error) {
 	var r results
@@ -55,8 +55,8 @@ func runCronsheet(o options, dir string) (results, error) {
 	}
 	l := one.Lag[0]
 	r.instant = benchkit.Dist{P50: msDur(l.CallbackP50MS), P99: msDur(l.CallbackP99MS), Max: msDur(l.CallbackMaxMS)}
-	// Done = the outcome stored (jobs-bench reports it since 120b474;
-	// older builds only the last callback).
+	// Done = the last outcome stored, or the last callback when that came
+	// later.
 	last := l.LastAfterDueS
 	if l.LastOutcomeS > last {
 		last = l.LastOutcomeS

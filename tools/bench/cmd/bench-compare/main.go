@@ -1,9 +1,9 @@
 // Command bench-compare runs asynq (github.com/hibiken/asynq v0.26.0, on a
 // throwaway redis-server it starts with AOF on) and cronsheet (this
-// repository's cmd/jobs-bench, built from the parent module and run as a
-// subprocess; it starts a real node in-process on a fresh SQLite file) on
-// the same workloads, one after the other, and prints one table with both
-// and their ratio (issue 12, item 6):
+// module's cmd/jobs-bench, built from the repository's working tree and run
+// as a subprocess; it starts a real node in-process on a fresh SQLite file)
+// on the same workloads, one after the other, and prints one table with
+// both and their ratio:
 //
 //   - accepted/s, one job per request from -clients concurrent clients
 //     (jobs due in an hour, so none runs meanwhile);
@@ -19,9 +19,9 @@
 // HTTP callback to a local hook (fire, ledger write, HTTP call, outcome
 // recorded). The output says so.
 //
-// Usage (from this directory; make bench-compare does it):
+// Usage (from tools/bench; make bench-compare does it):
 //
-//	go run . [-repo ../..] [-n 10000] [-spread 20] [-clients 8] [-batch 500]
+//	go run ./cmd/bench-compare [-repo ../..] [-n 10000] [-spread 20] [-clients 8] [-batch 500]
 //	         [-concurrency 64] [-check-interval 100ms] [-budget 0]
 package main
 
@@ -65,8 +65,9 @@ func main() {
 		fail(errors.New("-n, -spread, -clients, -batch and -concurrency must be positive"))
 	}
 	if o.budget <= 0 {
-		// At 100k jobs a 15 s budget ended inside cronsheet's batch intake
-		// (~7k/s), and the drain then measured intake and arming too.
+		// The budget grows with n so that both systems have stored (and
+		// cronsheet armed) every job before the first due instant; a drain
+		// that starts earlier measures intake and arming too.
 		o.budget = 15*time.Second + time.Duration(o.n)*250*time.Microsecond
 	}
 	if err := run(o); err != nil {

@@ -41,7 +41,7 @@ type lagResult struct {
 	// lastAfterDue is the first due instant → the last callback.
 	lastAfterDue time.Duration
 	// lastOutcomeAfterDue is the first due instant → the last run stored
-	// final (server.WithRunObserver).
+	// final (the node's run observer).
 	lastOutcomeAfterDue time.Duration
 	// drainCPU is the CPU time (user + system) the process used from the
 	// first due instant until every callback arrived (or the wait ended).

@@ -28,8 +28,9 @@ func CPUTime() time.Duration {
 }
 
 // StartCPUProfile starts a CPU profile into the file at path and returns
-// what stops it and closes the file (once, however often it is called); with path "" it does nothing. Only
-// one profile can run at a time in a process.
+// what stops it and closes the file (once, however often it is called);
+// with path "" it does nothing. Only one profile can run at a time in a
+// process.
 func StartCPUProfile(path string) (stop func(), err error) {
 	if path == "" {
 		return func() {}, nil
