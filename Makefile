@@ -48,22 +48,24 @@ fmt-check:
 test: fmt-check vet static
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
+# The benchmark programs are commands of the nested module tools/bench
+# (its own go.mod, so asynq and the benches stay out of cronsheet's build,
+# vet and tests). bench: trigger lag, heap per armed task, edit-to-armed.
 bench:
-	$(GO) run ./cmd/cronsheet-bench
+	cd tools/bench && $(GO) run ./cmd/cronsheet-bench
 
 # The jobs API: accepted jobs/s, trigger lag with 10k and 100k pending
 # jobs, memory per pending job (about 10 minutes).
 bench-jobs:
-	$(GO) run ./cmd/jobs-bench
+	cd tools/bench && $(GO) run ./cmd/jobs-bench
 
 # bench-compare: asynq v0.26.0 on a throwaway redis-server (AOF on; Debian
-# package redis-server) and cronsheet (cmd/jobs-bench) on the same
-# workloads, one table with both and their ratio. tools/bench-compare is a
-# module of its own, so cronsheet's go.mod stays free of asynq. About 3
-# minutes with the defaults; e.g. BENCH_COMPARE_FLAGS="-n 100000 -spread 60".
+# package redis-server) and cronsheet (tools/bench/cmd/jobs-bench) on the
+# same workloads, one table with both and their ratio. About 3 minutes with
+# the defaults; e.g. BENCH_COMPARE_FLAGS="-n 100000 -spread 60".
 BENCH_COMPARE_FLAGS ?= -n 10000 -spread 20
 bench-compare:
-	cd tools/bench-compare && $(GO) run . -repo $(CURDIR) $(BENCH_COMPARE_FLAGS)
+	cd tools/bench && $(GO) run ./cmd/bench-compare -repo $(CURDIR) $(BENCH_COMPARE_FLAGS)
 
 # fuzz runs each fuzz target for FUZZTIME (default 30s), one at a time (go
 # test -fuzz takes one target per run); a failing input lands in the

@@ -1,10 +1,11 @@
 package main
 
-// The pending case (-pending N) measures issue 12's aim for one node: a
-// million pending jobs in at most 600 MB of heap, a p99 fire lag of at
-// most 50 ms for a steady 1k/s due rate while they wait, and a restart
-// that has the arming window armed again in under 5 s. On one node with
-// the default arming window (fire.arm_window 2m):
+// The pending case (-pending N) measures one node holding many pending
+// jobs: the memory they take, the fire lag of a steady due stream while
+// they wait, and how soon a restarted node has the arming window armed
+// again (the aims, and the figures against them, are in
+// docs/BENCHMARKS.md). On one node with the default arming window
+// (fire.arm_window 2m):
 //
 //  1. N jobs are submitted in batches, each due at its own instant spread
 //     over 1 h to 3 h ahead, so every one waits in the store (the jobs
@@ -37,8 +38,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"cronsheet/server"
 	"cronsheet/task"
+	"cronsheet/tools/bench/internal/benchkit"
+	"cronsheet/tools/bench/internal/jobsjson"
+	"cronsheet/tools/bench/internal/node"
 )
 
 const (
@@ -106,12 +109,12 @@ type pendingResult struct {
 	dbBytes, walBytes     int64
 
 	stream     streamResult
-	fire, hook dist // the stream's jobs only
-	fires      int  // the stream's fires observed
+	fire, hook benchkit.Dist // the stream's jobs only
+	fires      int           // the stream's fires observed
 	calls      int64
 
 	stopTook    time.Duration // the graceful stop of the first node
-	startTook   time.Duration // the new node's first start → server.New returned (store opened, listening)
+	startTook   time.Duration // the new node's first start → node.Start returned (store opened, listening)
 	refused     int           // starts refused first because the stopped node's id was still registered
 	firstArm    time.Duration // the new node's first start → its first arm
 	windowArmed time.Duration // the new node's start → all windowJobs armed; 0: not all were
@@ -153,7 +156,7 @@ func pendingCase(o options) (pendingResult, error) {
 	streamN := int(float64(o.pendingRate) * o.pendingFor.Seconds())
 	// Everything that grows with the stream is allocated before the heap
 	// is first measured; nothing kept grows with N.
-	fires := &recorder{d: make([]time.Duration, 0, streamN)}
+	fires := benchkit.NewRecorder(streamN)
 	w := &armWatch{} // the new node's arms, and the window jobs
 	h, err := startHook(streamN+windowJobs, w.called)
 	if err != nil {
@@ -163,51 +166,51 @@ func pendingCase(o options) (pendingResult, error) {
 	var armed arms
 	var finals atomic.Int64
 	first := time.Now().Add(parkedFrom) // the first parked job's due instant
-	nd, err := startNode(o,
-		server.WithFireObserver(func(slot time.Time, lag time.Duration) {
+	nd, err := startNode(o, "", node.Settings{
+		OnFire: func(slot time.Time, lag time.Duration) {
 			if slot.Before(first) { // the stream's, not a parked job's
-				fires.add(lag)
+				fires.Add(lag)
 			}
-		}),
-		server.WithArmObserver(armed.observe),
-		server.WithRunObserver(func(run task.Run) {
+		},
+		OnArm: armed.observe,
+		OnRun: func(run task.Run) {
 			if run.State.Final() {
 				finals.Add(1)
 			}
-		}),
-	)
+		},
+	})
 	if err != nil {
 		return r, err
 	}
 	defer nd.close()
 	c := newClient(o.clients)
 
-	r.heapBefore, r.rssBefore = heapBytes(), procStatus("VmRSS")
+	r.heapBefore, r.rssBefore = benchkit.HeapBytes(), procStatus("VmRSS")
 	if err := submitParked(&r, o, c, nd, h.url, first, &armed); err != nil {
 		return r, err
 	}
-	r.heapAfter, r.rssAfter = heapBytes(), procStatus("VmRSS")
-	r.dbBytes, r.walBytes = fileSize(filepath.Join(nd.dir, dbFile)), fileSize(filepath.Join(nd.dir, dbFile+"-wal"))
-	progress("pending, %d jobs: heap %+.1f MiB, RSS %+.1f MiB; streaming %d jobs/s for %s",
+	r.heapAfter, r.rssAfter = benchkit.HeapBytes(), procStatus("VmRSS")
+	r.dbBytes, r.walBytes = fileSize(filepath.Join(nd.Dir, node.DBFile)), fileSize(filepath.Join(nd.Dir, node.DBFile+"-wal"))
+	benchkit.Progress("pending, %d jobs: heap %+.1f MiB, RSS %+.1f MiB; streaming %d jobs/s for %s",
 		r.n, mib(float64(int64(r.heapAfter)-int64(r.heapBefore))), mib(float64(r.rssAfter-r.rssBefore)), o.pendingRate, o.pendingFor)
 
-	if r.stream, err = dueStream(c, nd.base, h.url, o.pendingRate, o.pendingFor, o.clients); err != nil {
+	if r.stream, err = dueStream(c, nd.Base, h.url, o.pendingRate, o.pendingFor, o.clients); err != nil {
 		return r, fmt.Errorf("due stream: %w", err)
 	}
 	last := r.stream.start.Add(o.pendingFor + streamLead)
 	time.Sleep(time.Until(last))
-	if !waitCount(h.calls.Load, int64(r.stream.n), last.Add(5*time.Minute), 30*time.Second) {
-		progress("pending, %d jobs: only %d of %d stream jobs called back", r.n, h.calls.Load(), r.stream.n)
+	if !benchkit.WaitCount(h.calls.Load, int64(r.stream.n), last.Add(5*time.Minute), 30*time.Second) {
+		benchkit.Progress("pending, %d jobs: only %d of %d stream jobs called back", r.n, h.calls.Load(), r.stream.n)
 	}
-	if !waitCount(finals.Load, int64(r.stream.n), time.Now().Add(5*time.Minute), 30*time.Second) {
-		progress("pending, %d jobs: only %d of %d stream outcomes stored", r.n, finals.Load(), r.stream.n)
+	if !benchkit.WaitCount(finals.Load, int64(r.stream.n), time.Now().Add(5*time.Minute), 30*time.Second) {
+		benchkit.Progress("pending, %d jobs: only %d of %d stream outcomes stored", r.n, finals.Load(), r.stream.n)
 	}
 	if b := h.bad.Load(); b > 0 {
 		return r, fmt.Errorf("%d callbacks had no readable Idempotency-Key", b)
 	}
-	r.fire, r.fires = fires.dist(), fires.len()
-	r.hook, r.calls = distribution(callbackLags(h.received())), h.calls.Load()
-	progress("pending, %d jobs: stream fire lag p99 %s, callback lag p99 %s; restarting", r.n, ms(r.fire.p99), ms(r.hook.p99))
+	r.fire, r.fires = fires.Dist(), fires.Len()
+	r.hook, r.calls = benchkit.Distribution(callbackLags(h.received())), h.calls.Load()
+	benchkit.Progress("pending, %d jobs: stream fire lag p99 %s, callback lag p99 %s; restarting", r.n, benchkit.MS(r.fire.P99), benchkit.MS(r.hook.P99))
 
 	if err := restart(&r, o, c, nd, h.url, &armed, w); err != nil {
 		return r, fmt.Errorf("restart: %w", err)
@@ -219,18 +222,18 @@ func pendingCase(o options) (pendingResult, error) {
 // submitParked submits r.n jobs in batches of o.batch from o.clients
 // clients, job i due at first + parkedOver·i/n, and counts the arms over
 // parkedSettle more: the jobs API stores jobs due that far ahead to be
-// claimed a window before their time, so no node arms them now (0 arms;
-// before, each was armed and parked). Each batch is encoded as it is sent,
+// claimed a window before their time, so no node arms them now (0 arms
+// expected). Each batch is encoded as it is sent,
 // so that no body outlives it.
-func submitParked(r *pendingResult, o options, c *client, nd *node, url string, first time.Time, armed *arms) error {
+func submitParked(r *pendingResult, o options, c *client, nd *benchNode, url string, first time.Time, armed *arms) error {
 	due := func(i int) time.Time {
 		return first.Add(parkedOver * time.Duration(i) / time.Duration(r.n)).Truncate(time.Millisecond)
 	}
 	batches := (r.n + o.batch - 1) / o.batch
 	start := time.Now()
-	err := parallel(batches, o.clients, func(b int) error {
+	err := benchkit.Parallel(batches, o.clients, func(b int) error {
 		lo := b * o.batch
-		if _, err := submitBatch(c, nd.base, jobsBody(url, lo, min(lo+o.batch, r.n), due)); err != nil {
+		if _, err := submitBatch(c, nd.Base, jobsBody(url, lo, min(lo+o.batch, r.n), due)); err != nil {
 			return fmt.Errorf("batch %d: %w", b, err)
 		}
 		return nil
@@ -239,7 +242,7 @@ func submitParked(r *pendingResult, o options, c *client, nd *node, url string, 
 	if err != nil {
 		return err
 	}
-	progress("pending, %d jobs: submitted in %s (%.0f/s), %d armed", r.n, secs(r.submitTook),
+	benchkit.Progress("pending, %d jobs: submitted in %s (%.0f/s), %d armed", r.n, benchkit.Secs(r.submitTook),
 		float64(r.n)/r.submitTook.Seconds(), armed.n.Load())
 	time.Sleep(parkedSettle)
 	r.armedAfter, r.armedN = armed.since(start), armed.n.Load()
@@ -313,32 +316,32 @@ func dueStream(c *client, base, url string, rate int, d time.Duration, clients i
 // gracefully, starts a new node on its SQLite file and times it arming
 // those, then every pending job (r.n + windowJobs); the new node is
 // closed (and the files removed) before it returns.
-func restart(r *pendingResult, o options, c *client, nd *node, url string, armed *arms, w *armWatch) error {
+func restart(r *pendingResult, o options, c *client, nd *benchNode, url string, armed *arms, w *armWatch) error {
 	before := armed.n.Load()
 	seeded := time.Now()
 	due := func(i int) time.Time {
 		return seeded.Add(windowFrom + windowOver*time.Duration(i)/windowJobs).Truncate(time.Millisecond)
 	}
 	for lo := 0; lo < windowJobs; lo += o.batch {
-		ids, err := submitBatch(c, nd.base, jobsBody(url, lo, min(lo+o.batch, windowJobs), due))
+		ids, err := submitBatch(c, nd.Base, jobsBody(url, lo, min(lo+o.batch, windowJobs), due))
 		if err != nil {
 			return fmt.Errorf("window jobs: %w", err)
 		}
 		w.expect(ids)
 	}
-	if !waitCount(armed.n.Load, before+windowJobs, time.Now().Add(armWait), armStall) {
-		progress("pending, %d jobs: only %d of %d window jobs armed before the stop", r.n, armed.n.Load()-before, windowJobs)
+	if !benchkit.WaitCount(armed.n.Load, before+windowJobs, time.Now().Add(armWait), armStall) {
+		benchkit.Progress("pending, %d jobs: only %d of %d window jobs armed before the stop", r.n, armed.n.Load()-before, windowJobs)
 	}
 	stopping := time.Now()
-	if err := nd.stop(); err != nil {
+	if err := nd.Stop(); err != nil {
 		return fmt.Errorf("stop: %w", err)
 	}
 	r.stopTook = time.Since(stopping)
 	r.errors = nd.errors.Load()
-	progress("pending, %d jobs: %d window jobs submitted, node stopped in %s", r.n, windowJobs, secs(r.stopTook))
+	benchkit.Progress("pending, %d jobs: %d window jobs submitted, node stopped in %s", r.n, windowJobs, benchkit.Secs(r.stopTook))
 
 	started := time.Now()
-	again, err := restartNode(r, o, nd.dir, w)
+	again, err := restartNode(r, o, nd.Dir, w)
 	if err != nil {
 		return fmt.Errorf("start again: %w", err)
 	}
@@ -348,8 +351,8 @@ func restart(r *pendingResult, o options, c *client, nd *node, url string, armed
 	// (server's armer, Shed): the new node arms the window's jobs and
 	// leaves those until their time. Wait for the window, then settle.
 	window := func() int64 { return int64(windowJobs - w.remaining()) }
-	if !waitCount(window, windowJobs, time.Now().Add(armWait), armStall) {
-		progress("pending, %d jobs: the new node armed only %d of the %d window jobs", r.n, window(), windowJobs)
+	if !benchkit.WaitCount(window, windowJobs, time.Now().Add(armWait), armStall) {
+		benchkit.Progress("pending, %d jobs: the new node armed only %d of the %d window jobs", r.n, window(), windowJobs)
 	}
 	time.Sleep(restartSettle)
 	r.rearmedN, r.windowLate = w.n.Load(), w.late.Load()
@@ -370,15 +373,15 @@ func restart(r *pendingResult, o options, c *client, nd *node, url string, armed
 // refused until the entry lapses (patrol.lease): such a start is retried
 // every registryRetry, for at most registryWait, each refusal counted in
 // r.refused.
-func restartNode(r *pendingResult, o options, dir string, w *armWatch) (*node, error) {
+func restartNode(r *pendingResult, o options, dir string, w *armWatch) (*benchNode, error) {
 	deadline := time.Now().Add(registryWait)
 	for {
-		nd, err := startNodeIn(o, dir, server.WithArmObserver(w.observe))
+		nd, err := startNode(o, dir, node.Settings{OnArm: w.observe})
 		if err == nil || !errors.Is(err, task.ErrConflict) || time.Now().After(deadline) {
 			return nd, err
 		}
 		if r.refused == 0 {
-			progress("pending, %d jobs: the new node was refused (%v); retrying every %s", r.n, err, registryRetry)
+			benchkit.Progress("pending, %d jobs: the new node was refused (%v); retrying every %s", r.n, err, registryRetry)
 		}
 		r.refused++
 		time.Sleep(registryRetry)
@@ -452,23 +455,23 @@ func (w *armWatch) remaining() int {
 func printPending(r pendingResult) {
 	all := fmt.Sprintf("%d", r.armedN)
 	if r.armedN > 0 {
-		all += fmt.Sprintf(" (latest %s after the first batch)", secs(r.armedAfter))
+		all += fmt.Sprintf(" (latest %s after the first batch)", benchkit.Secs(r.armedAfter))
 	}
-	window := secs(r.windowArmed)
+	window := benchkit.Secs(r.windowArmed)
 	if r.windowArmed == 0 {
 		window = fmt.Sprintf("never (%d of %d)", r.windowN, windowJobs)
 	}
 	if r.windowLate > 0 {
 		window += fmt.Sprintf(", %d came due first", r.windowLate)
 	}
-	rearmed := fmt.Sprintf("%d of %d (latest after %s)", r.rearmedN+r.windowLate, r.n+windowJobs, secs(r.allArmed))
+	rearmed := fmt.Sprintf("%d of %d (latest after %s)", r.rearmedN+r.windowLate, r.n+windowJobs, benchkit.Secs(r.allArmed))
 	fmt.Printf("| pending jobs | submit/s | armed by %s after | heap/pending job | RSS growth | db size | stream | "+
-		"fire lag p50 | p99 | max | callback lag p50 | p99 | max | restart → window armed | armed by the new node |\n", secs(parkedSettle))
+		"fire lag p50 | p99 | max | callback lag p50 | p99 | max | restart → window armed | armed by the new node |\n", benchkit.Secs(parkedSettle))
 	fmt.Printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	fmt.Printf("| %d | %.0f | %s | %s | %.1f MiB | %.1f MiB | %d/s for %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-		r.n, float64(r.n)/r.submitTook.Seconds(), all, kib(r.heapPerJob()), mib(float64(r.rssAfter-r.rssBefore)),
-		mib(float64(r.dbBytes+r.walBytes)), r.stream.rate, secs(r.stream.d), ms(r.fire.p50), ms(r.fire.p99), ms(r.fire.max),
-		ms(r.hook.p50), ms(r.hook.p99), ms(r.hook.max), window, rearmed)
+		r.n, float64(r.n)/r.submitTook.Seconds(), all, benchkit.KiB(r.heapPerJob()), mib(float64(r.rssAfter-r.rssBefore)),
+		mib(float64(r.dbBytes+r.walBytes)), r.stream.rate, benchkit.Secs(r.stream.d), benchkit.MS(r.fire.P50), benchkit.MS(r.fire.P99), benchkit.MS(r.fire.Max),
+		benchkit.MS(r.hook.P50), benchkit.MS(r.hook.P99), benchkit.MS(r.hook.Max), window, rearmed)
 	fmt.Println()
 	fmt.Printf("- fire lag: a stream job's due instant → its fire starts (server.WithFireObserver); callback lag: "+
 		"due instant → the callback reaches the hook. Both over the stream's jobs only: %d submitted in batches every %s, "+
@@ -476,7 +479,7 @@ func printPending(r pendingResult) {
 		r.stream.n, streamTick, streamLead, r.fires, r.calls, r.stream.late)
 	fmt.Printf("- the %d jobs due %s–%s ahead, each at its own millisecond: submitted in %s; heap %.1f → %.1f MiB, "+
 		"RSS %.1f → %.1f MiB (peak %.1f MiB over the run); db size: SQLite file %.1f MiB + WAL %.1f MiB.\n",
-		r.n, parkedFrom, parkedFrom+parkedOver, secs(r.submitTook), mib(float64(r.heapBefore)), mib(float64(r.heapAfter)),
+		r.n, parkedFrom, parkedFrom+parkedOver, benchkit.Secs(r.submitTook), mib(float64(r.heapBefore)), mib(float64(r.heapAfter)),
 		mib(float64(r.rssBefore)), mib(float64(r.rssAfter)), mib(float64(r.peakRSS)), mib(float64(r.dbBytes)), mib(float64(r.walBytes)))
 	fmt.Printf("- restart: %d more jobs submitted (the last inserted) and armed just before it, due %s–%s after; "+
 		"the graceful stop took %s. Timed from the first start of a new node on the same file, right after the stop "+
@@ -484,8 +487,8 @@ func printPending(r pendingResult) {
 		"window armed = the last of those %d armed (or, for one that came due before it was armed and so fired as it was armed, "+
 		"called back); armed by the new node = its arms and such late fires by %s after the window was armed "+
 		"(%d and %d, of %d pending jobs; the jobs due beyond the window stay in the store, held by no node, until a window before their time).\n",
-		windowJobs, windowFrom, windowFrom+windowOver, secs(r.stopTook), secs(r.startTook), r.refused, secs(r.firstArm), windowJobs,
-		secs(restartSettle), r.rearmedN, r.windowLate, r.n+windowJobs)
+		windowJobs, windowFrom, windowFrom+windowOver, benchkit.Secs(r.stopTook), benchkit.Secs(r.startTook), r.refused, benchkit.Secs(r.firstArm), windowJobs,
+		benchkit.Secs(restartSettle), r.rearmedN, r.windowLate, r.n+windowJobs)
 	if r.errors > 0 {
 		fmt.Printf("- the nodes logged %d errors (the first ones are on stderr).\n", r.errors)
 	}
@@ -523,51 +526,15 @@ func fileSize(path string) int64 {
 
 func mib(b float64) float64 { return b / (1 << 20) }
 
-// jsonPending is the pending case as -json writes it.
-type jsonPending struct {
-	N             int     `json:"n"`
-	SubmittedPS   float64 `json:"submitted_per_s"`
-	ArmedAfterS   float64 `json:"armed_after_s"`
-	Armed         int64   `json:"armed"`
-	HeapPerJob    float64 `json:"heap_per_pending_job_bytes"`
-	HeapBefore    uint64  `json:"heap_before_bytes"`
-	HeapAfter     uint64  `json:"heap_after_bytes"`
-	RSSBefore     int64   `json:"rss_before_bytes"`
-	RSSAfter      int64   `json:"rss_after_bytes"`
-	PeakRSS       int64   `json:"peak_rss_bytes"`
-	DBBytes       int64   `json:"db_bytes"`
-	WALBytes      int64   `json:"wal_bytes"`
-	StreamJobs    int     `json:"stream_jobs"`
-	StreamPS      int     `json:"stream_per_s"`
-	StreamLate    int64   `json:"stream_accepted_late"`
-	FireP50MS     float64 `json:"fire_p50_ms"`
-	FireP99MS     float64 `json:"fire_p99_ms"`
-	FireMaxMS     float64 `json:"fire_max_ms"`
-	CallbackP50MS float64 `json:"callback_p50_ms"`
-	CallbackP99MS float64 `json:"callback_p99_ms"`
-	CallbackMaxMS float64 `json:"callback_max_ms"`
-	Fires         int     `json:"fires"`
-	Calls         int64   `json:"calls"`
-	StopS         float64 `json:"stop_s"`
-	RestartUpS    float64 `json:"restart_up_s"`
-	Refused       int     `json:"restart_refused_starts"`
-	FirstArmS     float64 `json:"restart_first_arm_s"`
-	WindowArmedS  float64 `json:"restart_window_armed_s"`
-	WindowArmed   int     `json:"window_armed"`
-	AllArmedS     float64 `json:"restart_all_armed_s"`
-	Rearmed       int64   `json:"rearmed"`
-	Errors        int64   `json:"errors"`
-}
-
 // json returns r as -json writes it.
-func (r pendingResult) json() jsonPending {
+func (r pendingResult) json() jobsjson.Pending {
 	msf := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	return jsonPending{N: r.n, SubmittedPS: float64(r.n) / r.submitTook.Seconds(), ArmedAfterS: r.armedAfter.Seconds(),
+	return jobsjson.Pending{N: r.n, SubmittedPS: float64(r.n) / r.submitTook.Seconds(), ArmedAfterS: r.armedAfter.Seconds(),
 		Armed: r.armedN, HeapPerJob: r.heapPerJob(), HeapBefore: r.heapBefore, HeapAfter: r.heapAfter,
 		RSSBefore: r.rssBefore, RSSAfter: r.rssAfter, PeakRSS: r.peakRSS, DBBytes: r.dbBytes, WALBytes: r.walBytes,
 		StreamJobs: r.stream.n, StreamPS: r.stream.rate, StreamLate: r.stream.late,
-		FireP50MS: msf(r.fire.p50), FireP99MS: msf(r.fire.p99), FireMaxMS: msf(r.fire.max),
-		CallbackP50MS: msf(r.hook.p50), CallbackP99MS: msf(r.hook.p99), CallbackMaxMS: msf(r.hook.max),
+		FireP50MS: msf(r.fire.P50), FireP99MS: msf(r.fire.P99), FireMaxMS: msf(r.fire.Max),
+		CallbackP50MS: msf(r.hook.P50), CallbackP99MS: msf(r.hook.P99), CallbackMaxMS: msf(r.hook.Max),
 		Fires: r.fires, Calls: r.calls, StopS: r.stopTook.Seconds(), RestartUpS: r.startTook.Seconds(), Refused: r.refused, FirstArmS: r.firstArm.Seconds(), WindowArmedS: r.windowArmed.Seconds(),
 		WindowArmed: r.windowN, AllArmedS: r.allArmed.Seconds(), Rearmed: r.rearmedN, Errors: r.errors}
 }

@@ -1,0 +1,47 @@
+package benchkit
+
+import (
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// HeapBytes returns the live Go heap after a full collection.
+func HeapBytes() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// CPUTime returns the CPU time (user + system) this process has used; 0
+// when it cannot be read.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// StartCPUProfile starts a CPU profile into the file at path and returns
+// what stops it and closes the file (once, however often it is called);
+// with path "" it does nothing. Only one profile can run at a time in a
+// process.
+func StartCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return sync.OnceFunc(func() { pprof.StopCPUProfile(); f.Close() }), nil
+}
