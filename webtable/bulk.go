@@ -46,18 +46,18 @@ type bulkAnswer struct {
 func (a *API) bulk(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	obj, err := httpapi.ReadObject(c)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	raw, _ := json.Marshal(obj)
 	var req bulkRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
-		a.writeError(c, task.Invalid("ids", "must be a list of row ids"))
+		a.WriteError(c, task.Invalid("ids", "must be a list of row ids"))
 		return
 	}
 	var flag int
@@ -67,25 +67,25 @@ func (a *API) bulk(c *gin.Context) {
 	case store.AuditDeactivate:
 	case store.AuditDelete:
 	default:
-		a.writeError(c, task.Invalid("action", "must be activate, deactivate or delete"))
+		a.WriteError(c, task.Invalid("action", "must be activate, deactivate or delete"))
 		return
 	}
 	activeField := sc.Field(mapping.FieldActive)
 	if req.Action != store.AuditDelete && activeField == "" {
-		a.writeError(c, task.Invalid("action", "scenario %q has no active field", sc.Name()))
+		a.WriteError(c, task.Invalid("action", "scenario %q has no active field", sc.Name()))
 		return
 	}
 	switch {
 	case len(req.IDs) == 0:
-		a.writeError(c, task.Invalid("ids", "list at least one row id"))
+		a.WriteError(c, task.Invalid("ids", "list at least one row id"))
 		return
 	case len(req.IDs) > maxBulkIDs:
-		a.writeError(c, task.Invalid("ids", "lists %d ids; at most %d", len(req.IDs), maxBulkIDs))
+		a.WriteError(c, task.Invalid("ids", "lists %d ids; at most %d", len(req.IDs), maxBulkIDs))
 		return
 	}
 	for _, id := range req.IDs {
 		if id == "" || len(id) > httpapi.MaxQueryLen {
-			a.writeError(c, task.Invalid("ids", "an id is empty or longer than %d bytes", httpapi.MaxQueryLen))
+			a.WriteError(c, task.Invalid("ids", "an id is empty or longer than %d bytes", httpapi.MaxQueryLen))
 			return
 		}
 	}
@@ -112,12 +112,12 @@ func (a *API) bulk(c *gin.Context) {
 			continue
 		}
 		if ctx.Err() != nil {
-			a.writeError(c, ctx.Err())
+			a.WriteError(c, ctx.Err())
 			return
 		}
 		status, body := httpapi.Classify(err)
 		if status >= http.StatusInternalServerError {
-			a.logger.ErrorContext(ctx, "bulk action failed", "scenario", sc.Name(), "row", id,
+			a.Logger().ErrorContext(ctx, "bulk action failed", "scenario", sc.Name(), "row", id,
 				"action", req.Action, "error", err)
 		}
 		ans.Failed++

@@ -101,7 +101,7 @@ type TableDeps struct {
 
 // Table serves the DataTables endpoint and the column model.
 type Table struct {
-	logger    *slog.Logger
+	httpapi.Base
 	store     store.RowTable
 	columns   map[string][]Column          // by scenario
 	scenarios map[string]*mapping.Scenario // by name: defaults and zone
@@ -110,15 +110,9 @@ type Table struct {
 // NewTable returns the table endpoint over d. It panics when d.Store is
 // nil, a wiring bug.
 func NewTable(d TableDeps) *Table {
-	if d.Store == nil {
-		panic("webtable: TableDeps.Store is nil")
-	}
-	logger := d.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	t := &Table{logger: logger.With("component", "webtable"), store: d.Store, columns: map[string][]Column{},
-		scenarios: map[string]*mapping.Scenario{}}
+	t := &Table{Base: httpapi.NewBase("webtable", d.Logger, nil, nil),
+		store:   httpapi.Require("webtable", "TableDeps.Store", d.Store),
+		columns: map[string][]Column{}, scenarios: map[string]*mapping.Scenario{}}
 	for name, sc := range d.Scenarios {
 		if sc != nil {
 			t.columns[name] = Columns(sc)
@@ -406,7 +400,7 @@ func (t *Table) serve(c *gin.Context) {
 	fail := func(err error) {
 		status, body := httpapi.Classify(err)
 		if status >= http.StatusInternalServerError && !errors.Is(c.Request.Context().Err(), context.Canceled) {
-			t.logger.ErrorContext(c.Request.Context(), "table query failed", "scenario", name, "error", err)
+			t.Logger().ErrorContext(c.Request.Context(), "table query failed", "scenario", name, "error", err)
 		}
 		c.AbortWithStatusJSON(status, tableError{Draw: req.draw, Error: body.Error, Code: body.Code, Field: body.Field})
 	}

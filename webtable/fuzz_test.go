@@ -112,7 +112,7 @@ func FuzzImportCSV(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	scenarios := fuzzScenarios(f)
-	a := &API{now: func() time.Time { return fuzzNow }}
+	a := &API{Base: httpapi.NewBase("webtable", nil, nil, func() time.Time { return fuzzNow })}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > maxImportBytes {
 			return

@@ -89,21 +89,21 @@ type importRow struct {
 func (a *API) importCSV(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	if err := httpapi.LimitBody(c, maxImportBytes); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	data, err := io.ReadAll(c.Request.Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			a.writeError(c, httpapi.TooLarge(maxImportBytes))
+			a.WriteError(c, httpapi.TooLarge(maxImportBytes))
 			return
 		}
-		a.writeError(c, httpapi.Err(http.StatusBadRequest, "body", "cannot read the body: %v", err))
+		a.WriteError(c, httpapi.Err(http.StatusBadRequest, "body", "cannot read the body: %v", err))
 		return
 	}
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
@@ -130,7 +130,7 @@ func (a *API) importCSV(c *gin.Context) {
 		case errors.Is(err, task.ErrNotFound):
 			todo = append(todo, r)
 		case err != nil:
-			a.writeError(c, err)
+			a.WriteError(c, err)
 			return
 		case sameFields(stored.Fields, r.row.Fields):
 			done.AlreadyImported++
@@ -167,7 +167,7 @@ func (a *API) importCSV(c *gin.Context) {
 					Lines: []lineError{{Line: r.line, Field: sc.IDField(), Error: "already exists"}}})
 				return
 			}
-			a.writeError(c, err)
+			a.WriteError(c, err)
 			return
 		}
 		inserted = append(inserted, r)
@@ -192,7 +192,7 @@ func (a *API) importCSV(c *gin.Context) {
 func (a *API) undoImport(ctx context.Context, scenario string, inserted []importRow) {
 	for _, prev := range inserted {
 		if err := a.store.DeleteRow(ctx, scenario, prev.row.ID); err != nil && !errors.Is(err, task.ErrNotFound) {
-			a.logger.ErrorContext(ctx, "import: undoing a partial batch failed", "scenario", scenario,
+			a.Logger().ErrorContext(ctx, "import: undoing a partial batch failed", "scenario", scenario,
 				"row", prev.row.ID, "error", err)
 		}
 	}
@@ -274,7 +274,7 @@ func (a *API) parseImportAs(sc *mapping.Scenario, data []byte, importID string) 
 		rows   []importRow
 		ids    = map[string]int{}
 		failed int
-		now    = a.now()
+		now    = a.Now()
 	)
 	for {
 		rec, err := rd.Read()
