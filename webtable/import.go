@@ -62,6 +62,14 @@ type importDone struct {
 	IDs []string `json:"ids"`
 }
 
+// importConflict refuses an import whose ids are stored with other
+// fields (409): refused is the answer.
+type importConflict struct {
+	refused importRefused
+}
+
+func (e *importConflict) Error() string { return e.refused.Error }
+
 // importRow is one parsed data line.
 type importRow struct {
 	line int
@@ -109,22 +117,18 @@ func (a *API) importCSV(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	done := importDone{ImportID: importID, IDs: make([]string, 0, len(rows))}
-	todo, refused, err := a.importTodo(ctx, sc, rows, &done)
+	todo, err := a.importTodo(ctx, sc, rows, &done)
+	var inserted []importRow
+	if err == nil {
+		inserted, err = a.insertImport(ctx, sc, todo, &done)
+	}
+	var conflict *importConflict
+	if errors.As(err, &conflict) {
+		c.AbortWithStatusJSON(http.StatusConflict, conflict.refused)
+		return
+	}
 	if err != nil {
 		a.WriteError(c, err)
-		return
-	}
-	if refused != nil {
-		c.AbortWithStatusJSON(http.StatusConflict, refused)
-		return
-	}
-	inserted, refused, err := a.insertImport(ctx, sc, todo, &done)
-	if err != nil {
-		a.WriteError(c, err)
-		return
-	}
-	if refused != nil {
-		c.AbortWithStatusJSON(http.StatusConflict, refused)
 		return
 	}
 	user := httpapi.Who(c)
@@ -162,9 +166,9 @@ func readImportBody(c *gin.Context) ([]byte, error) {
 // importTodo returns the parsed rows not yet stored, recording every id in
 // done and counting there the rows stored as the file has them. Every id
 // must be new, or stored as this file has it: when any is stored with
-// other fields, it returns the refusal (409) listing them, before anything
-// is written.
-func (a *API) importTodo(ctx context.Context, sc *mapping.Scenario, rows []importRow, done *importDone) ([]importRow, *importRefused, error) {
+// other fields, it returns an *importConflict listing them, before
+// anything is written.
+func (a *API) importTodo(ctx context.Context, sc *mapping.Scenario, rows []importRow, done *importDone) ([]importRow, error) {
 	var (
 		todo     []importRow
 		lines    []lineError
@@ -177,7 +181,7 @@ func (a *API) importTodo(ctx context.Context, sc *mapping.Scenario, rows []impor
 		case errors.Is(err, task.ErrNotFound):
 			todo = append(todo, r)
 		case err != nil:
-			return nil, nil, err
+			return nil, err
 		case sameFields(stored.Fields, r.row.Fields):
 			done.AlreadyImported++
 		default:
@@ -191,17 +195,17 @@ func (a *API) importTodo(ctx context.Context, sc *mapping.Scenario, rows []impor
 		if existing > len(lines) {
 			msg += fmt.Sprintf(" (the first %d are listed)", len(lines))
 		}
-		return nil, &importRefused{Error: msg, Code: task.CodeAlreadyExists, Lines: lines}, nil
+		return nil, &importConflict{importRefused{Error: msg, Code: task.CodeAlreadyExists, Lines: lines}}
 	}
-	return todo, nil, nil
+	return todo, nil
 }
 
 // insertImport inserts the rows of todo and returns those it inserted. A
 // row stored meanwhile with the same fields (a concurrent run of this
 // import) counts in done as already imported; one stored by someone else
-// refuses the import (409), and any other failure is returned: either way
-// the rows this request inserted are deleted again.
-func (a *API) insertImport(ctx context.Context, sc *mapping.Scenario, todo []importRow, done *importDone) ([]importRow, *importRefused, error) {
+// refuses the import (an *importConflict), and any other failure is
+// returned: either way the rows this request inserted are deleted again.
+func (a *API) insertImport(ctx context.Context, sc *mapping.Scenario, todo []importRow, done *importDone) ([]importRow, error) {
 	var inserted []importRow
 	for _, r := range todo {
 		err := a.store.InsertRow(ctx, r.row)
@@ -214,15 +218,15 @@ func (a *API) insertImport(ctx context.Context, sc *mapping.Scenario, todo []imp
 		if err != nil {
 			a.undoImport(ctx, sc.Name(), inserted)
 			if errors.Is(err, task.ErrConflict) {
-				return nil, &importRefused{Code: task.CodeAlreadyExists,
+				return nil, &importConflict{importRefused{Code: task.CodeAlreadyExists,
 					Error: fmt.Sprintf("row %q was created by someone else during the import; nothing was imported", r.row.ID),
-					Lines: []lineError{{Line: r.line, Field: sc.IDField(), Error: "already exists"}}}, nil
+					Lines: []lineError{{Line: r.line, Field: sc.IDField(), Error: "already exists"}}}}
 			}
-			return nil, nil, err
+			return nil, err
 		}
 		inserted = append(inserted, r)
 	}
-	return inserted, nil, nil
+	return inserted, nil
 }
 
 // undoImport deletes the rows this request inserted, so a refused import
