@@ -28,7 +28,7 @@ func NewBase(component string, logger *slog.Logger, audit store.AuditLog, now fu
 	if now == nil {
 		now = time.Now
 	}
-	return Base{logger: ComponentLogger(logger, component), audit: audit, now: now}
+	return Base{logger: componentLogger(logger, component), audit: audit, now: now}
 }
 
 // Logger returns the component's logger.
