@@ -12,9 +12,9 @@ import (
 // records back.
 func (a *API) record(ctx context.Context, user, scenario, rowID, action string, old, neu map[string]any) {
 	rec := &store.AuditRecord{Scenario: scenario, RowID: rowID, Action: action, Who: user,
-		At: a.now(), Old: maps.Clone(old), New: maps.Clone(neu)}
+		At: a.Now(), Old: maps.Clone(old), New: maps.Clone(neu)}
 	if err := a.store.AddAudit(context.WithoutCancel(ctx), rec); err != nil {
-		a.logger.ErrorContext(ctx, "audit record lost", "scenario", scenario, "row", rowID,
+		a.Logger().ErrorContext(ctx, "audit record lost", "scenario", scenario, "row", rowID,
 			"action", action, "who", user, "error", err)
 	}
 }

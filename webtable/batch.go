@@ -72,12 +72,12 @@ type batchPlan struct {
 func (a *API) batch(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	req, err := readBatch(c)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	plans, refused := a.planBatch(c, sc, req.Rows)
@@ -95,7 +95,7 @@ func (a *API) batch(c *gin.Context) {
 		if err != nil {
 			a.undoBatch(c, sc, plans[:len(saved)], saved, user)
 			err = httpapi.Describe(err, task.ErrNotFound, "row %q was deleted while the batch was saved; nothing was saved", p.cur.ID)
-			a.writeError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict,
+			a.WriteError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict,
 				"row %q changed while the batch was saved; nothing was saved, reload and try again", p.cur.ID))
 			return
 		}
@@ -146,7 +146,7 @@ func readBatch(c *gin.Context) (batchRequest, error) {
 // when none is refused, else the refusals.
 func (a *API) planBatch(c *gin.Context, sc *mapping.Scenario, edits []batchEdit) ([]batchPlan, []batchRefusal) {
 	ctx := c.Request.Context()
-	now := a.now()
+	now := a.Now()
 	plans := make([]batchPlan, 0, len(edits))
 	var refused []batchRefusal
 	refuse := func(id string, err error) {
@@ -201,7 +201,7 @@ func syncRefusal(sc *mapping.Scenario, cur *task.Row, fields, edited map[string]
 func (a *API) refuseBatch(c *gin.Context, total int, refused []batchRefusal) {
 	for _, r := range refused {
 		if r.Status >= http.StatusInternalServerError {
-			a.writeError(c, fmt.Errorf("batch edit of row %q: %w", r.ID, r.err))
+			a.WriteError(c, fmt.Errorf("batch edit of row %q: %w", r.ID, r.err))
 			return
 		}
 	}
@@ -224,7 +224,7 @@ func (a *API) undoBatch(c *gin.Context, sc *mapping.Scenario, plans []batchPlan,
 			Scenario: sc.Name(), ID: row.ID, Fields: plans[i].cur.Fields, IfVersion: row.Version,
 		})
 		if err != nil {
-			a.logger.ErrorContext(ctx, "batch edit not put back", "scenario", sc.Name(), "row", row.ID, "error", err)
+			a.Logger().ErrorContext(ctx, "batch edit not put back", "scenario", sc.Name(), "row", row.ID, "error", err)
 			continue
 		}
 		a.record(ctx, user, sc.Name(), row.ID, store.AuditUpdate, row.Fields, back.Fields)

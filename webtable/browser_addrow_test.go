@@ -20,9 +20,8 @@ func emailScenario(cfg *server.Config) {
 // TestBrowserAddRowDefaults adds a row through the page's form on a
 // scenario whose default channel is email, leaving the channel as the form
 // offers it: the form starts from the scenario's default, so the row's
-// task mails (its outbox message is of the email channel), not the outbox
-// channel the form used to send whatever the scenario said (issue 16,
-// item 11).
+// task mails (its outbox message is of the email channel), not through
+// the outbox channel whatever the scenario says.
 func TestBrowserAddRowDefaults(t *testing.T) {
 	chromium := needBrowser(t)
 	base := startNodeWith(t, emailScenario)

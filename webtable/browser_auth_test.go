@@ -270,7 +270,7 @@ func TestBrowserSignInEditsRow(t *testing.T) {
 	}
 }
 
-// TestBrowserCrossOriginRefused is the attack of issue 14: a page on
+// TestBrowserCrossOriginRefused is a cross-origin write attack: a page on
 // another origin (another port of 127.0.0.1, so same-site but cross-origin)
 // posts a text/plain form and no-cors fetches to a node in local_dev (the
 // `make run` setup). Every one is refused and nothing is written.

@@ -19,8 +19,8 @@ import (
 // bench100k is the number of rows TestBrowserBench100k seeds.
 const bench100k = 100_000
 
-// TestBrowserBench100k (issue 15: "a 100k-row store where Next page, sort
-// and a common-word search each paint within 500 ms") measures, in
+// TestBrowserBench100k (the aim: on a 100k-row store, Next page, sort and
+// a common-word search each paint within 500 ms) measures, in
 // Chromium, on a node whose SQLite store holds 100k memos, how long the
 // table takes from a user's action to its draw event and to the paint
 // after it, with the page's own clock (performance.now()): clicking Next,

@@ -207,7 +207,8 @@ func TestBrowserTimeline(t *testing.T) {
 		t.Errorf("limit=501: %d naming %q, want 400 naming limit", code, field)
 	}
 	// tl-30 is armed by the same patrol passes as the others, possibly a
-	// pass later than the two seen above (on FerretDB it was): wait for it.
+	// pass later than the two seen above (on FerretDB it can be): wait for
+	// it.
 	var all struct{ Fires []json.RawMessage }
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		getDoc(t, base+"/api/v1/stats/upcoming?within=48h", &all)

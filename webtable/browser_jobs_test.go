@@ -190,9 +190,9 @@ func TestBrowserJobs(t *testing.T) {
 // TestBrowserJobsLateAnswer: an answer that comes back after a later
 // request's (a slow store) does not replace what that request showed. The
 // blocked list is made slow in the page; leaving its tab for the pending
-// one before it answers must leave the pending jobs shown. Before each
-// list showed only its latest answer, the late empty blocked list replaced
-// them with "No jobs in this state" (TestBrowserJobs failed so on FerretDB).
+// one before it answers must leave the pending jobs shown: each list shows
+// only its latest answer, so the late empty blocked list cannot replace
+// them with "No jobs in this state".
 func TestBrowserJobsLateAnswer(t *testing.T) {
 	chromium := needBrowser(t)
 	base := startNodeWith(t, allowLoopback)

@@ -60,7 +60,7 @@ func (l *tableTraffic) since(n int) ([]tableHit, int) {
 	return append([]tableHit(nil), l.answers[min(n, len(l.answers)):]...), len(l.answers)
 }
 
-// TestBrowserDeltaRefresh (issue 15 item 5): the table's poll sends the
+// TestBrowserDeltaRefresh: the table's poll sends the
 // page's tag and an idle page is answered 304 without its rows, counted
 // by CDP on the wire and by the page; an edit by another client (the API)
 // appears on the page; a slow answer doubles the poll's delay and a fast

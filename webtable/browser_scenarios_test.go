@@ -29,7 +29,7 @@ func dutyScenario(cfg *server.Config) {
 	}}
 }
 
-// TestBrowserScenarioSwitcher (issue 15): on a node that serves memos and
+// TestBrowserScenarioSwitcher: on a node that serves memos and
 // 值班提醒, the header's switcher lists both; choosing 值班提醒 loads its
 // table with its columns (its labels in the page's language) and its
 // rows, puts it in the URL (?scenario=) and keeps it for the next visit

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 )
 
-// Browser tests of issue 15 item 4: the table behaves like a spreadsheet
+// Browser tests of the table as a spreadsheet: it behaves like one
 // (KeyTable's focused cell, paste, undo, selection across pages).
 
 // seedSheet adds n rows sh-01 … sh-n (title "row k", content "c k") and

@@ -460,7 +460,7 @@ func (l *requestLog) matching(part string) []string {
 	return out
 }
 
-// TestBrowserRowStates (issue 15 items 2 and 5): each row shows one state,
+// TestBrowserRowStates: each row shows one state,
 // as a word and a colour, with its reason written in the row; a row that
 // nothing will fire shows "—, not scheduled" and does not offer Run now
 // (the button's title says why); the states come with the page, so no

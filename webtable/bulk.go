@@ -46,48 +46,13 @@ type bulkAnswer struct {
 func (a *API) bulk(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
-	obj, err := httpapi.ReadObject(c)
+	req, activeField, flag, err := readBulkRequest(c, sc)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
-	}
-	raw, _ := json.Marshal(obj)
-	var req bulkRequest
-	if err := json.Unmarshal(raw, &req); err != nil {
-		a.writeError(c, task.Invalid("ids", "must be a list of row ids"))
-		return
-	}
-	var flag int
-	switch req.Action {
-	case store.AuditActivate:
-		flag = 1
-	case store.AuditDeactivate:
-	case store.AuditDelete:
-	default:
-		a.writeError(c, task.Invalid("action", "must be activate, deactivate or delete"))
-		return
-	}
-	activeField := sc.Field(mapping.FieldActive)
-	if req.Action != store.AuditDelete && activeField == "" {
-		a.writeError(c, task.Invalid("action", "scenario %q has no active field", sc.Name()))
-		return
-	}
-	switch {
-	case len(req.IDs) == 0:
-		a.writeError(c, task.Invalid("ids", "list at least one row id"))
-		return
-	case len(req.IDs) > maxBulkIDs:
-		a.writeError(c, task.Invalid("ids", "lists %d ids; at most %d", len(req.IDs), maxBulkIDs))
-		return
-	}
-	for _, id := range req.IDs {
-		if id == "" || len(id) > httpapi.MaxQueryLen {
-			a.writeError(c, task.Invalid("ids", "an id is empty or longer than %d bytes", httpapi.MaxQueryLen))
-			return
-		}
 	}
 	ctx := c.Request.Context()
 	user := httpapi.Who(c)
@@ -112,12 +77,12 @@ func (a *API) bulk(c *gin.Context) {
 			continue
 		}
 		if ctx.Err() != nil {
-			a.writeError(c, ctx.Err())
+			a.WriteError(c, ctx.Err())
 			return
 		}
 		status, body := httpapi.Classify(err)
 		if status >= http.StatusInternalServerError {
-			a.logger.ErrorContext(ctx, "bulk action failed", "scenario", sc.Name(), "row", id,
+			a.Logger().ErrorContext(ctx, "bulk action failed", "scenario", sc.Name(), "row", id,
 				"action", req.Action, "error", err)
 		}
 		ans.Failed++
@@ -127,6 +92,44 @@ func (a *API) bulk(c *gin.Context) {
 		a.wake()
 	}
 	c.JSON(http.StatusOK, ans)
+}
+
+// readBulkRequest reads and checks the body of a bulk action on sc. For
+// activate and deactivate it returns the scenario's active field and the
+// value the action sets it to (1 or 0).
+func readBulkRequest(c *gin.Context, sc *mapping.Scenario) (req bulkRequest, activeField string, flag int, err error) {
+	obj, err := httpapi.ReadObject(c)
+	if err != nil {
+		return req, "", 0, err
+	}
+	raw, _ := json.Marshal(obj)
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return req, "", 0, task.Invalid("ids", "must be a list of row ids")
+	}
+	switch req.Action {
+	case store.AuditActivate:
+		flag = 1
+	case store.AuditDeactivate:
+	case store.AuditDelete:
+	default:
+		return req, "", 0, task.Invalid("action", "must be activate, deactivate or delete")
+	}
+	activeField = sc.Field(mapping.FieldActive)
+	if req.Action != store.AuditDelete && activeField == "" {
+		return req, "", 0, task.Invalid("action", "scenario %q has no active field", sc.Name())
+	}
+	switch {
+	case len(req.IDs) == 0:
+		return req, "", 0, task.Invalid("ids", "list at least one row id")
+	case len(req.IDs) > maxBulkIDs:
+		return req, "", 0, task.Invalid("ids", "lists %d ids; at most %d", len(req.IDs), maxBulkIDs)
+	}
+	for _, id := range req.IDs {
+		if id == "" || len(id) > httpapi.MaxQueryLen {
+			return req, "", 0, task.Invalid("ids", "an id is empty or longer than %d bytes", httpapi.MaxQueryLen)
+		}
+	}
+	return req, activeField, flag, nil
 }
 
 // bulkDelete deletes one row and audits it.

@@ -13,7 +13,7 @@ import (
 	"cronsheet/task"
 )
 
-// TestTableUnchanged (issue 15 item 5): the table answer carries the
+// TestTableUnchanged: the table answer carries the
 // page's tag (ETag); the same request sent again with If-None-Match is
 // answered 304 without the rows while nothing the page shows changed, on
 // the test driver; an edit of a row of the page, its sync, a fire, a

@@ -80,7 +80,7 @@ func (t *Table) exportCSV(c *gin.Context) {
 		q.Offset += q.Limit
 		if page, err = t.store.QueryRows(ctx, q); err != nil {
 			if !errors.Is(err, context.Canceled) {
-				t.logger.ErrorContext(ctx, "csv export failed midway", "scenario", name, "error", err)
+				t.Logger().ErrorContext(ctx, "csv export failed midway", "scenario", name, "error", err)
 			}
 			break // the status is sent; a cut file is all we can do
 		}

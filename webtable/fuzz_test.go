@@ -13,11 +13,10 @@ import (
 	"cronsheet/task"
 )
 
-// Fuzz targets of the decoders that read what clients send (issue 16 item
-// 26). `make fuzz` runs each for a while; under plain `go test` each runs
-// its seeds, so the corpus is part of every test run. Every target checks
-// that a refusal is an error the API can answer with (a 4xx naming a
-// field), never a panic.
+// Fuzz targets of the decoders that read what clients send. `make fuzz`
+// runs each for a while; under plain `go test` each runs its seeds, so the
+// corpus is part of every test run. Every target checks that a refusal is
+// an error the API can answer with (a 4xx naming a field), never a panic.
 
 // fuzzNow is the clock of the fuzzed mappings.
 var fuzzNow = time.Date(2026, 6, 15, 9, 30, 0, 0, time.UTC)
@@ -112,7 +111,7 @@ func FuzzImportCSV(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	scenarios := fuzzScenarios(f)
-	a := &API{now: func() time.Time { return fuzzNow }}
+	a := &API{Base: httpapi.NewBase("webtable", nil, nil, func() time.Time { return fuzzNow })}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > maxImportBytes {
 			return

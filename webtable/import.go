@@ -62,6 +62,14 @@ type importDone struct {
 	IDs []string `json:"ids"`
 }
 
+// importConflict refuses an import whose ids are stored with other
+// fields (409): refused is the answer.
+type importConflict struct {
+	refused importRefused
+}
+
+func (e *importConflict) Error() string { return e.refused.Error }
+
 // importRow is one parsed data line.
 type importRow struct {
 	line int
@@ -89,24 +97,14 @@ type importRow struct {
 func (a *API) importCSV(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
-	if err := httpapi.LimitBody(c, maxImportBytes); err != nil {
-		a.writeError(c, err)
-		return
-	}
-	data, err := io.ReadAll(c.Request.Body)
+	data, err := readImportBody(c)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			a.writeError(c, httpapi.TooLarge(maxImportBytes))
-			return
-		}
-		a.writeError(c, httpapi.Err(http.StatusBadRequest, "body", "cannot read the body: %v", err))
+		a.WriteError(c, err)
 		return
 	}
-	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	importID := importIDOf(sc.Name(), data)
 	rows, lines, status, msg := a.parseImportAs(sc, data, importID)
 	if msg != "" {
@@ -119,58 +117,19 @@ func (a *API) importCSV(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	done := importDone{ImportID: importID, IDs: make([]string, 0, len(rows))}
-	// Every id must be new, or stored as this file has it: checked before
-	// anything is written.
-	var todo []importRow
-	existing := 0
-	for _, r := range rows {
-		done.IDs = append(done.IDs, r.row.ID)
-		stored, err := a.store.GetRow(ctx, sc.Name(), r.row.ID)
-		switch {
-		case errors.Is(err, task.ErrNotFound):
-			todo = append(todo, r)
-		case err != nil:
-			a.writeError(c, err)
-			return
-		case sameFields(stored.Fields, r.row.Fields):
-			done.AlreadyImported++
-		default:
-			existing++
-			lines = appendLineError(lines, lineError{Line: r.line, Field: sc.IDField(),
-				Error: fmt.Sprintf("row %q already exists in scenario %q with other fields", r.row.ID, sc.Name())})
-		}
+	todo, err := a.importTodo(ctx, sc, rows, &done)
+	var inserted []importRow
+	if err == nil {
+		inserted, err = a.insertImport(ctx, sc, todo, &done)
 	}
-	if existing > 0 {
-		msg := fmt.Sprintf("%d rows already exist with other fields; nothing was imported", existing)
-		if existing > len(lines) {
-			msg += fmt.Sprintf(" (the first %d are listed)", len(lines))
-		}
-		c.AbortWithStatusJSON(http.StatusConflict, importRefused{Error: msg, Code: task.CodeAlreadyExists, Lines: lines})
+	var conflict *importConflict
+	if errors.As(err, &conflict) {
+		c.AbortWithStatusJSON(http.StatusConflict, conflict.refused)
 		return
 	}
-	var inserted []importRow
-	for _, r := range todo {
-		err := a.store.InsertRow(ctx, r.row)
-		if errors.Is(err, task.ErrConflict) {
-			// Stored meanwhile: by a concurrent run of this import (same
-			// fields, it counts), or by someone else (the batch is undone).
-			if stored, gerr := a.store.GetRow(ctx, sc.Name(), r.row.ID); gerr == nil && sameFields(stored.Fields, r.row.Fields) {
-				done.AlreadyImported++
-				continue
-			}
-		}
-		if err != nil {
-			a.undoImport(ctx, sc.Name(), inserted)
-			if errors.Is(err, task.ErrConflict) {
-				c.AbortWithStatusJSON(http.StatusConflict, importRefused{Code: task.CodeAlreadyExists,
-					Error: fmt.Sprintf("row %q was created by someone else during the import; nothing was imported", r.row.ID),
-					Lines: []lineError{{Line: r.line, Field: sc.IDField(), Error: "already exists"}}})
-				return
-			}
-			a.writeError(c, err)
-			return
-		}
-		inserted = append(inserted, r)
+	if err != nil {
+		a.WriteError(c, err)
+		return
 	}
 	user := httpapi.Who(c)
 	for _, r := range inserted {
@@ -187,12 +146,95 @@ func (a *API) importCSV(c *gin.Context) {
 	c.JSON(status, done)
 }
 
+// readImportBody reads an import's file, at most maxImportBytes, without
+// its byte order mark.
+func readImportBody(c *gin.Context) ([]byte, error) {
+	if err := httpapi.LimitBody(c, maxImportBytes); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, httpapi.TooLarge(maxImportBytes)
+		}
+		return nil, httpapi.Err(http.StatusBadRequest, "body", "cannot read the body: %v", err)
+	}
+	return bytes.TrimPrefix(data, []byte("\uFEFF")), nil
+}
+
+// importTodo returns the parsed rows not yet stored, recording every id in
+// done and counting there the rows stored as the file has them. Every id
+// must be new, or stored as this file has it: when any is stored with
+// other fields, it returns an *importConflict listing them, before
+// anything is written.
+func (a *API) importTodo(ctx context.Context, sc *mapping.Scenario, rows []importRow, done *importDone) ([]importRow, error) {
+	var (
+		todo     []importRow
+		lines    []lineError
+		existing int
+	)
+	for _, r := range rows {
+		done.IDs = append(done.IDs, r.row.ID)
+		stored, err := a.store.GetRow(ctx, sc.Name(), r.row.ID)
+		switch {
+		case errors.Is(err, task.ErrNotFound):
+			todo = append(todo, r)
+		case err != nil:
+			return nil, err
+		case sameFields(stored.Fields, r.row.Fields):
+			done.AlreadyImported++
+		default:
+			existing++
+			lines = appendLineError(lines, lineError{Line: r.line, Field: sc.IDField(),
+				Error: fmt.Sprintf("row %q already exists in scenario %q with other fields", r.row.ID, sc.Name())})
+		}
+	}
+	if existing > 0 {
+		msg := fmt.Sprintf("%d rows already exist with other fields; nothing was imported", existing)
+		if existing > len(lines) {
+			msg += fmt.Sprintf(" (the first %d are listed)", len(lines))
+		}
+		return nil, &importConflict{importRefused{Error: msg, Code: task.CodeAlreadyExists, Lines: lines}}
+	}
+	return todo, nil
+}
+
+// insertImport inserts the rows of todo and returns those it inserted. A
+// row stored meanwhile with the same fields (a concurrent run of this
+// import) counts in done as already imported; one stored by someone else
+// refuses the import (an *importConflict), and any other failure is
+// returned: either way the rows this request inserted are deleted again.
+func (a *API) insertImport(ctx context.Context, sc *mapping.Scenario, todo []importRow, done *importDone) ([]importRow, error) {
+	var inserted []importRow
+	for _, r := range todo {
+		err := a.store.InsertRow(ctx, r.row)
+		if errors.Is(err, task.ErrConflict) {
+			if stored, gerr := a.store.GetRow(ctx, sc.Name(), r.row.ID); gerr == nil && sameFields(stored.Fields, r.row.Fields) {
+				done.AlreadyImported++
+				continue
+			}
+		}
+		if err != nil {
+			a.undoImport(ctx, sc.Name(), inserted)
+			if errors.Is(err, task.ErrConflict) {
+				return nil, &importConflict{importRefused{Code: task.CodeAlreadyExists,
+					Error: fmt.Sprintf("row %q was created by someone else during the import; nothing was imported", r.row.ID),
+					Lines: []lineError{{Line: r.line, Field: sc.IDField(), Error: "already exists"}}}}
+			}
+			return nil, err
+		}
+		inserted = append(inserted, r)
+	}
+	return inserted, nil
+}
+
 // undoImport deletes the rows this request inserted, so a refused import
 // leaves no part of its batch (rows an earlier run stored stay).
 func (a *API) undoImport(ctx context.Context, scenario string, inserted []importRow) {
 	for _, prev := range inserted {
 		if err := a.store.DeleteRow(ctx, scenario, prev.row.ID); err != nil && !errors.Is(err, task.ErrNotFound) {
-			a.logger.ErrorContext(ctx, "import: undoing a partial batch failed", "scenario", scenario,
+			a.Logger().ErrorContext(ctx, "import: undoing a partial batch failed", "scenario", scenario,
 				"row", prev.row.ID, "error", err)
 		}
 	}
@@ -233,13 +275,36 @@ func (a *API) parseImportAs(sc *mapping.Scenario, data []byte, importID string) 
 	}
 	rd := csv.NewReader(bytes.NewReader(data))
 	rd.FieldsPerRecord = 0 // every line has the header's number of cells
+	header, lines, msg := readImportHeader(rd, sc)
+	if msg != "" {
+		return nil, lines, http.StatusBadRequest, msg
+	}
+	rows, lines, failed, tooMany := readImportLines(rd, sc, data, header, a.Now(), importID)
+	switch {
+	case tooMany:
+		return nil, nil, http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("more than %d lines after the header; split the file", maxImportLines)
+	case failed > 0:
+		return nil, lines, http.StatusBadRequest,
+			fmt.Sprintf("%d of %d lines have errors; nothing was imported (the first: %s)", failed, failed+len(rows),
+				task.LineError(lines[0].Line, lines[0].Field, lines[0].Error))
+	case len(rows) == 0:
+		return nil, []lineError{{Line: 2, Error: "no rows after the header"}}, http.StatusBadRequest, "no rows to import"
+	}
+	return rows, nil, 0, ""
+}
+
+// readImportHeader reads and checks an import's header line: every name a
+// row field of sc, named once. It returns the header trimmed, with "" for
+// the table export's status columns (read over), or the line errors and
+// the message of the refusal.
+func readImportHeader(rd *csv.Reader, sc *mapping.Scenario) ([]string, []lineError, string) {
 	header, err := rd.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, []lineError{{Line: 1, Error: "the file is empty; the first line must name the row fields"}},
-			http.StatusBadRequest, "empty file"
+		return nil, []lineError{{Line: 1, Error: "the file is empty; the first line must name the row fields"}}, "empty file"
 	}
 	if err != nil {
-		return nil, []lineError{{Line: 1, Error: csvMessage(err)}}, http.StatusBadRequest, "bad header line"
+		return nil, []lineError{{Line: 1, Error: csvMessage(err)}}, "bad header line"
 	}
 	var lines []lineError
 	seen := make(map[string]bool, len(header))
@@ -262,7 +327,7 @@ func (a *API) parseImportAs(sc *mapping.Scenario, data []byte, importID string) 
 		seen[name] = true
 	}
 	if len(lines) > 0 {
-		return nil, lines, http.StatusBadRequest, "bad header line: it must name the row fields"
+		return nil, lines, "bad header line: it must name the row fields"
 	}
 	for i := range header {
 		header[i] = strings.TrimSpace(header[i])
@@ -270,20 +335,22 @@ func (a *API) parseImportAs(sc *mapping.Scenario, data []byte, importID string) 
 			header[i] = "" // checkImportLine skips it
 		}
 	}
-	var (
-		rows   []importRow
-		ids    = map[string]int{}
-		failed int
-		now    = a.now()
-	)
+	return header, nil, ""
+}
+
+// readImportLines reads and checks an import's data lines after the
+// header: the rows of the good lines, the errors of the bad ones and
+// their count. tooMany reports a file of more than maxImportLines lines.
+func readImportLines(rd *csv.Reader, sc *mapping.Scenario, data []byte, header []string, now time.Time,
+	importID string) (rows []importRow, lines []lineError, failed int, tooMany bool) {
+	ids := map[string]int{}
 	for {
 		rec, err := rd.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if len(rows)+failed >= maxImportLines {
-			return nil, nil, http.StatusRequestEntityTooLarge,
-				fmt.Sprintf("more than %d lines after the header; split the file", maxImportLines)
+			return nil, nil, 0, true
 		}
 		if err != nil {
 			// FieldPos is valid only after a record was read: never call
@@ -311,15 +378,7 @@ func (a *API) parseImportAs(sc *mapping.Scenario, data []byte, importID string) 
 		ids[r.row.ID] = line
 		rows = append(rows, r)
 	}
-	switch {
-	case failed > 0:
-		return nil, lines, http.StatusBadRequest,
-			fmt.Sprintf("%d of %d lines have errors; nothing was imported (the first: %s)", failed, failed+len(rows),
-				task.LineError(lines[0].Line, lines[0].Field, lines[0].Error))
-	case len(rows) == 0:
-		return nil, []lineError{{Line: 2, Error: "no rows after the header"}}, http.StatusBadRequest, "no rows to import"
-	}
-	return rows, nil, 0, ""
+	return rows, lines, failed, false
 }
 
 // checkImportLine builds one line's row and checks it as createRow and the

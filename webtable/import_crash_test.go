@@ -72,7 +72,7 @@ func postImport(t *testing.T, r *gin.Engine, csv string) *httptest.ResponseRecor
 	return rec
 }
 
-// TestImportCrashRerunFinishes (issue 16 item 24): an import killed part
+// TestImportCrashRerunFinishes: an import killed part
 // way leaves the rows it stored; posting the same file again stores the
 // rest, each line exactly once (lines with and without an id), and says
 // how many were there already. A file whose ids exist with other fields is
@@ -81,7 +81,7 @@ func TestImportCrashRerunFinishes(t *testing.T) {
 	t.Parallel()
 	n, cut := 10_000, int64(4_928)
 	if apitest.Driver() == "mongo" {
-		n, cut = 1_000, 487 // FerretDB: several ms a row, and the test reads each row 3 times
+		n, cut = 1_000, 487 // FerretDB takes several ms a row, and the test reads each row 3 times
 	}
 	var sb strings.Builder
 	sb.WriteString("memo_id,title,when\n")

@@ -40,12 +40,12 @@ type previewBody struct {
 func (a *API) preview(c *gin.Context) {
 	q, err := a.previewQuery(c)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	s, err := q.parse()
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	fires := s.NextN(q.from, q.from, q.n)
@@ -110,7 +110,7 @@ func (a *API) previewQuery(c *gin.Context) (previewQuery, error) {
 		return q, err
 	}
 	if q.from.IsZero() {
-		q.from = a.now()
+		q.from = a.Now()
 	}
 	// The anchor ToTask would give a task edited at from, so the fires
 	// shown are the exact instants.

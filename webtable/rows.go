@@ -27,22 +27,22 @@ type rowsPage struct {
 func (a *API) createRow(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	fields, err := httpapi.ReadObject(c)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	delete(fields, httpapi.VersionKey)
 	id, err := sc.AssignID(fields)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	if err := sc.ValidateFields(fields); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	row := &task.Row{
@@ -53,13 +53,13 @@ func (a *API) createRow(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	if err := a.store.InsertRow(ctx, row); err != nil {
-		a.writeError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeAlreadyExists, "row %q already exists in scenario %q", id, sc.Name()))
+		a.WriteError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeAlreadyExists, "row %q already exists in scenario %q", id, sc.Name()))
 		return
 	}
 	a.wake()
 	saved, err := a.store.GetRow(ctx, sc.Name(), id)
 	if err != nil {
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "row %q was deleted right after it was created", id))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "row %q was deleted right after it was created", id))
 		return
 	}
 	a.record(ctx, httpapi.Who(c), sc.Name(), id, store.AuditCreate, nil, saved.Fields)
@@ -71,13 +71,13 @@ func (a *API) createRow(c *gin.Context) {
 func (a *API) getRow(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	id := c.Param("id")
 	row, err := a.store.GetRow(c.Request.Context(), sc.Name(), id)
 	if err != nil {
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", id, sc.Name()))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", id, sc.Name()))
 		return
 	}
 	writeRow(c, http.StatusOK, row)
@@ -87,23 +87,23 @@ func (a *API) getRow(c *gin.Context) {
 func (a *API) listRows(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	after, err := httpapi.StringQuery(c, "after")
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	limit, err := httpapi.IntQuery(c, "limit", httpapi.DefaultLimit, 1, httpapi.MaxLimit)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	// One extra row tells whether another page follows.
 	rows, err := a.store.ListRows(c.Request.Context(), sc.Name(), after, limit+1)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	page := rowsPage{Rows: rows}
@@ -124,37 +124,37 @@ func (a *API) listRows(c *gin.Context) {
 func (a *API) patchRow(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	id := c.Param("id")
 	patch, err := httpapi.ReadObject(c)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	want, err := httpapi.IfMatch(c.GetHeader("If-Match"), patch)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	ctx := c.Request.Context()
 	cur, err := a.store.GetRow(ctx, sc.Name(), id)
 	if err != nil {
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", id, sc.Name()))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", id, sc.Name()))
 		return
 	}
 	if want > 0 && want != cur.Version {
-		a.writeError(c, task.VersionConflict(fmt.Sprintf("row %q", id), cur.Version, want))
+		a.WriteError(c, task.VersionConflict(fmt.Sprintf("row %q", id), cur.Version, want))
 		return
 	}
 	fields, err := merge(sc, cur, patch)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	if err := sc.ValidateFields(fields); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	row, err := a.store.UpdateRowFields(ctx, store.UpdateRowParams{
@@ -167,7 +167,7 @@ func (a *API) patchRow(c *gin.Context) {
 		err = httpapi.Describe(err, task.ErrNotFound, "row %q was deleted while saving", id)
 		err = httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict, "row %q changed while your edit was saved "+
 			"(you sent version %d); reload and try again", id, cur.Version)
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	a.wake()
@@ -179,7 +179,7 @@ func (a *API) patchRow(c *gin.Context) {
 func (a *API) deleteRow(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	id := c.Param("id")
@@ -191,7 +191,7 @@ func (a *API) deleteRow(c *gin.Context) {
 		old = cur.Fields
 	}
 	if err := a.store.DeleteRow(ctx, sc.Name(), id); err != nil {
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", id, sc.Name()))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", id, sc.Name()))
 		return
 	}
 	a.wake()

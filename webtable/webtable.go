@@ -72,34 +72,22 @@ type Deps struct {
 // API is the row endpoints' handler set; build it with New and mount it
 // with Register.
 type API struct {
-	logger    *slog.Logger
+	httpapi.Base
 	store     Store
 	scenarios map[string]*mapping.Scenario
 	wake      func()
-	now       func() time.Time
 }
 
 // New returns an API over d. It panics when d.Store is nil, a wiring bug.
 func New(d Deps) *API {
-	if d.Store == nil {
-		panic("webtable: Deps.Store is nil")
-	}
-	logger := d.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
 	a := &API{
-		logger:    logger.With("component", "webtable"),
-		store:     d.Store,
+		Base:      httpapi.NewBase("webtable", d.Logger, nil, d.Now),
+		store:     httpapi.Require("webtable", "Deps.Store", d.Store),
 		scenarios: maps.Clone(d.Scenarios),
 		wake:      d.Wake,
-		now:       d.Now,
 	}
 	if a.wake == nil {
 		a.wake = func() {}
-	}
-	if a.now == nil {
-		a.now = time.Now
 	}
 	return a
 }
@@ -127,9 +115,7 @@ func (a *API) Register(r gin.IRouter) {
 	v1.GET("/schedule/preview", a.preview)
 }
 
-func (a *API) writeError(c *gin.Context, err error) { httpapi.WriteError(a.logger, c, err) }
-
-// scenario returns the path's scenario, or an error for writeError.
+// scenario returns the path's scenario, or an error for WriteError.
 func (a *API) scenario(name string) (*mapping.Scenario, error) {
 	sc, ok := a.scenarios[name]
 	if !ok || sc == nil {

@@ -33,7 +33,7 @@ var _ Store = store.AuditLog(nil)
 // API serves the audit trail; build it with New and mount it with
 // Register.
 type API struct {
-	logger    *slog.Logger
+	httpapi.Base
 	store     Store
 	scenarios map[string]*mapping.Scenario
 }
@@ -42,10 +42,8 @@ type API struct {
 // read only in a configured scenario); logger receives the 500s (nil
 // discards them). It panics when st is nil, a wiring bug.
 func New(logger *slog.Logger, st Store, scenarios map[string]*mapping.Scenario) *API {
-	if st == nil {
-		panic("auditapi: nil Store")
-	}
-	return &API{logger: httpapi.ComponentLogger(logger, "auditapi"), store: st, scenarios: maps.Clone(scenarios)}
+	return &API{Base: httpapi.NewBase("auditapi", logger, nil, nil), store: httpapi.Require("auditapi", "Store", st),
+		scenarios: maps.Clone(scenarios)}
 }
 
 // Register mounts the routes on r:
@@ -56,9 +54,7 @@ func (a *API) Register(r gin.IRouter) {
 	r.GET("/api/v1/audit", a.queryAudit)
 }
 
-func (a *API) writeError(c *gin.Context, err error) { httpapi.WriteError(a.logger, c, err) }
-
-// scenario returns the path's scenario, or an error for writeError.
+// scenario returns the path's scenario, or an error for WriteError.
 func (a *API) scenario(name string) (*mapping.Scenario, error) {
 	sc, ok := a.scenarios[name]
 	if !ok || sc == nil {
@@ -79,24 +75,24 @@ type auditPage struct {
 func (a *API) listAudit(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	before, err := httpapi.IntQuery(c, "before", 0, 0, 1<<62)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	limit, err := httpapi.IntQuery(c, "limit", httpapi.DefaultLimit, 1, httpapi.MaxLimit)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	// One extra record tells whether another page follows.
 	n := min(limit+1, store.MaxAuditPage)
 	recs, err := a.store.ListAudit(c.Request.Context(), sc.Name(), c.Param("id"), int64(before), n)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	page := auditPage{Records: recs}
@@ -123,25 +119,25 @@ func (a *API) queryAudit(c *gin.Context) {
 	}{{"kind", &q.Scenario}, {"id", &q.RowID}, {"who", &q.Who}, {"action", &q.Action}} {
 		v, err := httpapi.StringQuery(c, f.name)
 		if err != nil {
-			a.writeError(c, err)
+			a.WriteError(c, err)
 			return
 		}
 		*f.to = v
 	}
 	before, err := httpapi.IntQuery(c, "before", 0, 0, 1<<62)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	limit, err := httpapi.IntQuery(c, "limit", httpapi.DefaultLimit, 1, httpapi.MaxLimit)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	q.BeforeID, q.Limit = int64(before), min(limit+1, store.MaxAuditPage)
 	recs, err := a.store.QueryAudit(c.Request.Context(), q)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	page := auditPage{Records: recs}

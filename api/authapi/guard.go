@@ -64,29 +64,22 @@ type GuardConfig struct {
 // NewGuard, install Middleware on the engine before any route and mount
 // Register's routes (sign-in, users, tokens).
 type Guard struct {
-	logger  *slog.Logger
+	httpapi.Base
 	users   store.Users
 	cfg     GuardConfig
 	policy  map[string]Access
 	hosts   map[string]bool
 	limiter *auth.Limiter
-	now     func() time.Time
 }
 
 // NewGuard returns the guard for cfg. It panics when cfg.Users is nil, a
 // wiring bug.
 func NewGuard(cfg GuardConfig) *Guard {
-	if cfg.Users == nil {
-		panic("authapi: GuardConfig.Users is nil")
-	}
-	g := &Guard{logger: cfg.Logger, users: cfg.Users, cfg: cfg, policy: Policy(), hosts: map[string]bool{},
-		limiter: cfg.Limiter, now: cfg.Now}
-	g.logger = httpapi.ComponentLogger(g.logger, "guard")
-	if g.now == nil {
-		g.now = time.Now
-	}
+	g := &Guard{Base: httpapi.NewBase("guard", cfg.Logger, cfg.Audit, cfg.Now),
+		users: httpapi.Require("authapi", "GuardConfig.Users", cfg.Users), cfg: cfg, policy: Policy(),
+		hosts: map[string]bool{}, limiter: cfg.Limiter}
 	if g.limiter == nil {
-		g.limiter = auth.NewLimiter(auth.LimiterConfig{Now: g.now})
+		g.limiter = auth.NewLimiter(auth.LimiterConfig{Now: g.Now})
 	}
 	if g.cfg.SessionIdle <= 0 {
 		g.cfg.SessionIdle = 2 * time.Hour
@@ -114,13 +107,13 @@ func (g *Guard) Middleware() gin.HandlerFunc {
 		case c.FullPath() == "":
 			access = AccessViewer // unknown paths: 404 only for the signed-in
 		case !known:
-			g.logger.ErrorContext(c.Request.Context(), "route without access policy", "route", route)
+			g.Logger().ErrorContext(c.Request.Context(), "route without access policy", "route", route)
 			c.AbortWithStatusJSON(http.StatusForbidden, httpapi.StatusBody(http.StatusForbidden, "route "+route+" has no access policy"))
 			return
 		}
 		if route != "GET /healthz" {
 			if err := g.checkHost(c.Request.Host); err != nil {
-				httpapi.WriteError(g.logger, c, err)
+				g.WriteError(c, err)
 				return
 			}
 		}
@@ -130,7 +123,7 @@ func (g *Guard) Middleware() gin.HandlerFunc {
 			return
 		}
 		if err := g.checkBrowser(c, p, route); err != nil {
-			httpapi.WriteError(g.logger, c, err)
+			g.WriteError(c, err)
 			return
 		}
 		if p != nil {
@@ -216,7 +209,7 @@ func (g *Guard) bearer(ctx context.Context, token string) (*Principal, error) {
 		return nil, httpapi.Err(http.StatusForbidden, "Authorization", "this token is denied")
 	}
 	if strings.HasPrefix(token, auth.TokenPrefix) {
-		cred, u, err := auth.Verify(ctx, g.users, store.KindToken, token, g.now())
+		cred, u, err := auth.Verify(ctx, g.users, store.KindToken, token, g.Now())
 		if errors.Is(err, auth.ErrBadCredential) {
 			return nil, httpapi.Err(http.StatusUnauthorized, "Authorization", "unknown, expired or revoked token")
 		}
@@ -234,20 +227,20 @@ func (g *Guard) bearer(ctx context.Context, token string) (*Principal, error) {
 // session checks a session cookie and its idle time, and refreshes its
 // last use (at most once a minute, to spare the store).
 func (g *Guard) session(ctx context.Context, value string) (*Principal, error) {
-	now := g.now()
+	now := g.Now()
 	cred, u, err := auth.Verify(ctx, g.users, store.KindSession, value, now)
 	if err != nil {
 		return nil, err
 	}
 	if now.Sub(cred.LastUsed) >= g.cfg.SessionIdle {
 		if err := g.users.DeleteCredential(context.WithoutCancel(ctx), cred.ID); err != nil {
-			g.logger.WarnContext(ctx, "remove idle session", "user", u.Name, "error", err)
+			g.Logger().WarnContext(ctx, "remove idle session", "user", u.Name, "error", err)
 		}
 		return nil, auth.ErrBadCredential
 	}
 	if now.Sub(cred.LastUsed) >= time.Minute {
 		if err := g.users.TouchCredential(ctx, cred.ID, now); err != nil {
-			g.logger.WarnContext(ctx, "touch session", "user", u.Name, "error", err)
+			g.Logger().WarnContext(ctx, "touch session", "user", u.Name, "error", err)
 		}
 	}
 	return &Principal{User: u.Name, Role: u.Role, Via: "session"}, nil
@@ -284,7 +277,7 @@ func (g *Guard) refuse(c *gin.Context, err error) {
 	if status == http.StatusUnauthorized {
 		c.Header("WWW-Authenticate", `Bearer realm="cronsheet"`)
 	}
-	httpapi.WriteError(g.logger, c, err)
+	g.WriteError(c, err)
 }
 
 // isPage reports whether route is one of the HTML pages.

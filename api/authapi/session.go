@@ -47,17 +47,17 @@ type loginRequest struct {
 func (g *Guard) login(c *gin.Context) {
 	var req loginRequest
 	if err := httpapi.ReadJSON(c, &req, false); err != nil {
-		httpapi.WriteError(g.logger, c, err)
+		g.WriteError(c, err)
 		return
 	}
 	if req.Name == "" {
-		httpapi.WriteError(g.logger, c, task.Invalid("name", "required"))
+		g.WriteError(c, task.Invalid("name", "required"))
 		return
 	}
 	keys := []string{"user:" + httpapi.CutUTF8(req.Name, store.MaxUserName), "ip:" + c.ClientIP()}
 	if wait := g.limiter.Wait(keys...); wait > 0 {
 		retryAfter(c, wait)
-		httpapi.WriteError(g.logger, c, httpapi.Err(http.StatusTooManyRequests, "", "too many failed sign-ins: try again in %s",
+		g.WriteError(c, httpapi.Err(http.StatusTooManyRequests, "", "too many failed sign-ins: try again in %s",
 			wait.Round(time.Second)))
 		return
 	}
@@ -67,32 +67,32 @@ func (g *Guard) login(c *gin.Context) {
 	if err == nil && !u.Disabled {
 		hash = u.PasswordHash
 	} else if err != nil && !errors.Is(err, task.ErrNotFound) && !errors.Is(err, task.ErrInvalid) {
-		httpapi.WriteError(g.logger, c, err)
+		g.WriteError(c, err)
 		return
 	}
 	if !auth.CheckPassword(hash, req.Password) {
 		g.limiter.Fail(keys...)
-		g.logger.InfoContext(ctx, "sign-in failed", "user", httpapi.CutUTF8(req.Name, store.MaxUserName), "client_ip", c.ClientIP())
-		httpapi.WriteError(g.logger, c, httpapi.Err(http.StatusUnauthorized, "", "wrong name or password"))
+		g.Logger().InfoContext(ctx, "sign-in failed", "user", httpapi.CutUTF8(req.Name, store.MaxUserName), "client_ip", c.ClientIP())
+		g.WriteError(c, httpapi.Err(http.StatusUnauthorized, "", "wrong name or password"))
 		return
 	}
 	g.limiter.Succeed(keys...)
-	now := g.now()
+	now := g.Now()
 	cred, value, err := auth.NewCredential(store.KindSession, u.Name, "", u.Role, now)
 	if err != nil {
-		httpapi.WriteError(g.logger, c, err)
+		g.WriteError(c, err)
 		return
 	}
 	cred.ExpiresAt = now.Add(g.cfg.SessionMax)
 	if err := g.users.AddCredential(ctx, cred); err != nil {
-		httpapi.WriteError(g.logger, c, err)
+		g.WriteError(c, err)
 		return
 	}
 	// Sign-ins are rare: a good time to drop sessions past their end.
 	if _, err := g.users.DeleteExpiredCredentials(ctx, now); err != nil {
-		g.logger.WarnContext(ctx, "drop expired sessions", "error", err)
+		g.Logger().WarnContext(ctx, "drop expired sessions", "error", err)
 	}
-	g.logger.InfoContext(ctx, "signed in", "user", u.Name, "client_ip", c.ClientIP())
+	g.Logger().InfoContext(ctx, "signed in", "user", u.Name, "client_ip", c.ClientIP())
 	setCookie(c, value, g.cfg.SessionMax)
 	c.Status(http.StatusNoContent)
 }
@@ -100,9 +100,9 @@ func (g *Guard) login(c *gin.Context) {
 // logout ends the request's session (if any) and clears the cookie.
 func (g *Guard) logout(c *gin.Context) {
 	if v, err := c.Cookie(SessionCookie); err == nil && v != "" {
-		if cred, _, err := auth.Verify(c.Request.Context(), g.users, store.KindSession, v, g.now()); err == nil {
+		if cred, _, err := auth.Verify(c.Request.Context(), g.users, store.KindSession, v, g.Now()); err == nil {
 			if err := g.users.DeleteCredential(c.Request.Context(), cred.ID); err != nil && !errors.Is(err, task.ErrNotFound) {
-				httpapi.WriteError(g.logger, c, err)
+				g.WriteError(c, err)
 				return
 			}
 		}
@@ -133,7 +133,7 @@ type userRequest struct {
 func (g *Guard) listUsers(c *gin.Context) {
 	us, err := g.users.ListUsers(c.Request.Context())
 	if err != nil {
-		httpapi.WriteError(g.logger, c, err)
+		g.WriteError(c, err)
 		return
 	}
 	if us == nil {
@@ -145,28 +145,28 @@ func (g *Guard) listUsers(c *gin.Context) {
 func (g *Guard) addUser(c *gin.Context) {
 	var req userRequest
 	if err := httpapi.ReadJSON(c, &req, false); err != nil {
-		httpapi.WriteError(g.logger, c, err)
+		g.WriteError(c, err)
 		return
 	}
 	if req.Role == nil {
-		httpapi.WriteError(g.logger, c, task.Invalid("role", "required: viewer, editor or admin"))
+		g.WriteError(c, task.Invalid("role", "required: viewer, editor or admin"))
 		return
 	}
-	u := &store.User{Name: req.Name, Role: *req.Role, Disabled: req.Disabled != nil && *req.Disabled, CreatedAt: g.now()}
+	u := &store.User{Name: req.Name, Role: *req.Role, Disabled: req.Disabled != nil && *req.Disabled, CreatedAt: g.Now()}
 	if err := u.Validate(); err != nil {
-		httpapi.WriteError(g.logger, c, err)
+		g.WriteError(c, err)
 		return
 	}
 	if req.Password != nil {
 		h, err := auth.HashPassword(*req.Password)
 		if err != nil {
-			httpapi.WriteError(g.logger, c, err)
+			g.WriteError(c, err)
 			return
 		}
 		u.PasswordHash = h
 	}
 	if err := g.users.AddUser(c.Request.Context(), u); err != nil {
-		httpapi.WriteError(g.logger, c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeAlreadyExists, "user %q already exists", u.Name))
+		g.WriteError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeAlreadyExists, "user %q already exists", u.Name))
 		return
 	}
 	g.record(c, store.AuditKindUser, u.Name, store.AuditCreate, userSummary(u, req.Password != nil))
@@ -176,21 +176,21 @@ func (g *Guard) addUser(c *gin.Context) {
 func (g *Guard) patchUser(c *gin.Context) {
 	var req userRequest
 	if err := httpapi.ReadJSON(c, &req, false); err != nil {
-		httpapi.WriteError(g.logger, c, err)
+		g.WriteError(c, err)
 		return
 	}
 	p := store.UpdateUserParams{Name: c.Param("name"), Role: req.Role, Disabled: req.Disabled}
 	if req.Password != nil {
 		h, err := auth.HashPassword(*req.Password)
 		if err != nil {
-			httpapi.WriteError(g.logger, c, err)
+			g.WriteError(c, err)
 			return
 		}
 		p.PasswordHash = &h
 	}
 	u, err := g.users.UpdateUser(c.Request.Context(), p)
 	if err != nil {
-		httpapi.WriteError(g.logger, c, httpapi.Describe(err, task.ErrNotFound, "no user %q", httpapi.CutUTF8(p.Name, 100)))
+		g.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "no user %q", httpapi.CutUTF8(p.Name, 100)))
 		return
 	}
 	g.record(c, store.AuditKindUser, u.Name, store.AuditUpdate, userSummary(u, req.Password != nil))
@@ -200,7 +200,7 @@ func (g *Guard) patchUser(c *gin.Context) {
 func (g *Guard) deleteUser(c *gin.Context) {
 	name := c.Param("name")
 	if err := g.users.DeleteUser(c.Request.Context(), name); err != nil {
-		httpapi.WriteError(g.logger, c, httpapi.Describe(err, task.ErrNotFound, "no user %q", httpapi.CutUTF8(name, 100)))
+		g.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "no user %q", httpapi.CutUTF8(name, 100)))
 		return
 	}
 	g.record(c, store.AuditKindUser, name, store.AuditDelete, nil)
@@ -225,12 +225,12 @@ type tokenAnswer struct {
 func (g *Guard) listTokens(c *gin.Context) {
 	user, err := httpapi.StringQuery(c, "user")
 	if err != nil {
-		httpapi.WriteError(g.logger, c, err)
+		g.WriteError(c, err)
 		return
 	}
 	ts, err := g.users.ListCredentials(c.Request.Context(), store.ListCredentialsParams{User: user, Kind: store.KindToken})
 	if err != nil {
-		httpapi.WriteError(g.logger, c, err)
+		g.WriteError(c, err)
 		return
 	}
 	if ts == nil {
@@ -242,13 +242,13 @@ func (g *Guard) listTokens(c *gin.Context) {
 func (g *Guard) addToken(c *gin.Context) {
 	var req tokenRequest
 	if err := httpapi.ReadJSON(c, &req, false); err != nil {
-		httpapi.WriteError(g.logger, c, err)
+		g.WriteError(c, err)
 		return
 	}
 	cred, value, err := NewToken(c.Request.Context(), g.users, TokenParams{User: req.User, Name: req.Name,
-		Role: req.Role, ExpiresIn: req.ExpiresIn, Now: g.now()})
+		Role: req.Role, ExpiresIn: req.ExpiresIn, Now: g.Now()})
 	if err != nil {
-		httpapi.WriteError(g.logger, c, err)
+		g.WriteError(c, err)
 		return
 	}
 	g.record(c, store.AuditKindToken, cred.ID, store.AuditCreate, tokenSummary(cred))
@@ -266,7 +266,7 @@ func (g *Guard) deleteToken(c *gin.Context) {
 		err = g.users.DeleteCredential(ctx, id)
 	}
 	if err != nil {
-		httpapi.WriteError(g.logger, c, httpapi.Describe(err, task.ErrNotFound, "no token %q", httpapi.CutUTF8(id, 100)))
+		g.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "no token %q", httpapi.CutUTF8(id, 100)))
 		return
 	}
 	g.record(c, store.AuditKindToken, cred.ID, store.AuditDelete, tokenSummary(cred))
@@ -322,8 +322,8 @@ func NewToken(ctx context.Context, users store.Users, p TokenParams) (*store.Cre
 
 // record logs a change to a user or token and adds it to the audit trail.
 func (g *Guard) record(c *gin.Context, kind, id, action string, neu map[string]any) {
-	g.logger.InfoContext(c.Request.Context(), "auth change", "kind", kind, "id", id, "action", action, "by", httpapi.Who(c))
-	httpapi.RecordChange(c, g.logger, g.cfg.Audit, g.now(), kind, id, action, neu)
+	g.Logger().InfoContext(c.Request.Context(), "auth change", "kind", kind, "id", id, "action", action, "by", httpapi.Who(c))
+	g.RecordChange(c, kind, id, action, neu)
 }
 
 // userSummary is what the audit trail keeps of a user: never the hash.

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -66,24 +65,15 @@ var _ Store = store.Flows(nil)
 
 // API serves the flows API; build it with New and mount it with Register.
 type API struct {
-	logger *slog.Logger
+	httpapi.Base
 	store  Store
 	engine FlowEngine
-	audit  store.AuditLog
-	now    func() time.Time
 }
 
 // New returns the flows API over st and engine; every change it makes
 // is recorded in audit (nil: not recorded) with the principal who made it.
 func New(logger *slog.Logger, st Store, engine FlowEngine, audit store.AuditLog) *API {
-	return &API{logger: httpapi.ComponentLogger(logger, "flowsapi"), store: st, engine: engine, audit: audit, now: time.Now}
-}
-
-func (f *API) writeError(c *gin.Context, err error) { httpapi.WriteError(f.logger, c, err) }
-
-// recordChange audits a change to flow id.
-func (f *API) recordChange(c *gin.Context, kind, id, action string, neu map[string]any) {
-	httpapi.RecordChange(c, f.logger, f.audit, f.now(), kind, id, action, neu)
+	return &API{Base: httpapi.NewBase("flowsapi", logger, audit, nil), store: st, engine: engine}
 }
 
 // flowSummary is what the audit trail keeps of a flow.
@@ -139,17 +129,17 @@ type flowsPage struct {
 func (f *API) list(c *gin.Context) {
 	after, err := httpapi.StringQuery(c, "after")
 	if err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	limit, err := httpapi.IntQuery(c, "limit", httpapi.DefaultLimit, 1, httpapi.MaxLimit)
 	if err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	list, err := f.store.ListFlows(c.Request.Context(), after, limit+1)
 	if err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	page := flowsPage{Flows: list}
@@ -160,7 +150,7 @@ func (f *API) list(c *gin.Context) {
 		page.Flows = []*task.Flow{}
 	}
 	if err := f.setStates(c.Request.Context(), page.Flows...); err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, page)
@@ -169,22 +159,22 @@ func (f *API) list(c *gin.Context) {
 func (f *API) create(c *gin.Context) {
 	var body flowBody
 	if err := httpapi.ReadJSON(c, &body, false); err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	fl := body.flow()
 	if err := fl.Validate(); err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	if err := f.store.CreateFlow(c.Request.Context(), fl); err != nil {
-		f.writeError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeAlreadyExists, "flow %q already exists", fl.ID))
+		f.WriteError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeAlreadyExists, "flow %q already exists", fl.ID))
 		return
 	}
-	f.recordChange(c, store.AuditKindFlow, fl.ID, store.AuditCreate, flowSummary(fl))
+	f.RecordChange(c, store.AuditKindFlow, fl.ID, store.AuditCreate, flowSummary(fl))
 	if err := f.engine.SyncSchedule(c.Request.Context(), fl.ID, 0, fl); err != nil {
 		// Saved: the engine's next start (SyncSchedules) retries it.
-		f.logger.ErrorContext(c.Request.Context(), "flow schedule", "flow_id", fl.ID, "error", err)
+		f.Logger().ErrorContext(c.Request.Context(), "flow schedule", "flow_id", fl.ID, "error", err)
 	}
 	fl.State = task.FlowIdle
 	c.Header("Location", strings.TrimSuffix(c.Request.URL.Path, "/")+"/"+url.PathEscape(fl.ID))
@@ -194,16 +184,16 @@ func (f *API) create(c *gin.Context) {
 func (f *API) get(c *gin.Context) {
 	id, err := httpapi.PathID(c, "id")
 	if err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	fl, err := f.store.GetFlow(c.Request.Context(), id)
 	if err != nil {
-		f.writeError(c, httpapi.Describe(err, task.ErrNotFound, "flow %q not found", id))
+		f.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "flow %q not found", id))
 		return
 	}
 	if err := f.setStates(c.Request.Context(), fl); err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	writeFlow(c, http.StatusOK, fl)
@@ -212,27 +202,27 @@ func (f *API) get(c *gin.Context) {
 func (f *API) put(c *gin.Context) {
 	id, err := httpapi.PathID(c, "id")
 	if err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	var body flowBody
 	if err := httpapi.ReadJSON(c, &body, false); err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	if body.ID != "" && body.ID != id {
-		f.writeError(c, task.Invalid("id", "the id of a flow cannot change (it is %q)", task.Truncate(id, 100)))
+		f.WriteError(c, task.Invalid("id", "the id of a flow cannot change (it is %q)", task.Truncate(id, 100)))
 		return
 	}
 	body.ID = id
 	want, err := httpapi.BodyIfMatch(c.GetHeader("If-Match"), body.Version)
 	if err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	fl := body.flow()
 	if err := fl.Validate(); err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	saved, err := f.store.UpdateFlow(c.Request.Context(), fl, want)
@@ -240,15 +230,15 @@ func (f *API) put(c *gin.Context) {
 		err = httpapi.Describe(err, task.ErrNotFound, "flow %q not found", id)
 		err = httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict, "flow %q changed since you loaded it "+
 			"(you sent version %d); reload and try again", id, want)
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
-	f.recordChange(c, store.AuditKindFlow, saved.ID, store.AuditUpdate, flowSummary(saved))
+	f.RecordChange(c, store.AuditKindFlow, saved.ID, store.AuditUpdate, flowSummary(saved))
 	if err := f.engine.SyncSchedule(c.Request.Context(), saved.ID, saved.Version-1, saved); err != nil {
-		f.logger.ErrorContext(c.Request.Context(), "flow schedule", "flow_id", saved.ID, "error", err)
+		f.Logger().ErrorContext(c.Request.Context(), "flow schedule", "flow_id", saved.ID, "error", err)
 	}
 	if err := f.setStates(c.Request.Context(), saved); err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	writeFlow(c, http.StatusOK, saved)
@@ -257,7 +247,7 @@ func (f *API) put(c *gin.Context) {
 func (f *API) delete(c *gin.Context) {
 	id, err := httpapi.PathID(c, "id")
 	if err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	old, err := f.store.GetFlow(c.Request.Context(), id)
@@ -265,13 +255,13 @@ func (f *API) delete(c *gin.Context) {
 		err = f.store.DeleteFlow(c.Request.Context(), id)
 	}
 	if err != nil {
-		f.writeError(c, httpapi.Describe(err, task.ErrNotFound, "flow %q not found", id))
+		f.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "flow %q not found", id))
 		return
 	}
-	f.recordChange(c, store.AuditKindFlow, id, store.AuditDelete, nil)
+	f.RecordChange(c, store.AuditKindFlow, id, store.AuditDelete, nil)
 	if err := f.engine.SyncSchedule(c.Request.Context(), id, old.Version, nil); err != nil {
 		// A fire of the schedule task left open is refused and closes it.
-		f.logger.ErrorContext(c.Request.Context(), "flow schedule", "flow_id", id, "error", err)
+		f.Logger().ErrorContext(c.Request.Context(), "flow schedule", "flow_id", id, "error", err)
 	}
 	c.Status(http.StatusNoContent)
 }
@@ -283,20 +273,20 @@ type triggerFlowBody struct {
 func (f *API) trigger(c *gin.Context) {
 	id, err := httpapi.PathID(c, "id")
 	if err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	var body triggerFlowBody
 	if err := httpapi.ReadJSON(c, &body, true); err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	x, err := f.engine.Start(c.Request.Context(), id, body.Params)
 	if err != nil {
-		f.writeError(c, httpapi.Describe(err, task.ErrNotFound, "flow %q not found", id))
+		f.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "flow %q not found", id))
 		return
 	}
-	f.recordChange(c, store.AuditKindFlow, id, store.AuditTrigger, map[string]any{"execution": x.ID, "params": len(body.Params)})
+	f.RecordChange(c, store.AuditKindFlow, id, store.AuditTrigger, map[string]any{"execution": x.ID, "params": len(body.Params)})
 	c.Header("Location", "/api/v1/executions/"+url.PathEscape(x.ID))
 	c.JSON(http.StatusCreated, x)
 }
@@ -308,17 +298,17 @@ type executionsPage struct {
 func (f *API) executions(c *gin.Context) {
 	id, err := httpapi.PathID(c, "id")
 	if err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	limit, err := httpapi.IntQuery(c, "limit", httpapi.DefaultLimit, 1, httpapi.MaxLimit)
 	if err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	list, err := f.store.ListExecutions(c.Request.Context(), id, limit)
 	if err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	if list == nil {
@@ -330,12 +320,12 @@ func (f *API) executions(c *gin.Context) {
 func (f *API) execution(c *gin.Context) {
 	id, err := httpapi.PathID(c, "id")
 	if err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	x, err := f.store.GetExecution(c.Request.Context(), id)
 	if err != nil {
-		f.writeError(c, httpapi.Describe(err, task.ErrNotFound, "execution %q not found", id))
+		f.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "execution %q not found", id))
 		return
 	}
 	c.JSON(http.StatusOK, x)
@@ -344,15 +334,15 @@ func (f *API) execution(c *gin.Context) {
 func (f *API) stop(c *gin.Context) {
 	id, err := httpapi.PathID(c, "id")
 	if err != nil {
-		f.writeError(c, err)
+		f.WriteError(c, err)
 		return
 	}
 	x, err := f.engine.Stop(c.Request.Context(), id)
 	if err != nil {
-		f.writeError(c, httpapi.Describe(err, task.ErrNotFound, "execution %q not found", id))
+		f.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "execution %q not found", id))
 		return
 	}
-	f.recordChange(c, store.AuditKindFlow, x.FlowID, store.AuditStop, map[string]any{"execution": id, "state": string(x.State)})
+	f.RecordChange(c, store.AuditKindFlow, x.FlowID, store.AuditStop, map[string]any{"execution": id, "state": string(x.State)})
 	c.JSON(http.StatusOK, x)
 }
 

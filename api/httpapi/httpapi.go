@@ -1,5 +1,6 @@
 // Package httpapi holds what every handler package of cronsheet's REST API
-// shares, so that each answers alike: the error bodies with their stable
+// shares, so that each answers alike: the Base each handler set embeds (its
+// logger, audit log and clock, base.go), the error bodies with their stable
 // codes and the one mapping of errors to statuses (errors.go), JSON
 // decoding with bounds (decode.go), query and path parameters with bounds
 // (this file), If-Match and ETag (version.go), the request principal and

@@ -10,9 +10,9 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// ComponentLogger returns logger tagged with component, or a logger that
-// discards everything when logger is nil (a handler package's default).
-func ComponentLogger(logger *slog.Logger, component string) *slog.Logger {
+// componentLogger returns logger tagged with component, or a logger that
+// discards everything when logger is nil (NewBase's default).
+func componentLogger(logger *slog.Logger, component string) *slog.Logger {
 	if logger == nil {
 		return slog.New(slog.DiscardHandler)
 	}
@@ -24,7 +24,7 @@ func ComponentLogger(logger *slog.Logger, component string) *slog.Logger {
 // recovery that logs a panic with its stack and answers 500 with a JSON
 // error. A nil logger discards the records.
 func Middleware(logger *slog.Logger) []gin.HandlerFunc {
-	logger = ComponentLogger(logger, "http")
+	logger = componentLogger(logger, "http")
 	return []gin.HandlerFunc{requestLogger(logger), recovery(logger)}
 }
 

@@ -39,21 +39,14 @@ type Deps struct {
 // API is the jobs API's handler set; build it with New and mount it with
 // Register.
 type API struct {
-	logger *slog.Logger
+	httpapi.Base
 	jobs   JobsService
 	socket http.Handler
-	audit  store.AuditLog
-	now    func() time.Time
 }
 
 // New returns the jobs API over d.
 func New(d Deps) *API {
-	a := &API{logger: d.Logger, jobs: d.Jobs, socket: d.Socket, audit: d.Audit, now: d.Now}
-	a.logger = httpapi.ComponentLogger(a.logger, "jobsapi")
-	if a.now == nil {
-		a.now = time.Now
-	}
-	return a
+	return &API{Base: httpapi.NewBase("jobsapi", d.Logger, d.Audit, d.Now), jobs: d.Jobs, socket: d.Socket}
 }
 
 // Register mounts the routes on r (see jobs.go).
@@ -71,11 +64,4 @@ func (a *API) Register(r gin.IRouter) {
 	jg.DELETE("/:id", a.cancelJob)
 	jg.POST("/:id/block", a.blockJob)
 	jg.POST("/:id/unblock", a.unblockJob)
-}
-
-func (a *API) writeError(c *gin.Context, err error) { httpapi.WriteError(a.logger, c, err) }
-
-// recordChange audits a change to job id.
-func (a *API) recordChange(c *gin.Context, kind, id, action string, neu map[string]any) {
-	httpapi.RecordChange(c, a.logger, a.audit, a.now(), kind, id, action, neu)
 }

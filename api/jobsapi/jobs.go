@@ -66,7 +66,7 @@ func (a *API) submitJobs(c *gin.Context) {
 	}
 	body, err := httpapi.ReadBody(c, maxBatchBytes)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	trimmed := strings.TrimSpace(string(body))
@@ -76,12 +76,12 @@ func (a *API) submitJobs(c *gin.Context) {
 	}
 	req, err := jobapi.ParseRequest(body)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	v, err := a.jobs.Submit(c.Request.Context(), req)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	status := http.StatusCreated
@@ -97,12 +97,12 @@ func (a *API) submitJobs(c *gin.Context) {
 func (a *API) submitBatch(c *gin.Context, body []byte) {
 	reqs, err := jobapi.ParseBatch(body)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	results, err := a.jobs.SubmitBatch(c.Request.Context(), reqs)
 	if err != nil {
-		a.writeError(c, err) // the store failed: say so for the whole batch
+		a.WriteError(c, err) // the store failed: say so for the whole batch
 		return
 	}
 	out := make([]batchItem, len(results))
@@ -116,7 +116,7 @@ func (a *API) submitBatch(c *gin.Context, body []byte) {
 		case errors.Is(r.Err, task.ErrConflict) || errors.Is(r.Err, task.ErrInvalid):
 			out[i].Error = r.Err.Error()
 		default:
-			a.writeError(c, r.Err)
+			a.WriteError(c, r.Err)
 			return
 		}
 	}
@@ -142,13 +142,13 @@ func (a *API) getJob(c *gin.Context) {
 	}
 	wait, err := waitParam(c)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	id := c.Param("id")
 	v, err := a.jobs.Wait(c.Request.Context(), id, wait)
 	if err != nil {
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "job %q not found", task.Truncate(id, 100)))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "job %q not found", task.Truncate(id, 100)))
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -164,10 +164,10 @@ func (a *API) cancelJob(c *gin.Context) {
 		if errors.Is(err, task.ErrConflict) {
 			err = httpapi.WithMessage(err, err.Error())
 		}
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "job %q not found", task.Truncate(id, 100)))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "job %q not found", task.Truncate(id, 100)))
 		return
 	}
-	a.recordChange(c, store.AuditKindJob, id, store.AuditCancel, nil)
+	a.RecordChange(c, store.AuditKindJob, id, store.AuditCancel, nil)
 	c.JSON(http.StatusOK, v)
 }
 
@@ -177,17 +177,17 @@ func (a *API) upsertJob(c *gin.Context) {
 	}
 	body, err := httpapi.ReadBody(c, jobapi.MaxRequestBytes)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	req, err := jobapi.ParseRequest(body)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	v, err := a.jobs.Upsert(c.Request.Context(), c.Param("key"), req)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -212,10 +212,10 @@ func (a *API) jobState(c *gin.Context, action string, fn func(ctx context.Contex
 		if errors.Is(err, task.ErrConflict) {
 			err = httpapi.WithMessage(err, err.Error())
 		}
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "job %q not found", task.Truncate(id, 100)))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "job %q not found", task.Truncate(id, 100)))
 		return
 	}
-	a.recordChange(c, store.AuditKindJob, id, action, nil)
+	a.RecordChange(c, store.AuditKindJob, id, action, nil)
 	c.JSON(http.StatusOK, v)
 }
 
@@ -225,15 +225,15 @@ func (a *API) backfillJobs(c *gin.Context) {
 	}
 	var req jobapi.BackfillRequest
 	if err := httpapi.ReadJSON(c, &req, false); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	ans, err := a.jobs.Backfill(c.Request.Context(), req)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
-	a.recordChange(c, store.AuditKindJob, "backfill", store.AuditBackfill, map[string]any{"accepted": len(ans.Accepted), "refused": len(ans.Refused)})
+	a.RecordChange(c, store.AuditKindJob, "backfill", store.AuditBackfill, map[string]any{"accepted": len(ans.Accepted), "refused": len(ans.Refused)})
 	c.JSON(http.StatusAccepted, ans)
 }
 
@@ -282,12 +282,12 @@ func (a *API) listJobs(c *gin.Context) {
 	}
 	q, err := listQuery(c)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	views, next, err := a.jobs.List(c.Request.Context(), q)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	if views == nil {
@@ -310,7 +310,7 @@ func (a *API) exportDead(c *gin.Context) {
 	for {
 		views, next, err := a.jobs.List(c.Request.Context(), q)
 		if err != nil {
-			a.logger.ErrorContext(c.Request.Context(), "export dead jobs", "error", err)
+			a.Logger().ErrorContext(c.Request.Context(), "export dead jobs", "error", err)
 			return // the status is sent: the short file says it
 		}
 		for _, v := range views {

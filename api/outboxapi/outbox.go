@@ -31,17 +31,14 @@ var _ Store = store.Product(nil)
 
 // API serves the outbox; build it with New and mount it with Register.
 type API struct {
-	logger *slog.Logger
-	store  Store
+	httpapi.Base
+	store Store
 }
 
 // New returns the outbox API over st; logger receives the 500s (nil
 // discards them). It panics when st is nil, a wiring bug.
 func New(logger *slog.Logger, st Store) *API {
-	if st == nil {
-		panic("outboxapi: nil Store")
-	}
-	return &API{logger: httpapi.ComponentLogger(logger, "outboxapi"), store: st}
+	return &API{Base: httpapi.NewBase("outboxapi", logger, nil, nil), store: httpapi.Require("outboxapi", "Store", st)}
 }
 
 // Register mounts GET /api/v1/outbox on r.
@@ -61,19 +58,19 @@ func (a *API) listOutbox(c *gin.Context) {
 	if s := c.Query("before"); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || v < 1 {
-			httpapi.WriteError(a.logger, c, task.Invalid("before", "must be a message id, a positive integer"))
+			a.WriteError(c, task.Invalid("before", "must be a message id, a positive integer"))
 			return
 		}
 		before = v
 	}
 	limit, err := httpapi.IntQuery(c, "limit", httpapi.DefaultLimit, 1, httpapi.MaxLimit)
 	if err != nil {
-		httpapi.WriteError(a.logger, c, err)
+		a.WriteError(c, err)
 		return
 	}
 	msgs, err := a.store.ListOutbox(c.Request.Context(), before, limit)
 	if err != nil {
-		httpapi.WriteError(a.logger, c, err)
+		a.WriteError(c, err)
 		return
 	}
 	if msgs == nil {

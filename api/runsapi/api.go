@@ -57,25 +57,19 @@ type Deps struct {
 // API is the runs API's handler set; build it with New and mount it with
 // Register.
 type API struct {
-	logger    *slog.Logger
+	httpapi.Base
 	store     Store
-	audit     store.AuditLog
-	now       func() time.Time
 	cancelRun func(ctx context.Context, triggerID, why string) (*task.Run, error)
 }
 
 // New returns the runs API over d. It panics when d.Store is nil, a
 // wiring bug.
 func New(d Deps) *API {
-	if d.Store == nil {
-		panic("runsapi: Deps.Store is nil")
+	return &API{
+		Base:      httpapi.NewBase("runsapi", d.Logger, d.Audit, d.Now),
+		store:     httpapi.Require("runsapi", "Deps.Store", d.Store),
+		cancelRun: d.CancelRun,
 	}
-	a := &API{logger: d.Logger, store: d.Store, audit: d.Audit, now: d.Now, cancelRun: d.CancelRun}
-	a.logger = httpapi.ComponentLogger(a.logger, "runsapi")
-	if a.now == nil {
-		a.now = time.Now
-	}
-	return a
 }
 
 // Register mounts the routes on r:
@@ -90,9 +84,7 @@ func (a *API) Register(r gin.IRouter) {
 	v1.POST("/runs/:trigger_id/cancel", a.cancelRunHandler)
 }
 
-func (a *API) writeError(c *gin.Context, err error) { httpapi.WriteError(a.logger, c, err) }
-
-// recordChange audits a change to run id.
-func (a *API) recordChange(c *gin.Context, kind, id, action string, neu map[string]any) {
-	httpapi.RecordChange(c, a.logger, a.audit, a.now(), kind, id, action, neu)
-}
+// writeError and now are the Base's WriteError and Now under the names
+// addFeedback calls.
+func (a *API) writeError(c *gin.Context, err error) { a.WriteError(c, err) }
+func (a *API) now() time.Time                       { return a.Now() }

@@ -57,14 +57,14 @@ func (a *API) listRuns(c *gin.Context) {
 	}
 	q, err := runQuery(c)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	limit := q.Limit
 	q.Limit++ // one extra run tells whether another page follows
 	runs, err := a.store.QueryRuns(c.Request.Context(), q)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	page := runsPage{Runs: runs}
@@ -113,7 +113,7 @@ func (a *API) listTaskRuns(c *gin.Context) {
 		if c.Query(name) == "" {
 			continue
 		}
-		a.writeError(c, task.Invalid("before", "pages one task's runs alone; with %s, page with cursor", name))
+		a.WriteError(c, task.Invalid("before", "pages one task's runs alone; with %s, page with cursor", name))
 		return
 	}
 	taskID, err := httpapi.StringQuery(c, "task_id")
@@ -121,22 +121,22 @@ func (a *API) listTaskRuns(c *gin.Context) {
 		err = task.Invalid("task_id", "required")
 	}
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	before, err := httpapi.TimeQuery(c, "before")
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	limit, err := httpapi.IntQuery(c, "limit", httpapi.DefaultLimit, 1, httpapi.MaxLimit)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	runs, err := a.store.ListRuns(c.Request.Context(), taskID, before, limit)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	if runs == nil {
@@ -149,12 +149,12 @@ func (a *API) listTaskRuns(c *gin.Context) {
 func (a *API) getRun(c *gin.Context) {
 	id, err := httpapi.PathID(c, "trigger_id")
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	r, err := a.store.GetRun(c.Request.Context(), id)
 	if err != nil {
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "run %q not found", id))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "run %q not found", id))
 		return
 	}
 	c.JSON(http.StatusOK, r)
@@ -174,18 +174,18 @@ func (a *API) cancelRunHandler(c *gin.Context) {
 	}
 	id, err := httpapi.PathID(c, "trigger_id")
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	var body struct {
 		Reason string `json:"reason"`
 	}
 	if err := httpapi.ReadJSON(c, &body, true); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	if len(body.Reason) > maxCancelReason {
-		a.writeError(c, task.Invalid("reason", "at most %d bytes", maxCancelReason))
+		a.WriteError(c, task.Invalid("reason", "at most %d bytes", maxCancelReason))
 		return
 	}
 	why := "cancelled by the user"
@@ -194,10 +194,10 @@ func (a *API) cancelRunHandler(c *gin.Context) {
 	}
 	r, err := a.cancelRun(c.Request.Context(), id, why)
 	if err != nil {
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "run %q not found", id))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "run %q not found", id))
 		return
 	}
-	a.recordChange(c, store.AuditKindRun, id, store.AuditCancel, nil)
+	a.RecordChange(c, store.AuditKindRun, id, store.AuditCancel, nil)
 	c.JSON(http.StatusOK, r)
 }
 

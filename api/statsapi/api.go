@@ -29,22 +29,15 @@ var _ Store = store.RunStats(nil)
 
 // API serves the stats; build it with New and mount it with Register.
 type API struct {
-	logger *slog.Logger
-	store  Store
-	now    func() time.Time
+	httpapi.Base
+	store Store
 }
 
 // New returns the stats API over st with the clock now (nil = time.Now);
 // logger receives the 500s (nil discards them). It panics when st is nil,
 // a wiring bug.
 func New(logger *slog.Logger, st Store, now func() time.Time) *API {
-	if st == nil {
-		panic("statsapi: nil Store")
-	}
-	if now == nil {
-		now = time.Now
-	}
-	return &API{logger: httpapi.ComponentLogger(logger, "statsapi"), store: st, now: now}
+	return &API{Base: httpapi.NewBase("statsapi", logger, nil, now), store: httpapi.Require("statsapi", "Store", st)}
 }
 
 // Register mounts GET /api/v1/stats/fires and GET /api/v1/stats/upcoming
@@ -53,5 +46,3 @@ func (a *API) Register(r gin.IRouter) {
 	r.GET("/api/v1/stats/fires", a.fireStats)
 	r.GET("/api/v1/stats/upcoming", a.upcoming)
 }
-
-func (a *API) writeError(c *gin.Context, err error) { httpapi.WriteError(a.logger, c, err) }

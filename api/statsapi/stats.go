@@ -65,22 +65,22 @@ type fireStatsAnswer struct {
 func (a *API) fireStats(c *gin.Context) {
 	window, err := durationQuery(c, "window", defaultStatsWindow, time.Minute, store.MaxStatsWindow)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	bucket, err := durationQuery(c, "bucket", defaultStatsBucket, time.Second, window)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	if n := (window + bucket - 1) / bucket; n > store.MaxStatsBuckets {
-		a.writeError(c, task.Invalid("bucket", "makes %d buckets of the window, more than %d", n, store.MaxStatsBuckets))
+		a.WriteError(c, task.Invalid("bucket", "makes %d buckets of the window, more than %d", n, store.MaxStatsBuckets))
 		return
 	}
-	to := a.now().UTC().Truncate(bucket).Add(bucket) // the end of the bucket holding now
+	to := a.Now().UTC().Truncate(bucket).Add(bucket) // the end of the bucket holding now
 	st, err := a.store.FireStats(c.Request.Context(), store.FireStatsParams{From: to.Add(-window), To: to, Bucket: bucket})
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, fireStatsAnswer{FireStats: st, BucketSeconds: int64(bucket / time.Second)})
@@ -101,18 +101,18 @@ type upcomingAnswer struct {
 func (a *API) upcoming(c *gin.Context) {
 	within, err := durationQuery(c, "within", defaultUpcoming, time.Minute, maxUpcomingWithin)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	limit, err := httpapi.IntQuery(c, "limit", store.MaxUpcoming, 1, store.MaxUpcoming)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
-	now := a.now().UTC()
+	now := a.Now().UTC()
 	fires, err := a.store.UpcomingFires(c.Request.Context(), now, now.Add(within), limit)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, upcomingAnswer{From: now, To: now.Add(within), Fires: fires, More: len(fires) == limit})

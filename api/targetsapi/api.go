@@ -53,25 +53,19 @@ type Deps struct {
 // API is the targets API's handler set; build it with New and mount it
 // with Register.
 type API struct {
-	logger *slog.Logger
-	store  Store
-	audit  store.AuditLog
-	now    func() time.Time
-	check  func(*task.Target) error
+	httpapi.Base
+	store Store
+	check func(*task.Target) error
 }
 
 // New returns the targets API over d. It panics when d.Store is nil, a
 // wiring bug.
 func New(d Deps) *API {
-	if d.Store == nil {
-		panic("targetsapi: Deps.Store is nil")
+	return &API{
+		Base:  httpapi.NewBase("targetsapi", d.Logger, d.Audit, d.Now),
+		store: httpapi.Require("targetsapi", "Deps.Store", d.Store),
+		check: d.CheckTarget,
 	}
-	a := &API{logger: d.Logger, store: d.Store, audit: d.Audit, now: d.Now, check: d.CheckTarget}
-	a.logger = httpapi.ComponentLogger(a.logger, "targetsapi")
-	if a.now == nil {
-		a.now = time.Now
-	}
-	return a
 }
 
 // Register mounts the routes on r:
@@ -84,13 +78,6 @@ func (a *API) Register(r gin.IRouter) {
 	targets.GET("/:id", a.getTarget)
 	targets.PUT("/:id", a.putTarget)
 	targets.DELETE("/:id", a.deleteTarget)
-}
-
-func (a *API) writeError(c *gin.Context, err error) { httpapi.WriteError(a.logger, c, err) }
-
-// recordChange audits a change to target id.
-func (a *API) recordChange(c *gin.Context, kind, id, action string, neu map[string]any) {
-	httpapi.RecordChange(c, a.logger, a.audit, a.now(), kind, id, action, neu)
 }
 
 // targetSummary is what the audit trail keeps of a target: no headers or

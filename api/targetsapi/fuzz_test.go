@@ -7,11 +7,10 @@ import (
 	"cronsheet/internal/apitest"
 )
 
-// Fuzz targets of the decoders that read what clients send (issue 16 item
-// 26). `make fuzz` runs each for a while; under plain `go test` each runs
-// its seeds, so the corpus is part of every test run. Every target checks
-// that a refusal is an error the API can answer with (a 4xx naming a
-// field), never a panic.
+// Fuzz targets of the decoders that read what clients send. `make fuzz`
+// runs each for a while; under plain `go test` each runs its seeds, so the
+// corpus is part of every test run. Every target checks that a refusal is
+// an error the API can answer with (a 4xx naming a field), never a panic.
 
 // FuzzTargetJSON: a target body as POST /api/v1/targets reads it.
 func FuzzTargetJSON(f *testing.F) {

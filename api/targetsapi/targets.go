@@ -61,18 +61,18 @@ type targetsPage struct {
 func (a *API) listTargets(c *gin.Context) {
 	after, err := httpapi.StringQuery(c, "after")
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	limit, err := httpapi.IntQuery(c, "limit", httpapi.DefaultLimit, 1, httpapi.MaxLimit)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	// One extra target tells whether another page follows.
 	list, err := a.store.ListTargets(c.Request.Context(), after, limit+1)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	page := targetsPage{Targets: list}
@@ -91,7 +91,7 @@ func (a *API) listTargets(c *gin.Context) {
 func (a *API) createTarget(c *gin.Context) {
 	var body targetBody
 	if err := httpapi.ReadJSON(c, &body, false); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	t := body.target()
@@ -99,20 +99,20 @@ func (a *API) createTarget(c *gin.Context) {
 		t.State = task.TargetPreset
 	}
 	if err := a.validTarget(t); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	ctx := c.Request.Context()
 	if err := a.store.CreateTarget(ctx, t); err != nil {
-		a.writeError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeAlreadyExists, "target %q already exists", t.ID))
+		a.WriteError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeAlreadyExists, "target %q already exists", t.ID))
 		return
 	}
 	saved, err := a.store.GetTarget(ctx, t.ID)
 	if err != nil {
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "target %q was deleted right after it was created", t.ID))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "target %q was deleted right after it was created", t.ID))
 		return
 	}
-	a.recordChange(c, store.AuditKindTarget, saved.ID, store.AuditCreate, targetSummary(saved))
+	a.RecordChange(c, store.AuditKindTarget, saved.ID, store.AuditCreate, targetSummary(saved))
 	c.Header("Location", strings.TrimSuffix(c.Request.URL.Path, "/")+"/"+url.PathEscape(t.ID))
 	writeTarget(c, http.StatusCreated, saved)
 }
@@ -121,12 +121,12 @@ func (a *API) createTarget(c *gin.Context) {
 func (a *API) getTarget(c *gin.Context) {
 	id, err := httpapi.PathID(c, "id")
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	t, err := a.store.GetTarget(c.Request.Context(), id)
 	if err != nil {
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id))
 		return
 	}
 	writeTarget(c, http.StatusOK, t)
@@ -138,28 +138,28 @@ func (a *API) getTarget(c *gin.Context) {
 func (a *API) putTarget(c *gin.Context) {
 	id, err := httpapi.PathID(c, "id")
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	var body targetBody
 	if err := httpapi.ReadJSON(c, &body, false); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	if body.ID != "" && body.ID != id {
-		a.writeError(c, task.Invalid("id", "the id of a target cannot change (it is %q); create a new target instead",
+		a.WriteError(c, task.Invalid("id", "the id of a target cannot change (it is %q); create a new target instead",
 			task.Truncate(id, 100)))
 		return
 	}
 	body.ID = id
 	want, err := httpapi.BodyIfMatch(c.GetHeader("If-Match"), body.Version)
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	t := body.target()
 	if err := a.validTarget(t); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	saved, err := a.store.UpdateTarget(c.Request.Context(), t, want)
@@ -167,10 +167,10 @@ func (a *API) putTarget(c *gin.Context) {
 		err = httpapi.Describe(err, task.ErrNotFound, "target %q not found", id)
 		err = httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict, "target %q changed since you loaded it "+
 			"(you sent version %d); reload and try again", id, want)
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
-	a.recordChange(c, store.AuditKindTarget, saved.ID, store.AuditUpdate, targetSummary(saved))
+	a.RecordChange(c, store.AuditKindTarget, saved.ID, store.AuditUpdate, targetSummary(saved))
 	writeTarget(c, http.StatusOK, saved)
 }
 
@@ -179,14 +179,14 @@ func (a *API) putTarget(c *gin.Context) {
 func (a *API) deleteTarget(c *gin.Context) {
 	id, err := httpapi.PathID(c, "id")
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	if err := a.store.DeleteTarget(c.Request.Context(), id); err != nil {
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id))
 		return
 	}
-	a.recordChange(c, store.AuditKindTarget, id, store.AuditDelete, nil)
+	a.RecordChange(c, store.AuditKindTarget, id, store.AuditDelete, nil)
 	c.Status(http.StatusNoContent)
 }
 

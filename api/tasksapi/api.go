@@ -57,27 +57,23 @@ type Deps struct {
 // API is the tasks API's handler set; build it with New and mount it with
 // Register.
 type API struct {
-	logger  *slog.Logger
+	httpapi.Base
 	store   Store
-	audit   store.AuditLog
 	wake    func()
-	now     func() time.Time
 	trigger func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error)
 }
 
 // New returns the tasks API over d. It panics when d.Store is nil, a
 // wiring bug.
 func New(d Deps) *API {
-	if d.Store == nil {
-		panic("tasksapi: Deps.Store is nil")
+	a := &API{
+		Base:    httpapi.NewBase("tasksapi", d.Logger, d.Audit, d.Now),
+		store:   httpapi.Require("tasksapi", "Deps.Store", d.Store),
+		wake:    d.Wake,
+		trigger: d.Trigger,
 	}
-	a := &API{logger: d.Logger, store: d.Store, audit: d.Audit, wake: d.Wake, now: d.Now, trigger: d.Trigger}
-	a.logger = httpapi.ComponentLogger(a.logger, "tasksapi")
 	if a.wake == nil {
 		a.wake = func() {}
-	}
-	if a.now == nil {
-		a.now = time.Now
 	}
 	return a
 }
@@ -91,11 +87,4 @@ func (a *API) Register(r gin.IRouter) {
 	v1.GET("/tasks/:task_id", a.getTask)
 	v1.PUT("/tasks/:task_id/state", a.setTaskState)
 	v1.POST("/tasks/:task_id/trigger", a.triggerTask)
-}
-
-func (a *API) writeError(c *gin.Context, err error) { httpapi.WriteError(a.logger, c, err) }
-
-// recordChange audits a change to task id.
-func (a *API) recordChange(c *gin.Context, kind, id, action string, neu map[string]any) {
-	httpapi.RecordChange(c, a.logger, a.audit, a.now(), kind, id, action, neu)
 }

@@ -49,16 +49,16 @@ func (a *API) triggerTask(c *gin.Context) {
 	}
 	id, err := httpapi.PathID(c, "task_id")
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	var body triggerBody
 	if err := httpapi.ReadJSON(c, &body, true); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	if err := task.ValidParams("params", body.Params); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	runs, err := a.trigger(c.Request.Context(), id, body.Params)
@@ -66,14 +66,14 @@ func (a *API) triggerTask(c *gin.Context) {
 		if errors.Is(err, task.ErrConflict) {
 			err = httpapi.WithMessage(err, err.Error())
 		}
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "task %q not found", task.Truncate(id, 100)))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "task %q not found", task.Truncate(id, 100)))
 		return
 	}
 	if runs == nil {
 		runs = []*task.Run{}
 	}
 	keys := slices.Sorted(maps.Keys(body.Params))
-	a.recordChange(c, store.AuditKindTask, id, store.AuditTrigger, map[string]any{"runs": len(runs), "params": keys})
+	a.RecordChange(c, store.AuditKindTask, id, store.AuditTrigger, map[string]any{"runs": len(runs), "params": keys})
 	if why := rejected(runs); why != "" {
 		c.AbortWithStatusJSON(http.StatusConflict, triggerAnswer{Error: why, Code: task.CodeConflict, Runs: runs})
 		return
@@ -114,32 +114,32 @@ func rejected(runs []*task.Run) string {
 func (a *API) setTaskState(c *gin.Context) {
 	id, err := httpapi.PathID(c, "task_id")
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	var body stateBody
 	if err := httpapi.ReadJSON(c, &body, false); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	switch {
 	case body.State == "":
-		a.writeError(c, task.Invalid("state", "required: running, stopped or closed"))
+		a.WriteError(c, task.Invalid("state", "required: running, stopped or closed"))
 		return
 	case !body.State.Valid():
-		a.writeError(c, task.Invalid("state", "must be running, stopped or closed; got %q", task.Truncate(string(body.State), 40)))
+		a.WriteError(c, task.Invalid("state", "must be running, stopped or closed; got %q", task.Truncate(string(body.State), 40)))
 		return
 	}
-	now := a.now()
+	now := a.Now()
 	t, err := a.store.SetTaskState(c.Request.Context(), store.TaskStateParams{
 		TaskID: id, State: body.State, Anchor: mapping.Anchor(now), Now: now,
 	})
 	if err != nil {
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "task %q not found", task.Truncate(id, 100)))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "task %q not found", task.Truncate(id, 100)))
 		return
 	}
 	a.wake()
-	a.recordChange(c, store.AuditKindTask, id, store.AuditState, map[string]any{"state": string(body.State)})
+	a.RecordChange(c, store.AuditKindTask, id, store.AuditState, map[string]any{"state": string(body.State)})
 	c.JSON(http.StatusOK, t)
 }
 
@@ -148,7 +148,7 @@ func (a *API) getTask(c *gin.Context) {
 	id := c.Param("task_id")
 	t, err := a.store.GetTask(c.Request.Context(), id)
 	if err != nil {
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "task %q not found", id))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "task %q not found", id))
 		return
 	}
 	c.JSON(http.StatusOK, t)
