@@ -111,7 +111,6 @@ type StrandedParams struct {
 	Limit          int
 }
 
-
 // RunFinisher is implemented by drivers that finish many runs in one step
 // (a group commit of the deliveries that end together). Each record stands
 // on its own, exactly as by Ledger.FinishRun(rec.Run, rec.Status): errs[i]
