@@ -45,7 +45,7 @@ func (s *Server) firstAdmin(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("CRONSHEET_ADMIN_PASSWORD: %w", err)
 	}
-	err = users.AddUser(ctx, &store.User{Name: "admin", Role: store.RoleAdmin, PasswordHash: hash})
+	err = users.AddUser(ctx, &store.User{Name: "admin", Role: task.RoleAdmin, PasswordHash: hash})
 	switch {
 	case errors.Is(err, task.ErrConflict): // another node made it first
 	case err != nil:
