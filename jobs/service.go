@@ -76,8 +76,7 @@ type Service struct {
 	closed  bool
 	finals  []finalSub // OnFinal subscribers
 	stored  []func([]store.JobEvent)
-	// creates group-commits single creates; nil when the store cannot
-	// create jobs in batches (each is then its own CreateJob).
+	// creates group-commits single creates.
 	creates *creates
 }
 
@@ -86,12 +85,12 @@ type Service struct {
 const eventBuffer = 10000
 
 // maxEventBatch bounds the transitions one store call of the recorder
-// writes. With 256 a burst of 67k fires at one instant filled the buffer:
-// the recorder waits its turn on SQLite's one writer like every group
-// commit, and 256 per turn did not keep up, so every caller of event
-// (fires, and a batch submission) waited — one batch request past the
-// HTTP server's 60 s write timeout, its client then seeing EOF although
-// its jobs were stored. 2,000 inserts are one transaction of tens of ms.
+// writes. The recorder waits its turn on SQLite's one writer like every
+// group commit, so each turn must take many: with a few hundred per turn a
+// burst of tens of thousands of fires at one instant fills the buffer and
+// every caller of event (fires, a batch submission) waits, a batch request
+// then outlasting the HTTP server's write timeout although its jobs are
+// stored. 2,000 inserts are still one short transaction.
 const maxEventBatch = 2000
 
 // New returns a running Service. It panics when d.Store or d.Trigger is
@@ -116,9 +115,7 @@ func New(d Deps) *Service {
 	if s.rate <= 0 {
 		s.rate = 20
 	}
-	if b, ok := d.Store.(store.JobBatcher); ok {
-		s.creates = newCreates(b)
-	}
+	s.creates = newCreates(d.Store)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Go(s.recordEvents)
 	return s
@@ -281,16 +278,8 @@ func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
 
 // createJob stores the new job t as store.Jobs.CreateJob does, with ev,
 // its first transition, in a group commit with the creates of concurrent
-// callers when the store can (the transition then in the same write);
-// else ev goes to the recorder once t is stored.
+// callers (the transition in the same write).
 func (s *Service) createJob(ctx context.Context, t *task.Task, ev store.JobEvent) error {
-	if s.creates == nil {
-		if err := s.store.CreateJob(ctx, t); err != nil {
-			return err
-		}
-		s.event(ev)
-		return nil
-	}
 	if err := s.creates.create(ctx, t, ev); err != nil {
 		return err
 	}
@@ -602,8 +591,8 @@ func (s *Service) cancelSlot(ctx context.Context, t *task.Task, why string) (boo
 const cancelSlotTries = 3
 
 // SubmitBatch submits each request on its own (one bad job does not stop
-// the others) but stores the new ones together when the store can
-// (store.JobBatcher: one commit for the batch). Jobs with a key go one by
+// the others) but stores the new ones together (store.Jobs.CreateJobs:
+// one commit for the batch). Jobs with a key go one by
 // one, as Submit (a key may name an existing job). A wait is refused in a
 // batch. The returned error means the store failed: nothing of the batch
 // without keys was stored.
@@ -651,39 +640,25 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) ([]BatchResul
 }
 
 // createAll stores new jobs, each with its first transition (submitted
-// at now), in one step when the store can.
+// at now), in one step per MaxStatusBatch.
 func (s *Service) createAll(ctx context.Context, ts []*task.Task, now time.Time) ([]error, error) {
 	evs := make([]store.JobEvent, len(ts))
 	for i, t := range ts {
 		evs[i] = submitted(t, now, "submitted")
 	}
-	if b, ok := s.store.(store.JobBatcher); ok {
-		errs := make([]error, 0, len(ts))
-		for start := 0; start < len(ts); start += store.MaxStatusBatch {
-			end := min(len(ts), start+store.MaxStatusBatch)
-			part, err := b.CreateJobs(ctx, ts[start:end], evs[start:end])
-			if err != nil {
-				return nil, fmt.Errorf("store jobs: %w", err)
-			}
-			for k, err := range part {
-				if err == nil {
-					s.storedEvent(evs[start+k])
-				}
-			}
-			errs = append(errs, part...)
+	errs := make([]error, 0, len(ts))
+	for start := 0; start < len(ts); start += store.MaxStatusBatch {
+		end := min(len(ts), start+store.MaxStatusBatch)
+		part, err := s.store.CreateJobs(ctx, ts[start:end], evs[start:end])
+		if err != nil {
+			return nil, fmt.Errorf("store jobs: %w", err)
 		}
-		return errs, nil
-	}
-	errs := make([]error, len(ts))
-	for i, t := range ts {
-		if err := s.store.CreateJob(ctx, t); err != nil {
-			if !errors.Is(err, task.ErrConflict) && !errors.Is(err, task.ErrInvalid) {
-				return nil, fmt.Errorf("store job: %w", err)
+		for k, err := range part {
+			if err == nil {
+				s.storedEvent(evs[start+k])
 			}
-			errs[i] = err
-			continue
 		}
-		s.event(evs[i])
+		errs = append(errs, part...)
 	}
 	return errs, nil
 }

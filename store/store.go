@@ -6,6 +6,16 @@
 // Drivers translate their errors at this boundary: a missing document is
 // task.ErrNotFound, a unique-key or version clash is task.ErrConflict.
 // Drivers keep times to the millisecond.
+//
+// Product is the whole contract: every driver implements all of it, and
+// the server refuses a store that does not. Two parts stay optional,
+// because a driver can keep their promise only on some servers:
+//   - Clock (ServerTime): only a store whose server has a clock of its
+//     own (MongoDB) has one; SQLite's processes share the host clock.
+//   - RunFinisher (FinishRuns): its promise that a failed batch stored
+//     nothing needs a multi-document transaction, which MongoDB lacks on
+//     a standalone server and FerretDB lacks always; the SQLite driver
+//     has it, and callers finish runs one by one on a store without it.
 package store
 
 // Store is everything patrols, executors and the API need from storage.

@@ -365,8 +365,6 @@ func (s *Store) insertJobIn(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, t *t
 	return translate(err)
 }
 
-var _ store.JobBatcher = (*Store)(nil)
-
 // ListJobs returns up to p.Limit jobs, newest first by (created_at,
 // task_id), after p.After in that order.
 func (s *Store) ListJobs(ctx context.Context, p store.ListJobsParams) ([]*task.Task, error) {

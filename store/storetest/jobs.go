@@ -48,12 +48,7 @@ func RunJobs(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Opti
 
 // jobs returns the store under test as store.Jobs.
 func (b *bundle) jobs() store.Jobs {
-	b.t.Helper()
-	j, ok := b.s.(store.Jobs)
-	if !ok {
-		b.t.Fatalf("%T does not implement store.Jobs", b.s)
-	}
-	return j
+	return b.s
 }
 
 // newJob returns a delayed job with every field set (DueAt with
@@ -99,13 +94,9 @@ func testJobArmAt(b *bundle) {
 	b.createJob(now)
 	ts := []*task.Task{newJob("batched", "")}
 	ts[0].ArmAt = at(89 * time.Minute)
-	if jb, ok := b.s.(store.JobBatcher); ok {
-		errs, err := jb.CreateJobs(b.ctx, ts, nil)
-		b.noErr("CreateJobs", err)
-		b.noErr("CreateJobs batched", errs[0])
-	} else {
-		b.createJob(ts[0])
-	}
+	errs, err := b.s.CreateJobs(b.ctx, ts, nil)
+	b.noErr("CreateJobs", err)
+	b.noErr("CreateJobs batched", errs[0])
 	if got := b.getTask("later"); !got.ArmAt.Equal(at(88*time.Minute)) || !got.NextFire.Equal(later.Job.DueAt) {
 		b.t.Errorf("stored later: arm_at %v, next_fire %v; want %v and %v", got.ArmAt, got.NextFire, at(88*time.Minute), later.Job.DueAt)
 	}
@@ -283,16 +274,13 @@ func testCreateJobConflicts(b *bundle) {
 	b.wantKeyHeldBy("no key", "", "")
 }
 
-// testCreateJobs: store.JobBatcher's CreateJobs answers each job as
+// testCreateJobs: store.Jobs.CreateJobs answers each job as
 // CreateJob would (its own conflict or invalid error, also against another
 // job of the same call) and stores exactly the others, each with its first
 // event and no other job's: a refused job leaves no event, also under an
 // id that a stored job has.
 func testCreateJobs(b *bundle) {
-	jb, ok := b.s.(store.JobBatcher)
-	if !ok {
-		b.t.Skipf("%T does not implement store.JobBatcher", b.s)
-	}
+	jb := b.s
 	old := newJob("old", "k-old")
 	b.createJob(old)
 	noJob := newJob("nojob", "")
