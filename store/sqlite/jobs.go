@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"cronsheet/store"
+	"cronsheet/store/internal/taskdoc"
 	"cronsheet/task"
 )
 
@@ -109,7 +110,7 @@ func (s *Store) ReplaceJob(ctx context.Context, key, oldID string, t *task.Task)
 		}
 		d := docOf(old, store.UnixMS(old.Anchor))
 		if d.Job == nil {
-			d.Job = &jobDoc{}
+			d.Job = &taskdoc.Job{}
 		}
 		d.Job.Key, d.Job.ReplacedBy, d.State = "", t.TaskID, task.StateClosed
 		doc, err := d.marshal()
