@@ -16,11 +16,10 @@ import (
 // RunJobs is the conformance suite of store.Jobs: jobs (tasks without a
 // row, carrying Task.Job) through every task read, their keys, replacing a
 // job by key, job events, and a job's task going through claims, fires,
-// feedback and states without a row. newStore's stores must implement
-// store.Jobs. Like Run, newStore must return a new, empty store for each
+// feedback and states without a row. Like Run, newStore must return a new, empty store for each
 // call; RunJobs closes it, and its leaf subtests run in parallel.
 // SkipConcurrency skips only its concurrency cases.
-func RunJobs(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) {
+func RunJobs(t *testing.T, newStore func(t *testing.T) store.Product, opts ...Option) {
 	t.Helper()
 	cfg := configOf(opts)
 	runGroups(t, newStore, []group{
@@ -218,10 +217,7 @@ func testJobRoundTrip(b *bundle) {
 	b.checkJob("GetTask after the claim", b.getTask("j1"), &want)
 
 	// A dump carries the job too.
-	d, ok := b.s.(store.Dumper)
-	if !ok {
-		return
-	}
+	d := b.s
 	seen := 0
 	b.noErr("DumpTasks", d.DumpTasks(b.ctx, func(td store.TaskDump) error {
 		switch td.Task.TaskID {
