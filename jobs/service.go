@@ -261,8 +261,8 @@ func (s *Service) deferArming(t *task.Task) {
 // deferred reports whether the new job t waits in the store until an
 // arming instant after now (deferArming). Such a job does not wake the
 // patrols: no node can claim it before that instant, which the publish
-// patrol's own schedule finds (waking it for each such job was a claim
-// query per request, for nothing).
+// patrol's own schedule finds (waking it for each such job would cost a
+// claim query per request, for nothing).
 func deferred(t *task.Task, now time.Time) bool {
 	return !t.ArmAt.IsZero() && t.ArmAt.After(now)
 }
