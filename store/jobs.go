@@ -21,7 +21,9 @@ type Jobs interface {
 	// CreateJobs stores many new jobs in one step (a batch submission:
 	// one commit instead of one each). Each job stands on its own, exactly
 	// as by CreateJob: errs[i] is CreateJob's error for ts[i] (nil when it
-	// was stored). A returned error means nothing was stored. At most
+	// was stored). A returned error means no job was stored (a driver
+	// without transactions may leave a key claim or an event of a job
+	// that does not exist, as after a crash; its doc says which). At most
 	// MaxStatusBatch jobs per call.
 	//
 	// evs is nil, or holds each job's first transition (its "submitted"):
