@@ -5,7 +5,13 @@
 //
 // Drivers translate their errors at this boundary: a missing document is
 // task.ErrNotFound, a unique-key or version clash is task.ErrConflict.
-// Drivers keep times to the millisecond.
+// Drivers keep times to the millisecond (units.go converts).
+//
+// Each contract has its file: Store's parts in rows.go, tasks.go,
+// ledger.go, outbox.go, control.go (targets, task states, feedback, run
+// queries), jobs.go and nodes.go; the rest of Product in rowtable.go,
+// audit.go, dump.go, flows.go, health.go (Prober), ccslots.go, stats.go
+// (RunStats) and users.go.
 //
 // Product is the whole contract: every driver implements all of it, and
 // the server refuses a store that does not. Two parts stay optional,
