@@ -68,7 +68,7 @@ const (
 
 // NewCredential makes a credential of kind for user with role and returns
 // it with the clear value to hand out once (the store keeps only its hash).
-func NewCredential(kind store.CredentialKind, user, name string, role store.Role, now time.Time) (*store.Credential, string, error) {
+func NewCredential(kind store.CredentialKind, user, name string, role task.Role, now time.Time) (*store.Credential, string, error) {
 	id, err := randomText(9)
 	if err != nil {
 		return nil, "", err

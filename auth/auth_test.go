@@ -38,10 +38,10 @@ func TestVerify(t *testing.T) {
 	}
 	defer st.Close()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := st.AddUser(ctx, &store.User{Name: "alice", Role: store.RoleEditor}); err != nil {
+	if err := st.AddUser(ctx, &store.User{Name: "alice", Role: task.RoleEditor}); err != nil {
 		t.Fatal(err)
 	}
-	c, value, err := auth.NewCredential(store.KindToken, "alice", "ci", store.RoleViewer, now)
+	c, value, err := auth.NewCredential(store.KindToken, "alice", "ci", task.RoleViewer, now)
 	if err != nil {
 		t.Fatal(err)
 	}

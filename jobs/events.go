@@ -56,7 +56,7 @@ func (s *Service) OnRun(t *task.Task, r task.Run) {
 
 // transition is a job transition handed to the recorder. stored says it
 // is in the store already (written with its new job, by
-// store.JobBatcher.CreateJobs): the recorder only passes it on to the
+// store.Jobs.CreateJobs): the recorder only passes it on to the
 // OnEvents subscribers, in order with the others.
 type transition struct {
 	ev     store.JobEvent

@@ -85,22 +85,12 @@ func TestEventsRecordedInLargeBatches(t *testing.T) {
 
 // TestSubmittedRecordedOnce: each new job's first transition (pending,
 // "submitted…") is stored exactly once and handed to the OnEvents
-// subscribers exactly once, whether the store writes it with the job
-// (store.JobBatcher) or the recorder stores it after: a single submission,
+// subscribers exactly once (the store writes it with the job,
+// store.Jobs.CreateJobs): a single submission,
 // an upsert that creates, an upsert that replaces (and the replaced job's
 // cancel), a batch with a refused job. A refused job leaves none.
 func TestSubmittedRecordedOnce(t *testing.T) {
-	t.Run("batcher", func(t *testing.T) { testSubmittedRecordedOnce(t, testStore(t)) })
-	t.Run("one by one", func(t *testing.T) {
-		st := struct{ Store }{testStore(t)} // hides CreateJobs
-		if _, ok := any(st).(store.JobBatcher); ok {
-			t.Fatal("the wrapped store is still a JobBatcher")
-		}
-		testSubmittedRecordedOnce(t, st)
-	})
-}
-
-func testSubmittedRecordedOnce(t *testing.T, st Store) {
+	st := testStore(t)
 	ctx := t.Context()
 	svc := New(Deps{Store: st, Trigger: func(context.Context, fire.TriggerParams) ([]*task.Run, error) {
 		return nil, errors.New("no trigger in this test")

@@ -20,7 +20,7 @@ const createTimeout = 30 * time.Second
 // (Submit, Upsert without a holder, a keyed job of a batch), the way the
 // fire ledger group-commits fire records (fire/recorder.go): while one
 // group is being written, the creates that arrive queue up, and the next
-// group takes them all (up to maxCreateGroup) in one store.JobBatcher call
+// group takes them all (up to maxCreateGroup) in one store.Jobs.CreateJobs call
 // — one transaction on SQLite, one bulk insert on MongoDB. Each create
 // gets its own result: its own task.ErrConflict (a key or id taken, also
 // by another create of the same group) or task.ErrInvalid.
@@ -57,7 +57,7 @@ type createAnswer struct {
 }
 
 // newCreates returns the group committer over b.
-func newCreates(b store.JobBatcher) *creates {
+func newCreates(b store.Jobs) *creates {
 	return &creates{write: b.CreateJobs, max: maxCreateGroup, timeout: createTimeout}
 }
 

@@ -63,7 +63,7 @@ func (c *countingStore) CreateJobs(ctx context.Context, ts []*task.Task, evs []s
 		close(entered)
 		<-gate
 	}
-	return c.Store.(store.JobBatcher).CreateJobs(ctx, ts, evs)
+	return c.Store.CreateJobs(ctx, ts, evs)
 }
 
 func (c *countingStore) CreateJob(ctx context.Context, t *task.Task) error {

@@ -18,7 +18,6 @@ import (
 
 	"cronsheet/fire"
 	"cronsheet/internal/timeid"
-	"cronsheet/mapping/schedule"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -76,8 +75,7 @@ type Service struct {
 	closed  bool
 	finals  []finalSub // OnFinal subscribers
 	stored  []func([]store.JobEvent)
-	// creates group-commits single creates; nil when the store cannot
-	// create jobs in batches (each is then its own CreateJob).
+	// creates group-commits single creates.
 	creates *creates
 }
 
@@ -86,12 +84,12 @@ type Service struct {
 const eventBuffer = 10000
 
 // maxEventBatch bounds the transitions one store call of the recorder
-// writes. With 256 a burst of 67k fires at one instant filled the buffer:
-// the recorder waits its turn on SQLite's one writer like every group
-// commit, and 256 per turn did not keep up, so every caller of event
-// (fires, and a batch submission) waited — one batch request past the
-// HTTP server's 60 s write timeout, its client then seeing EOF although
-// its jobs were stored. 2,000 inserts are one transaction of tens of ms.
+// writes. The recorder waits its turn on SQLite's one writer like every
+// group commit, so each turn must take many: with a few hundred per turn a
+// burst of tens of thousands of fires at one instant fills the buffer and
+// every caller of event (fires, a batch submission) waits, a batch request
+// then outlasting the HTTP server's write timeout although its jobs are
+// stored. 2,000 inserts are still one short transaction.
 const maxEventBatch = 2000
 
 // New returns a running Service. It panics when d.Store or d.Trigger is
@@ -116,9 +114,7 @@ func New(d Deps) *Service {
 	if s.rate <= 0 {
 		s.rate = 20
 	}
-	if b, ok := d.Store.(store.JobBatcher); ok {
-		s.creates = newCreates(b)
-	}
+	s.creates = newCreates(d.Store)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Go(s.recordEvents)
 	return s
@@ -137,71 +133,6 @@ func (s *Service) Close() {
 	s.cancel()
 	close(s.done)
 	s.wg.Wait()
-}
-
-// finalSub is one OnFinal subscriber.
-type finalSub struct {
-	wants func(id string) bool // nil: every job
-	fn    func(*View)
-}
-
-// OnFinal registers fn to receive each job that becomes final (done, dead,
-// cancelled) through this node: its runs finished here, or it was
-// cancelled here. fn runs on a goroutine of the service's and must not
-// block for long. Register before the service is used.
-//
-// wants, when not nil, is asked with the job's id at the moment the job
-// becomes final (after its final state is stored), before the job is read
-// back: a job no subscriber wants is not read at all, so a subscriber that
-// routes the results of a few jobs does not cost a read of every job that
-// finishes. wants must be fast and must not call the service.
-func (s *Service) OnFinal(wants func(id string) bool, fn func(*View)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.finals = append(s.finals, finalSub{wants: wants, fn: fn})
-}
-
-// OnEvents registers fn to receive each batch of transitions once it is
-// stored (the lifecycle event sink, metrics). fn runs on the recorder's
-// goroutine: it must hand the batch over and return. Register before the
-// service is used.
-func (s *Service) OnEvents(fn func([]store.JobEvent)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stored = append(s.stored, fn)
-}
-
-// announce tells the OnFinal subscribers about job id, if it is final.
-func (s *Service) announce(id string) {
-	s.mu.Lock()
-	all := s.finals
-	s.mu.Unlock()
-	var subs []func(*View)
-	for _, sub := range all { // finals is only appended to: all stays as read
-		if sub.wants == nil || sub.wants(id) {
-			subs = append(subs, sub.fn)
-		}
-	}
-	if len(subs) == 0 {
-		return
-	}
-	s.background(func() {
-		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
-		defer cancel()
-		v, err := s.Get(ctx, id)
-		if err != nil {
-			if s.ctx.Err() == nil {
-				s.logger.Error("read final job", "job_id", id, "error", err)
-			}
-			return
-		}
-		if !v.State.Final() {
-			return
-		}
-		for _, fn := range subs {
-			fn(v)
-		}
-	})
 }
 
 // background runs fn on a goroutine that Close waits for, unless the
@@ -281,16 +212,8 @@ func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
 
 // createJob stores the new job t as store.Jobs.CreateJob does, with ev,
 // its first transition, in a group commit with the creates of concurrent
-// callers when the store can (the transition then in the same write);
-// else ev goes to the recorder once t is stored.
+// callers (the transition in the same write).
 func (s *Service) createJob(ctx context.Context, t *task.Task, ev store.JobEvent) error {
-	if s.creates == nil {
-		if err := s.store.CreateJob(ctx, t); err != nil {
-			return err
-		}
-		s.event(ev)
-		return nil
-	}
 	if err := s.creates.create(ctx, t, ev); err != nil {
 		return err
 	}
@@ -338,8 +261,8 @@ func (s *Service) deferArming(t *task.Task) {
 // deferred reports whether the new job t waits in the store until an
 // arming instant after now (deferArming). Such a job does not wake the
 // patrols: no node can claim it before that instant, which the publish
-// patrol's own schedule finds (waking it for each such job was a claim
-// query per request, for nothing).
+// patrol's own schedule finds (waking it for each such job would cost a
+// claim query per request, for nothing).
 func deferred(t *task.Task, now time.Time) bool {
 	return !t.ArmAt.IsZero() && t.ArmAt.After(now)
 }
@@ -434,176 +357,9 @@ func (s *Service) jobTask(ctx context.Context, id string) (*task.Task, error) {
 	return t, nil
 }
 
-// Wait waits until the job is final (done, dead, cancelled) or d passes,
-// then returns it: a long poll. A zero d returns at once.
-func (s *Service) Wait(ctx context.Context, id string, d time.Duration) (*View, error) {
-	return s.waitOrGet(ctx, id, d, true)
-}
-
-func (s *Service) waitOrGet(ctx context.Context, id string, d time.Duration, created bool) (*View, error) {
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	poll := time.NewTicker(200 * time.Millisecond) // runs finished on other nodes
-	defer poll.Stop()
-	for {
-		notify := s.subscribe(id)
-		v, err := s.Get(ctx, id)
-		if err != nil {
-			s.unsubscribe(id, notify)
-			return nil, err
-		}
-		v.Created = created
-		if d <= 0 || v.State.Final() {
-			s.unsubscribe(id, notify)
-			return v, nil
-		}
-		select {
-		case <-notify:
-		case <-poll.C:
-			s.unsubscribe(id, notify)
-		case <-deadline.C:
-			s.unsubscribe(id, notify)
-			return v, nil
-		case <-ctx.Done():
-			s.unsubscribe(id, notify)
-			return v, nil // the caller went away or its deadline passed: the job as it is
-		}
-	}
-}
-
-func (s *Service) subscribe(id string) chan struct{} {
-	ch := make(chan struct{})
-	s.mu.Lock()
-	s.waiters[id] = append(s.waiters[id], ch)
-	s.mu.Unlock()
-	return ch
-}
-
-func (s *Service) unsubscribe(id string, ch chan struct{}) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	list := s.waiters[id]
-	for i, c := range list {
-		if c == ch {
-			list = append(list[:i], list[i+1:]...)
-			break
-		}
-	}
-	if len(list) == 0 {
-		delete(s.waiters, id)
-	} else {
-		s.waiters[id] = list
-	}
-}
-
-// wakeWaiters wakes everyone waiting on job id.
-func (s *Service) wakeWaiters(id string) {
-	s.mu.Lock()
-	list := s.waiters[id]
-	delete(s.waiters, id)
-	s.mu.Unlock()
-	for _, ch := range list {
-		close(ch)
-	}
-}
-
-// ErrTooLate is wrapped by Cancel when the job already fired.
-var ErrTooLate = errors.New("the job already fired")
-
-// Cancel cancels a job that has not fired: exactly one of cancelled and
-// fired wins, through the fire ledger (a cancel takes the job's slot the
-// way a fire does). A cron job stops for good. A job that already fired is
-// task.ErrConflict wrapping ErrTooLate.
-func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
-	t, err := s.jobTask(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if t.State == task.StateClosed {
-		return nil, conflict(task.CodeAlreadyCancelled, "job %s is already cancelled or replaced", id)
-	}
-	ok, err := s.cancelSlot(ctx, t, "cancelled")
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		v, gerr := s.Get(ctx, id)
-		state := task.JobRunning
-		if gerr == nil {
-			state = v.State
-		}
-		return nil, tooLate("job %s already fired (it is %s), so it cannot be cancelled", id, state)
-	}
-	if _, err := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: task.StateClosed, Now: s.now()}); err != nil {
-		return nil, err
-	}
-	s.event(store.JobEvent{JobID: id, At: s.now(), State: task.JobCancelled, Reason: "cancelled"})
-	s.wake()
-	s.wakeWaiters(id)
-	s.announce(id)
-	return s.Get(ctx, id)
-}
-
-// cancelSlot takes a pending delayed job's slot in the ledger with a
-// cancelled run, so its fire finds the slot taken and sends nothing. It
-// reports false when the slot was already fired. A cron job's current slot
-// is taken the same way, so a fire racing the cancel either delivers that
-// slot or finds it cancelled, never both: the current slot is its next
-// fire when that is still free, else the first free slot of its schedule
-// after it (its next fire may be stale, already fired, or not set yet
-// when the job is not armed); the cron job reports true either way
-// (closing it stops the slots after).
-func (s *Service) cancelSlot(ctx context.Context, t *task.Task, why string) (bool, error) {
-	now := s.now()
-	take := func(slot time.Time) (bool, error) {
-		return s.store.InsertRun(ctx, &task.Run{
-			TriggerID: fire.NewTriggerID(), TaskID: t.TaskID, Slot: slot, Target: task.JobTargetID,
-			TriggerType: task.TriggerSchedule, State: task.RunCancelled, FiredAt: now, FinishedAt: now, Error: why,
-		})
-	}
-	if !t.Job.DueAt.IsZero() {
-		ok, err := take(t.Job.DueAt)
-		if ok || err != nil {
-			return ok, err
-		}
-		// A block holds the slot: nothing fired, so the cancel wins.
-		r, err := s.runAt(ctx, t.TaskID, t.Job.DueAt)
-		return r != nil && isBlockMarker(r), err
-	}
-	slot := t.NextFire
-	if !slot.IsZero() {
-		if ok, err := take(slot); ok || err != nil {
-			return true, err
-		}
-	}
-	sched, err := schedule.Parse(t.CronPara, t.TZ)
-	if err != nil {
-		return true, nil // no schedule to take a slot of: closing it is enough
-	}
-	slots := fire.NewSlots(t, sched)
-	after := now
-	if slot.After(after) {
-		after = slot
-	}
-	for range cancelSlotTries {
-		next := slots.Next(after)
-		if next.IsZero() {
-			return true, nil // the schedule has ended
-		}
-		if ok, err := take(next); ok || err != nil {
-			return true, err
-		}
-		after = next // fired meanwhile: the one after
-	}
-	return true, nil
-}
-
-// cancelSlotTries bounds the slots a cron job's cancel tries to take.
-const cancelSlotTries = 3
-
 // SubmitBatch submits each request on its own (one bad job does not stop
-// the others) but stores the new ones together when the store can
-// (store.JobBatcher: one commit for the batch). Jobs with a key go one by
+// the others) but stores the new ones together (store.Jobs.CreateJobs:
+// one commit for the batch). Jobs with a key go one by
 // one, as Submit (a key may name an existing job). A wait is refused in a
 // batch. The returned error means the store failed: nothing of the batch
 // without keys was stored.
@@ -651,39 +407,25 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) ([]BatchResul
 }
 
 // createAll stores new jobs, each with its first transition (submitted
-// at now), in one step when the store can.
+// at now), in one step per MaxStatusBatch.
 func (s *Service) createAll(ctx context.Context, ts []*task.Task, now time.Time) ([]error, error) {
 	evs := make([]store.JobEvent, len(ts))
 	for i, t := range ts {
 		evs[i] = submitted(t, now, "submitted")
 	}
-	if b, ok := s.store.(store.JobBatcher); ok {
-		errs := make([]error, 0, len(ts))
-		for start := 0; start < len(ts); start += store.MaxStatusBatch {
-			end := min(len(ts), start+store.MaxStatusBatch)
-			part, err := b.CreateJobs(ctx, ts[start:end], evs[start:end])
-			if err != nil {
-				return nil, fmt.Errorf("store jobs: %w", err)
-			}
-			for k, err := range part {
-				if err == nil {
-					s.storedEvent(evs[start+k])
-				}
-			}
-			errs = append(errs, part...)
+	errs := make([]error, 0, len(ts))
+	for start := 0; start < len(ts); start += store.MaxStatusBatch {
+		end := min(len(ts), start+store.MaxStatusBatch)
+		part, err := s.store.CreateJobs(ctx, ts[start:end], evs[start:end])
+		if err != nil {
+			return nil, fmt.Errorf("store jobs: %w", err)
 		}
-		return errs, nil
-	}
-	errs := make([]error, len(ts))
-	for i, t := range ts {
-		if err := s.store.CreateJob(ctx, t); err != nil {
-			if !errors.Is(err, task.ErrConflict) && !errors.Is(err, task.ErrInvalid) {
-				return nil, fmt.Errorf("store job: %w", err)
+		for k, err := range part {
+			if err == nil {
+				s.storedEvent(evs[start+k])
 			}
-			errs[i] = err
-			continue
 		}
-		s.event(evs[i])
+		errs = append(errs, part...)
 	}
 	return errs, nil
 }

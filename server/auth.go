@@ -14,23 +14,11 @@ import (
 	"cronsheet/task"
 )
 
-// users returns the store's users, which every driver keeps.
-func (s *Server) users() (store.Users, error) {
-	u, ok := s.store.(store.Users)
-	if !ok {
-		return nil, fmt.Errorf("store.driver %s keeps no users", s.cfg.Store.Driver)
-	}
-	return u, nil
-}
-
 // firstAdmin creates the user "admin" with CRONSHEET_ADMIN_PASSWORD when
 // the store has no user yet; with auth required and no user it warns how
 // to make one.
 func (s *Server) firstAdmin(ctx context.Context) error {
-	users, err := s.users()
-	if err != nil {
-		return err
-	}
+	users := s.store
 	n, err := users.CountUsers(ctx)
 	if err != nil || n > 0 {
 		return err
@@ -45,7 +33,7 @@ func (s *Server) firstAdmin(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("CRONSHEET_ADMIN_PASSWORD: %w", err)
 	}
-	err = users.AddUser(ctx, &store.User{Name: "admin", Role: store.RoleAdmin, PasswordHash: hash})
+	err = users.AddUser(ctx, &store.User{Name: "admin", Role: task.RoleAdmin, PasswordHash: hash})
 	switch {
 	case errors.Is(err, task.ErrConflict): // another node made it first
 	case err != nil:
@@ -62,18 +50,14 @@ func (s *Server) guard(engine *gin.Engine) (*authapi.Guard, error) {
 	if err := engine.SetTrustedProxies(s.cfg.TrustedProxies); err != nil {
 		return nil, fmt.Errorf("trusted_proxies: %w", err)
 	}
-	users, err := s.users()
-	if err != nil {
-		return nil, err
-	}
+	users := s.store
 	c := s.cfg
 	if c.Auth == AuthLocalDev {
 		s.logger.Warn("auth: local_dev — every request on this loopback listener acts as a local admin; " +
 			"use auth: required on a shared machine")
 	}
-	al, _ := s.store.(store.AuditLog)
 	return authapi.NewGuard(authapi.GuardConfig{
-		Audit:         al,
+		Audit:         s.store,
 		Logger:        s.logger,
 		Users:         users,
 		LocalDev:      c.Auth == AuthLocalDev,
@@ -105,10 +89,5 @@ func OpenUsers(ctx context.Context, cfg StoreConfig) (store.Users, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	u, ok := st.(store.Users)
-	if !ok {
-		_ = st.Close()
-		return nil, nil, fmt.Errorf("store.driver %s keeps no users", cfg.Driver)
-	}
-	return u, func() { _ = st.Close() }, nil
+	return st, func() { _ = st.Close() }, nil
 }

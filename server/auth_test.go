@@ -11,6 +11,7 @@ import (
 
 	"cronsheet/api/authapi"
 	"cronsheet/store"
+	"cronsheet/task"
 )
 
 // requireAuth turns setup's local_dev off, with the first admin made from
@@ -99,14 +100,14 @@ func TestEveryRouteGuarded(t *testing.T) {
 func TestAuthRequiredDoneMeans(t *testing.T) {
 	b := setup(t, requireAuth)
 	users := b.srv.store.(store.Users)
-	admin := token(t, b, users, "admin", store.RoleAdmin)
+	admin := token(t, b, users, "admin", task.RoleAdmin)
 	for _, u := range []string{`{"name":"vera","role":"viewer"}`, `{"name":"ed","role":"editor","password":"ed's password"}`} {
 		if code, raw := b.send(t, "POST", "/api/v1/users", admin, u); code != http.StatusCreated {
 			t.Fatalf("add user %s: %d %s", u, code, raw)
 		}
 	}
-	viewer := token(t, b, users, "vera", store.RoleViewer)
-	editor := token(t, b, users, "ed", store.RoleEditor)
+	viewer := token(t, b, users, "vera", task.RoleViewer)
+	editor := token(t, b, users, "ed", task.RoleEditor)
 	row := `{"memo_id":"m1","content":"water the plants","when":"daily 08:00"}`
 	for _, c := range []struct {
 		who, token string
@@ -133,7 +134,7 @@ func TestAuthRequiredDoneMeans(t *testing.T) {
 
 // token makes an API token of role for user through the admin API, or
 // directly for the first admin.
-func token(t *testing.T, b *testBundle, users store.Users, user string, role store.Role) string {
+func token(t *testing.T, b *testBundle, users store.Users, user string, role task.Role) string {
 	t.Helper()
 	_, tok, err := authapi.NewToken(t.Context(), users, authapi.TokenParams{User: user, Name: "t-" + user, Role: role})
 	if err != nil {
@@ -147,7 +148,7 @@ func token(t *testing.T, b *testBundle, users store.Users, user string, role sto
 func TestFirstAdmin(t *testing.T) {
 	b := setup(t, requireAuth)
 	u, err := b.srv.store.(store.Users).GetUser(t.Context(), "admin")
-	if err != nil || u.Role != store.RoleAdmin || u.PasswordHash == "" || strings.Contains(u.PasswordHash, "first admin") {
+	if err != nil || u.Role != task.RoleAdmin || u.PasswordHash == "" || strings.Contains(u.PasswordHash, "first admin") {
 		t.Fatalf("first admin = %+v, %v", u, err)
 	}
 	code, raw := b.send(t, "POST", "/api/v1/login", "", `{"name":"admin","password":"first admin password"}`)

@@ -26,8 +26,8 @@ type DumpRecord struct {
 	JobEvent *store.JobEvent     `json:"job_event,omitempty"`
 	Run      *task.Run           `json:"run,omitempty"`
 	Message  *task.OutboxMessage `json:"message,omitempty"`
-	// Flow and Execution: a task flow and one of its executions (stores
-	// that keep flows, store.FlowDumper).
+	// Flow and Execution: a task flow and one of its executions
+	// (store.FlowDumper).
 	Flow      *task.Flow      `json:"flow,omitempty"`
 	Execution *task.Execution `json:"execution,omitempty"`
 }
@@ -90,80 +90,62 @@ func Import(ctx context.Context, cfg StoreConfig, r io.Reader) (ImportCounts, er
 	return n, errors.Join(err, st.Close())
 }
 
-// dumper returns st's store.Dumper.
-func dumper(st store.Store) (store.Dumper, error) {
-	d, ok := st.(store.Dumper)
-	if !ok {
-		return nil, fmt.Errorf("store %T cannot export or import", st)
-	}
-	return d, nil
-}
-
 // ExportStore writes every target, row, audit record, task (claims left
 // out), job event, run and outbox message of st to w, one DumpRecord per
 // line, in that order.
-func ExportStore(ctx context.Context, st store.Store, w io.Writer) (DumpCounts, error) {
+func ExportStore(ctx context.Context, st store.Product, w io.Writer) (DumpCounts, error) {
 	var n DumpCounts
-	d, err := dumper(st)
-	if err != nil {
-		return n, err
-	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	if err := d.DumpTargets(ctx, func(t *task.Target) error {
+	if err := st.DumpTargets(ctx, func(t *task.Target) error {
 		n.Targets++
 		return enc.Encode(DumpRecord{Kind: KindTarget, Target: t})
 	}); err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
-	fd, hasFlows := st.(store.FlowDumper)
-	if hasFlows {
-		if err := fd.DumpFlows(ctx, func(f *task.Flow) error {
-			n.Flows++
-			return enc.Encode(DumpRecord{Kind: KindFlow, Flow: f})
-		}); err != nil {
-			return n, fmt.Errorf("export: %w", err)
-		}
+	if err := st.DumpFlows(ctx, func(f *task.Flow) error {
+		n.Flows++
+		return enc.Encode(DumpRecord{Kind: KindFlow, Flow: f})
+	}); err != nil {
+		return n, fmt.Errorf("export: %w", err)
 	}
-	if err := d.DumpRows(ctx, func(r *task.Row) error {
+	if err := st.DumpRows(ctx, func(r *task.Row) error {
 		n.Rows++
 		return enc.Encode(DumpRecord{Kind: KindRow, Row: r})
 	}); err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
-	if err := d.DumpAudit(ctx, func(a *store.AuditRecord) error {
+	if err := st.DumpAudit(ctx, func(a *store.AuditRecord) error {
 		n.Audit++
 		return enc.Encode(DumpRecord{Kind: KindAudit, Audit: a})
 	}); err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
-	if err := d.DumpTasks(ctx, func(t store.TaskDump) error {
+	if err := st.DumpTasks(ctx, func(t store.TaskDump) error {
 		n.Tasks++
 		return enc.Encode(DumpRecord{Kind: KindTask, Task: &t})
 	}); err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
-	if err := d.DumpJobEvents(ctx, func(ev store.JobEvent) error {
+	if err := st.DumpJobEvents(ctx, func(ev store.JobEvent) error {
 		n.JobEvents++
 		return enc.Encode(DumpRecord{Kind: KindJobEvent, JobEvent: &ev})
 	}); err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
-	if err := d.DumpRuns(ctx, func(r *task.Run) error {
+	if err := st.DumpRuns(ctx, func(r *task.Run) error {
 		n.Runs++
 		return enc.Encode(DumpRecord{Kind: KindRun, Run: r})
 	}); err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
-	if hasFlows {
-		if err := fd.DumpExecutions(ctx, func(x *task.Execution) error {
-			n.Executions++
-			return enc.Encode(DumpRecord{Kind: KindExecution, Execution: x})
-		}); err != nil {
-			return n, fmt.Errorf("export: %w", err)
-		}
+	if err := st.DumpExecutions(ctx, func(x *task.Execution) error {
+		n.Executions++
+		return enc.Encode(DumpRecord{Kind: KindExecution, Execution: x})
+	}); err != nil {
+		return n, fmt.Errorf("export: %w", err)
 	}
-	if err := d.DumpOutbox(ctx, func(m *task.OutboxMessage) error {
+	if err := st.DumpOutbox(ctx, func(m *task.OutboxMessage) error {
 		n.Outbox++
 		return enc.Encode(DumpRecord{Kind: KindOutbox, Message: m})
 	}); err != nil {
@@ -177,12 +159,8 @@ func ExportStore(ctx context.Context, st store.Store, w io.Writer) (DumpCounts, 
 // is left as it is, so importing the same file twice changes nothing. Row
 // field numbers keep their written form (json.Number). A dump without
 // target records (written before targets were carried) imports as well.
-func ImportStore(ctx context.Context, st store.Store, r io.Reader) (ImportCounts, error) {
+func ImportStore(ctx context.Context, st store.Product, r io.Reader) (ImportCounts, error) {
 	var n ImportCounts
-	d, err := dumper(st)
-	if err != nil {
-		return n, err
-	}
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	// A job's events come together (the dump is ordered by job) and are
@@ -192,7 +170,7 @@ func ImportStore(ctx context.Context, st store.Store, r io.Reader) (ImportCounts
 		if len(events) == 0 {
 			return nil
 		}
-		ok, err := d.RestoreJobEvents(ctx, events[0].JobID, events)
+		ok, err := st.RestoreJobEvents(ctx, events[0].JobID, events)
 		if ok {
 			n.Stored.JobEvents += len(events)
 		}
@@ -216,7 +194,7 @@ func ImportStore(ctx context.Context, st store.Store, r io.Reader) (ImportCounts
 			events = append(events, *rec.JobEvent)
 		} else if err == nil {
 			if err = flush(); err == nil {
-				err = importRecord(ctx, st, d, &rec, &n)
+				err = importRecord(ctx, st, &rec, &n)
 			}
 		}
 		if err != nil {
@@ -226,7 +204,7 @@ func ImportStore(ctx context.Context, st store.Store, r io.Reader) (ImportCounts
 }
 
 // importRecord stores one record and counts it.
-func importRecord(ctx context.Context, st store.Store, d store.Dumper, rec *DumpRecord, n *ImportCounts) error {
+func importRecord(ctx context.Context, st store.Product, rec *DumpRecord, n *ImportCounts) error {
 	var (
 		ok  bool
 		err error
@@ -234,22 +212,22 @@ func importRecord(ctx context.Context, st store.Store, d store.Dumper, rec *Dump
 	switch {
 	case rec.Kind == KindTarget && rec.Target != nil:
 		n.Read.Targets++
-		if ok, err = d.RestoreTarget(ctx, rec.Target); ok {
+		if ok, err = st.RestoreTarget(ctx, rec.Target); ok {
 			n.Stored.Targets++
 		}
 	case rec.Kind == KindAudit && rec.Audit != nil:
 		n.Read.Audit++
-		if ok, err = d.RestoreAudit(ctx, rec.Audit); ok {
+		if ok, err = st.RestoreAudit(ctx, rec.Audit); ok {
 			n.Stored.Audit++
 		}
 	case rec.Kind == KindRow && rec.Row != nil:
 		n.Read.Rows++
-		if ok, err = d.RestoreRow(ctx, rec.Row); ok {
+		if ok, err = st.RestoreRow(ctx, rec.Row); ok {
 			n.Stored.Rows++
 		}
 	case rec.Kind == KindTask && rec.Task != nil:
 		n.Read.Tasks++
-		if ok, err = d.RestoreTask(ctx, *rec.Task); ok {
+		if ok, err = st.RestoreTask(ctx, *rec.Task); ok {
 			n.Stored.Tasks++
 		}
 	case rec.Kind == KindRun && rec.Run != nil:
@@ -259,43 +237,21 @@ func importRecord(ctx context.Context, st store.Store, d store.Dumper, rec *Dump
 		}
 	case rec.Kind == KindOutbox && rec.Message != nil:
 		n.Read.Outbox++
-		if ok, err = d.RestoreOutbox(ctx, rec.Message); ok {
+		if ok, err = st.RestoreOutbox(ctx, rec.Message); ok {
 			n.Stored.Outbox++
 		}
 	case rec.Kind == KindFlow && rec.Flow != nil:
 		n.Read.Flows++
-		if ok, err = flowDumper(st).RestoreFlow(ctx, rec.Flow); ok {
+		if ok, err = st.RestoreFlow(ctx, rec.Flow); ok {
 			n.Stored.Flows++
 		}
 	case rec.Kind == KindExecution && rec.Execution != nil:
 		n.Read.Executions++
-		if ok, err = flowDumper(st).RestoreExecution(ctx, rec.Execution); ok {
+		if ok, err = st.RestoreExecution(ctx, rec.Execution); ok {
 			n.Stored.Executions++
 		}
 	default:
 		return fmt.Errorf("kind %q without its record", rec.Kind)
 	}
 	return err
-}
-
-// flowDumper returns st's store.FlowDumper, or one that refuses flows.
-func flowDumper(st store.Store) store.FlowDumper {
-	if fd, ok := st.(store.FlowDumper); ok {
-		return fd
-	}
-	return noFlows{}
-}
-
-// noFlows refuses flow records, for a store that keeps no flows.
-type noFlows struct{}
-
-var errNoFlows = errors.New("this store keeps no flows")
-
-func (noFlows) DumpFlows(context.Context, func(*task.Flow) error) error { return errNoFlows }
-func (noFlows) DumpExecutions(context.Context, func(*task.Execution) error) error {
-	return errNoFlows
-}
-func (noFlows) RestoreFlow(context.Context, *task.Flow) (bool, error) { return false, errNoFlows }
-func (noFlows) RestoreExecution(context.Context, *task.Execution) (bool, error) {
-	return false, errNoFlows
 }

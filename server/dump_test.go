@@ -20,7 +20,7 @@ import (
 // claimed, one of a deleted row), fire feedback, runs in several states
 // (two to a target, with params, a deadline and feedback reports) and
 // outbox messages with and without a trigger id.
-func fillStore(t *testing.T, st store.Store) {
+func fillStore(t *testing.T, st store.Product) {
 	t.Helper()
 	ctx := t.Context()
 	at := func(d time.Duration) time.Time { return time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC).Add(d) }
@@ -142,7 +142,7 @@ func openSQLite(t *testing.T) *sqlite.Store {
 }
 
 // export dumps st and checks the counts.
-func export(t *testing.T, st store.Store) string {
+func export(t *testing.T, st store.Product) string {
 	t.Helper()
 	var buf bytes.Buffer
 	n, err := ExportStore(t.Context(), st, &buf)
@@ -158,7 +158,7 @@ func export(t *testing.T, st store.Store) string {
 
 // roundTrip imports dump into st twice: the first time stores everything,
 // the second nothing; then st exports exactly dump again.
-func roundTrip(t *testing.T, st store.Store, dump string) {
+func roundTrip(t *testing.T, st store.Product, dump string) {
 	t.Helper()
 	n, err := ImportStore(t.Context(), st, strings.NewReader(dump))
 	if err != nil {

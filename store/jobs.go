@@ -18,6 +18,21 @@ type Jobs interface {
 	// is taken for t in the same step. A taken task_id, or a key another
 	// job holds, is task.ErrConflict (the error says which).
 	CreateJob(ctx context.Context, t *task.Task) error
+	// CreateJobs stores many new jobs in one step (a batch submission:
+	// one commit instead of one each). Each job stands on its own, exactly
+	// as by CreateJob: errs[i] is CreateJob's error for ts[i] (nil when it
+	// was stored). A returned error means no job was stored (a driver
+	// without transactions may leave a key claim or an event of a job
+	// that does not exist, as after a crash; its doc says which). At most
+	// MaxStatusBatch jobs per call.
+	//
+	// evs is nil, or holds each job's first transition (its "submitted"):
+	// evs[i] is appended to ts[i]'s history (as by AddJobEvents, its JobID
+	// being ts[i].TaskID whatever evs[i].JobID says) in the same step as
+	// ts[i] is stored, and only when it is: the job and its first
+	// transition are one write, not a job write and then an event write
+	// each waits its turn for.
+	CreateJobs(ctx context.Context, ts []*task.Task, evs []JobEvent) (errs []error, err error)
 	// JobByKey returns the job holding key, or task.ErrNotFound.
 	JobByKey(ctx context.Context, key string) (*task.Task, error)
 	// ReplaceJob moves key from job oldID to the new job t (created as by
@@ -78,23 +93,7 @@ type JobEvent struct {
 // takes at most MaxStatusBatch events per call.
 const MaxJobEvents = 1000
 
-// JobBatcher is implemented by drivers that store many new jobs in one
-// step (a batch submission: one commit instead of one each). Each job
-// stands on its own, exactly as by CreateJob: errs[i] is CreateJob's error
-// for ts[i] (nil when it was stored). A returned error means nothing was
-// stored. At most MaxStatusBatch jobs per call.
-//
-// evs is nil, or holds each job's first transition (its "submitted"):
-// evs[i] is appended to ts[i]'s history (as by AddJobEvents, its JobID
-// being ts[i].TaskID whatever evs[i].JobID says) in the same step as ts[i]
-// is stored, and only when it is: the job and its first transition are
-// one write, not a job write and then an event write each waits its turn
-// for.
-type JobBatcher interface {
-	CreateJobs(ctx context.Context, ts []*task.Task, evs []JobEvent) (errs []error, err error)
-}
-
-// CheckCreateJobs validates the arguments of JobBatcher.CreateJobs as a
+// CheckCreateJobs validates the arguments of Jobs.CreateJobs as a
 // whole: at most MaxStatusBatch jobs, and evs nil or one per job.
 func CheckCreateJobs(ts []*task.Task, evs []JobEvent) error {
 	if len(ts) > MaxStatusBatch {

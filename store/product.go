@@ -8,18 +8,22 @@ import (
 // Product is everything the cronsheet server needs of a store: the core
 // Store (rows, tasks, the ledger, the outbox, targets and run queries,
 // jobs), the web table (RowTable), the row audit trail (AuditLog),
-// export/import (Dumper), the health check (Prober) and the cluster-wide
-// concurrency-group slots (CCSlots) and the status charts' figures
-// (RunStats). Both drivers implement all of it; the server
-// refuses to start on a store that does not (see AsProduct).
+// export/import (Dumper, FlowDumper), the health check (Prober), the
+// cluster-wide concurrency-group slots (CCSlots), the status charts'
+// figures (RunStats), users and credentials (Users) and task flows
+// (Flows). Both drivers implement all of it; the server refuses to start
+// on a store that does not (see AsProduct).
 type Product interface {
 	Store
 	RowTable
 	AuditLog
 	Dumper
+	FlowDumper
 	Prober
 	CCSlots
 	RunStats
+	Users
+	Flows
 }
 
 // AsProduct returns st as a Product, or an error naming each interface it
@@ -39,6 +43,9 @@ func AsProduct(st Store) (Product, error) {
 	if _, ok := st.(Dumper); !ok {
 		missing = append(missing, "Dumper (export and import)")
 	}
+	if _, ok := st.(FlowDumper); !ok {
+		missing = append(missing, "FlowDumper (export and import of flows)")
+	}
 	if _, ok := st.(Prober); !ok {
 		missing = append(missing, "Prober (the health check)")
 	}
@@ -47,6 +54,12 @@ func AsProduct(st Store) (Product, error) {
 	}
 	if _, ok := st.(RunStats); !ok {
 		missing = append(missing, "RunStats (the status charts and outcome strips)")
+	}
+	if _, ok := st.(Users); !ok {
+		missing = append(missing, "Users (users and credentials)")
+	}
+	if _, ok := st.(Flows); !ok {
+		missing = append(missing, "Flows (task flows)")
 	}
 	return nil, fmt.Errorf("store %T cannot serve cronsheet: it lacks %s", st, strings.Join(missing, ", "))
 }

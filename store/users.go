@@ -57,51 +57,11 @@ const (
 	MaxCredentials = 10000
 )
 
-// Role is what a user or token may do. Each role includes the ones below it.
-type Role string
-
-// Roles, weakest first.
-const (
-	// RoleViewer reads every page and API.
-	RoleViewer Role = "viewer"
-	// RoleEditor also edits rows, tasks, runs, jobs and flows.
-	RoleEditor Role = "editor"
-	// RoleAdmin also manages targets, users, tokens, settings and imports.
-	RoleAdmin Role = "admin"
-)
-
-// rank orders the roles; 0 is not a role.
-func (r Role) rank() int {
-	switch r {
-	case RoleViewer:
-		return 1
-	case RoleEditor:
-		return 2
-	case RoleAdmin:
-		return 3
-	}
-	return 0
-}
-
-// Valid reports whether r is one of the roles.
-func (r Role) Valid() bool { return r.rank() > 0 }
-
-// Allows reports whether r includes need.
-func (r Role) Allows(need Role) bool { return r.Valid() && r.rank() >= need.rank() }
-
-// Min returns the weaker of r and o.
-func (r Role) Min(o Role) Role {
-	if o.rank() < r.rank() {
-		return o
-	}
-	return r
-}
-
 // User is a person or a service account. A user without a password hash
 // cannot sign in on the pages but may own API tokens.
 type User struct {
-	Name string `json:"name"`
-	Role Role   `json:"role"`
+	Name string    `json:"name"`
+	Role task.Role `json:"role"`
 	// PasswordHash is a bcrypt hash; never shown.
 	PasswordHash string    `json:"-"`
 	Disabled     bool      `json:"disabled"`
@@ -142,7 +102,7 @@ func (u *User) Validate() error {
 // field as it is.
 type UpdateUserParams struct {
 	Name         string
-	Role         *Role
+	Role         *task.Role
 	PasswordHash *string
 	Disabled     *bool
 }
@@ -167,7 +127,7 @@ type Credential struct {
 	// Name names a token (for the audit trail); "" for a session.
 	Name string `json:"name,omitempty"`
 	// Role caps what the credential may do (the user's role caps it too).
-	Role      Role      `json:"role"`
+	Role      task.Role `json:"role"`
 	Hash      string    `json:"-"`
 	CreatedAt time.Time `json:"created_at"`
 	// LastUsed is when it was last seen (sessions: their idle clock).

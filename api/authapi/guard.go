@@ -17,6 +17,7 @@ import (
 	"cronsheet/api/httpapi"
 	"cronsheet/auth"
 	"cronsheet/store"
+	"cronsheet/task"
 )
 
 // SessionCookie names the browser session cookie.
@@ -200,7 +201,7 @@ func (g *Guard) authenticate(c *gin.Context) (*Principal, error) {
 }
 
 func (g *Guard) localDev() *Principal {
-	return &Principal{User: LocalDevUser, Role: store.RoleAdmin, Via: "local_dev"}
+	return &Principal{User: LocalDevUser, Role: task.RoleAdmin, Via: "local_dev"}
 }
 
 // bearer checks an API token, or one of the jobs API's configured tokens.
@@ -219,7 +220,7 @@ func (g *Guard) bearer(ctx context.Context, token string) (*Principal, error) {
 		return &Principal{User: u.Name, Role: cred.Role.Min(u.Role), Via: "token", Token: cred.Name}, nil
 	}
 	if g.cfg.JobClients.allowed(token) {
-		return &Principal{User: "jobs-client", Role: store.RoleEditor, Via: "jobs_token", JobsOnly: true}, nil
+		return &Principal{User: "jobs-client", Role: task.RoleEditor, Via: "jobs_token", JobsOnly: true}, nil
 	}
 	return nil, httpapi.Err(http.StatusUnauthorized, "Authorization", "unknown, expired or revoked token")
 }

@@ -25,6 +25,7 @@ import (
 	"cronsheet/static"
 	"cronsheet/store"
 	"cronsheet/store/sqlite"
+	"cronsheet/task"
 	"cronsheet/webtable"
 )
 
@@ -36,7 +37,7 @@ type guardBundle struct {
 	store  *sqlite.Store
 	mu     sync.Mutex
 	now    time.Time
-	tokens map[store.Role]string // clear API token of each role's user
+	tokens map[task.Role]string // clear API token of each role's user
 }
 
 const testPassword = "correct horse battery"
@@ -65,12 +66,12 @@ func setupGuard(t *testing.T, mutate func(*authapi.GuardConfig)) *guardBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &guardBundle{store: st, now: apitest.FixedNow, tokens: map[store.Role]string{}}
+	b := &guardBundle{store: st, now: apitest.FixedNow, tokens: map[task.Role]string{}}
 	hash, err := auth.HashPassword(testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, role := range []store.Role{store.RoleViewer, store.RoleEditor, store.RoleAdmin} {
+	for _, role := range []task.Role{task.RoleViewer, task.RoleEditor, task.RoleAdmin} {
 		name := string(role) + "-user"
 		if err := st.AddUser(ctx, &store.User{Name: name, Role: role, PasswordHash: hash}); err != nil {
 			t.Fatal(err)
@@ -161,16 +162,16 @@ func TestGuardRoleMatrix(t *testing.T) {
 	row := func(id string) string { return `{"memo_id":"` + id + `","content":"t","when":"daily 08:00"}` }
 	target := `{"id":"hook","name":"hook","kind":"http","state":"running","http":{"method":"POST","url":"http://127.0.0.1:9/x"}}`
 	const (
-		none   = store.Role("")
-		viewer = store.RoleViewer
-		editor = store.RoleEditor
-		admin  = store.RoleAdmin
+		none   = task.Role("")
+		viewer = task.RoleViewer
+		editor = task.RoleEditor
+		admin  = task.RoleAdmin
 	)
 	tests := []struct {
 		name string
 		r    func(i int) req
 		// least is the weakest role allowed; ok is its status.
-		least store.Role
+		least task.Role
 		ok    int
 	}{
 		{"healthz", func(int) req { return req{method: "GET", path: "/healthz"} }, none, 200},
@@ -194,10 +195,10 @@ func TestGuardRoleMatrix(t *testing.T) {
 				headers: map[string]string{"Content-Type": "text/csv"}}
 		}, admin, 0},
 	}
-	rank := map[store.Role]int{none: 0, viewer: 1, editor: 2, admin: 3}
+	rank := map[task.Role]int{none: 0, viewer: 1, editor: 2, admin: 3}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for i, role := range []store.Role{none, viewer, editor, admin} {
+			for i, role := range []task.Role{none, viewer, editor, admin} {
 				r := tt.r(i)
 				if role != none {
 					r.headers = merge(r.headers, bearer(b.tokens[role]))
@@ -375,9 +376,9 @@ func TestGuardCSRF(t *testing.T) {
 		{"same-site fetch", cookie(sess, "Sec-Fetch-Site", "same-site"), row, 403, "Origin"},
 		{"text/plain body", cookie(sess, "Origin", "http://cron.example.com", "Content-Type", "text/plain"), row, 415, "Content-Type"},
 		{"form body", cookie(sess, "Content-Type", "application/x-www-form-urlencoded"), "a=b", 415, "Content-Type"},
-		{"token from elsewhere", merge(bearer(b.tokens[store.RoleEditor]), map[string]string{"Origin": "http://evil.example"}),
+		{"token from elsewhere", merge(bearer(b.tokens[task.RoleEditor]), map[string]string{"Origin": "http://evil.example"}),
 			strings.Replace(row, "x1", "x2", 1), 201, ""},
-		{"token with text/plain", merge(bearer(b.tokens[store.RoleEditor]), map[string]string{"Content-Type": "text/plain"}),
+		{"token with text/plain", merge(bearer(b.tokens[task.RoleEditor]), map[string]string{"Content-Type": "text/plain"}),
 			row, 415, "Content-Type"},
 	}
 	for _, tt := range tests {
@@ -434,7 +435,7 @@ func TestGuardHost(t *testing.T) {
 func TestGuardTokenRevoke(t *testing.T) {
 	t.Parallel()
 	b := setupGuard(t, nil)
-	admin := bearer(b.tokens[store.RoleAdmin])
+	admin := bearer(b.tokens[task.RoleAdmin])
 	rec := b.send(t, req{method: "POST", path: "/api/v1/tokens", body: `{"user":"editor-user","name":"deploy","role":"editor"}`,
 		headers: admin})
 	var made struct {
@@ -468,7 +469,7 @@ func TestGuardTokenRevoke(t *testing.T) {
 		}
 	}
 	// A token's role is capped by its user's: a viewer's admin token reads only.
-	if _, err := b.store.UpdateUser(t.Context(), store.UpdateUserParams{Name: "admin-user", Role: ptr(store.RoleViewer)}); err != nil {
+	if _, err := b.store.UpdateUser(t.Context(), store.UpdateUserParams{Name: "admin-user", Role: ptr(task.RoleViewer)}); err != nil {
 		t.Fatal(err)
 	}
 	if rec := b.send(t, req{method: "GET", path: "/api/v1/users", headers: admin}); rec.Code != 403 {
@@ -483,7 +484,7 @@ func ptr[T any](v T) *T { return &v }
 func TestGuardAuditNamesUser(t *testing.T) {
 	t.Parallel()
 	b := setupGuard(t, nil)
-	h := merge(bearer(b.tokens[store.RoleEditor]), map[string]string{"X-Cronsheet-User": "mallory"})
+	h := merge(bearer(b.tokens[task.RoleEditor]), map[string]string{"X-Cronsheet-User": "mallory"})
 	if rec := b.send(t, req{method: "POST", path: "/api/v1/scenarios/memos/rows",
 		body: `{"memo_id":"a1","content":"t","when":"daily 08:00"}`, headers: h}); rec.Code != 201 {
 		t.Fatalf("create: %d %s", rec.Code, rec.Body)
@@ -503,7 +504,7 @@ func TestGuardAuditNamesUser(t *testing.T) {
 
 	// Changes to targets, task states, users and tokens are recorded too,
 	// and GET /api/v1/audit lists them with filters.
-	admin := bearer(b.tokens[store.RoleAdmin])
+	admin := bearer(b.tokens[task.RoleAdmin])
 	for _, r := range []req{
 		{method: "POST", path: "/api/v1/targets", headers: admin,
 			body: `{"id":"hook","kind":"http","http":{"method":"POST","url":"http://127.0.0.1:9/x","headers":{"Authorization":"secret-header"}}}`},
@@ -521,7 +522,7 @@ func TestGuardAuditNamesUser(t *testing.T) {
 		{"?who=admin-user+%28token+ci%29&action=create", "@token:create @user:create @target:create"},
 		{"?kind=memos&id=a1&limit=1", "memos:update"},
 	} {
-		rec := b.send(t, req{method: "GET", path: "/api/v1/audit" + c.query, headers: bearer(b.tokens[store.RoleViewer])})
+		rec := b.send(t, req{method: "GET", path: "/api/v1/audit" + c.query, headers: bearer(b.tokens[task.RoleViewer])})
 		var page struct {
 			Records []store.AuditRecord `json:"records"`
 		}

@@ -1,6 +1,6 @@
 package authapi
 
-import "cronsheet/store"
+import "cronsheet/task"
 
 // Access is what a route asks of the caller.
 type Access string
@@ -21,14 +21,14 @@ const (
 )
 
 // role is the role an access needs ("" for open).
-func (a Access) role() store.Role {
+func (a Access) role() task.Role {
 	switch a {
 	case AccessViewer, AccessMetrics:
-		return store.RoleViewer
+		return task.RoleViewer
 	case AccessEditor:
-		return store.RoleEditor
+		return task.RoleEditor
 	case AccessAdmin:
-		return store.RoleAdmin
+		return task.RoleAdmin
 	}
 	return ""
 }

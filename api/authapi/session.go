@@ -124,10 +124,10 @@ func (g *Guard) me(c *gin.Context) {
 
 // userRequest is the body of POST /api/v1/users and PATCH …/:name.
 type userRequest struct {
-	Name     string      `json:"name"`
-	Role     *store.Role `json:"role"`
-	Password *string     `json:"password"`
-	Disabled *bool       `json:"disabled"`
+	Name     string     `json:"name"`
+	Role     *task.Role `json:"role"`
+	Password *string    `json:"password"`
+	Disabled *bool      `json:"disabled"`
 }
 
 func (g *Guard) listUsers(c *gin.Context) {
@@ -209,9 +209,9 @@ func (g *Guard) deleteUser(c *gin.Context) {
 
 // tokenRequest is the body of POST /api/v1/tokens.
 type tokenRequest struct {
-	User string     `json:"user"`
-	Name string     `json:"name"`
-	Role store.Role `json:"role"`
+	User string    `json:"user"`
+	Name string    `json:"name"`
+	Role task.Role `json:"role"`
 	// ExpiresIn is a Go duration ("720h"); "" = never.
 	ExpiresIn string `json:"expires_in"`
 }
@@ -276,7 +276,7 @@ func (g *Guard) deleteToken(c *gin.Context) {
 // TokenParams are the arguments of NewToken.
 type TokenParams struct {
 	User, Name string
-	Role       store.Role
+	Role       task.Role
 	// ExpiresIn is a Go duration; "" = never.
 	ExpiresIn string
 	Now       time.Time

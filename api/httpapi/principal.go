@@ -3,7 +3,7 @@ package httpapi
 import (
 	"github.com/gin-gonic/gin"
 
-	"cronsheet/store"
+	"cronsheet/task"
 )
 
 // Principal is who makes a request, as the guard (package authapi) found
@@ -12,7 +12,7 @@ type Principal struct {
 	// User is the user's name (authapi.LocalDevUser in local_dev mode).
 	User string `json:"user"`
 	// Role is what they may do: a token's role capped by its user's.
-	Role store.Role `json:"role"`
+	Role task.Role `json:"role"`
 	// Via is how they signed in: session, token, local_dev or jobs_token.
 	Via string `json:"via"`
 	// Token is the token's name when Via is token.

@@ -20,6 +20,7 @@ import (
 	"cronsheet/auth"
 	"cronsheet/server"
 	"cronsheet/store"
+	"cronsheet/task"
 )
 
 // usersUsage is the help of `cronsheet user` and `cronsheet token`.
@@ -136,7 +137,7 @@ func userAdd(ctx context.Context, users store.Users, f cmdFlags, cio cliIO) erro
 	if err != nil {
 		return err
 	}
-	u := &store.User{Name: name, Role: store.Role(f.role)}
+	u := &store.User{Name: name, Role: task.Role(f.role)}
 	if err := u.Validate(); err != nil {
 		return err
 	}
@@ -172,7 +173,7 @@ func userRole(ctx context.Context, users store.Users, f cmdFlags, cio cliIO) err
 	if len(f.args) != 2 {
 		return errors.New("want a user name and a role")
 	}
-	role := store.Role(f.args[1])
+	role := task.Role(f.args[1])
 	u, err := users.UpdateUser(ctx, store.UpdateUserParams{Name: f.args[0], Role: &role})
 	if err != nil {
 		return err
@@ -208,7 +209,7 @@ func userDelete(ctx context.Context, users store.Users, f cmdFlags, cio cliIO) e
 
 func tokenCreate(ctx context.Context, users store.Users, f cmdFlags, cio cliIO) error {
 	cred, value, err := authapi.NewToken(ctx, users, authapi.TokenParams{User: f.user, Name: f.name,
-		Role: store.Role(f.role), ExpiresIn: f.expires, Now: time.Now()})
+		Role: task.Role(f.role), ExpiresIn: f.expires, Now: time.Now()})
 	if err != nil {
 		return err
 	}

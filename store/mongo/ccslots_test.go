@@ -11,7 +11,7 @@ import (
 
 func TestCCSlotsConformance(t *testing.T) {
 	uri := testURI(t)
-	storetest.RunCCSlots(t, func(t *testing.T) store.Store {
+	storetest.RunCCSlots(t, func(t *testing.T) store.Product {
 		return keepOpen{openTemp(t, uri)}
 	}, suiteOptions(t, uri)...)
 }

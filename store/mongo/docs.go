@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"cronsheet/store"
+	"cronsheet/store/internal/taskdoc"
 	"cronsheet/task"
 )
 
@@ -88,7 +89,7 @@ type taskDoc struct {
 	Content  content `bson:",inline"`
 	// Job is a jobs-API task's task.Job (absent for a row's task). It is
 	// not part of content: ApplySync never writes it.
-	Job *jobDoc `bson:"job,omitempty"`
+	Job *taskdoc.Job `bson:"job,omitempty"`
 
 	IsEnable   int    `bson:"is_enable"`
 	IsClaimed  int    `bson:"is_claimed"`
@@ -114,44 +115,12 @@ func (d *taskDoc) task() *task.Task {
 		TaskType: c.TaskType, TaskPara: c.TaskPara, Params: c.Params, ExecuteType: c.ExecuteType,
 		CronPara: c.CronPara, TZ: c.TZ, StartTime: store.FromUnixMS(c.StartTime), EndTime: store.FromUnixMS(c.EndTime),
 		TTL: time.Duration(c.TTL), MaxRetries: c.MaxRetries, Misfire: c.Misfire, Overlap: c.Overlap, Alert: c.Alert.alert(), Targets: c.Targets,
-		Job: d.Job.job(), State: c.State, Anchor: store.FromUnixMS(c.Anchor),
+		Job: d.Job.Job(), State: c.State, Anchor: store.FromUnixMS(c.Anchor),
 		IsEnable: d.IsEnable, IsClaimed: d.IsClaimed, ClaimedBy: d.ClaimedBy, LeaseUntil: store.FromUnixMS(d.LeaseUntil),
 		IsDone: d.IsDone, NextFire: store.FromUnixMS(d.NextFire), LastFire: store.FromUnixMS(d.LastFire), LastStatus: d.LastStatus,
 		Version: d.Version, CreatedAt: store.FromUnixMS(d.CreatedAt), UpdatedAt: store.FromUnixMS(d.UpdatedAt),
 		ArmAt: store.FromUnixMS(d.ArmAt),
 	}
-}
-
-// jobDoc is task.Job in a task document, DueAt in unix milliseconds (0 =
-// none). Key says what the job was given; job_keys says who holds a key now
-// (see jobs.go).
-type jobDoc struct {
-	Method     task.JobMethod `bson:"method"`
-	Name       string         `bson:"name"`
-	Body       string         `bson:"body,omitempty"`
-	Key        string         `bson:"key,omitempty"`
-	CC         string         `bson:"cc,omitempty"`
-	CCLimit    int            `bson:"cc_limit,omitempty"`
-	DueAt      int64          `bson:"due_at,omitempty"`
-	ReplacedBy string         `bson:"replaced_by,omitempty"`
-}
-
-// jobDocOf returns j's document, nil for nil.
-func jobDocOf(j *task.Job) *jobDoc {
-	if j == nil {
-		return nil
-	}
-	return &jobDoc{Method: j.Method, Name: j.Name, Body: j.Body, Key: j.Key, CC: j.CC, CCLimit: j.CCLimit,
-		DueAt: store.UnixMS(j.DueAt), ReplacedBy: j.ReplacedBy}
-}
-
-// job returns the task.Job d describes, nil for nil.
-func (d *jobDoc) job() *task.Job {
-	if d == nil {
-		return nil
-	}
-	return &task.Job{Method: d.Method, Name: d.Name, Body: d.Body, Key: d.Key, CC: d.CC, CCLimit: d.CCLimit,
-		DueAt: store.FromUnixMS(d.DueAt), ReplacedBy: d.ReplacedBy}
 }
 
 // runDoc is a document of the runs collection (the fire ledger).

@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"cronsheet/store"
+	"cronsheet/store/internal/taskdoc"
 	"cronsheet/task"
 )
 
@@ -106,7 +107,7 @@ func (s *Store) RestoreTask(ctx context.Context, td store.TaskDump) (bool, error
 		return false, fmt.Errorf("restore task: %w", task.Invalid("task_id", "required"))
 	}
 	d := taskDoc{TaskID: t.TaskID, Scenario: t.Scenario, RowID: t.RowID, Content: contentOf(t, store.UnixMS(t.Anchor)),
-		Job: jobDocOf(t.Job), IsEnable: t.IsEnable, IsDone: t.IsDone, NextFire: store.UnixMS(t.NextFire), LastFire: store.UnixMS(t.LastFire),
+		Job: taskdoc.JobOf(t.Job), IsEnable: t.IsEnable, IsDone: t.IsDone, NextFire: store.UnixMS(t.NextFire), LastFire: store.UnixMS(t.LastFire),
 		LastStatus: t.LastStatus, Version: max(t.Version, 1), CreatedAt: store.UnixMS(t.CreatedAt), UpdatedAt: store.UnixMS(t.UpdatedAt)}
 	if td.Deleted {
 		d.Deleted = 1

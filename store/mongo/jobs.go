@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"cronsheet/store"
+	"cronsheet/store/internal/taskdoc"
 	"cronsheet/task"
 )
 
@@ -194,7 +195,7 @@ func (s *Store) jobTaskDoc(t *task.Task, now int64) taskDoc {
 		enable = 1
 	}
 	return taskDoc{
-		TaskID: t.TaskID, Scenario: t.Scenario, Content: contentOf(t, anchor), Job: jobDocOf(t.Job),
+		TaskID: t.TaskID, Scenario: t.Scenario, Content: contentOf(t, anchor), Job: taskdoc.JobOf(t.Job),
 		IsEnable: enable, NextFire: store.UnixMS(t.NextFire), LastFire: store.UnixMS(t.LastFire),
 		LastStatus: t.LastStatus, Version: 1, CreatedAt: now, UpdatedAt: now, ArmAt: store.UnixMS(t.ArmAt),
 	}

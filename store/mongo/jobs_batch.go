@@ -13,8 +13,6 @@ import (
 	"cronsheet/task"
 )
 
-var _ store.JobBatcher = (*Store)(nil)
-
 // CreateJobs stores each of ts as by CreateJob, in the same order of
 // steps, each step for all the jobs at once: (1) one find of the task_ids
 // already taken; (2) one unordered insert of the keys into job_keys (a

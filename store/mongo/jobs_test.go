@@ -22,7 +22,7 @@ import (
 // that needs findOneAndUpdate to be atomic would need suiteOptions here.
 func TestJobsConformance(t *testing.T) {
 	uri := testURI(t)
-	storetest.RunJobs(t, func(t *testing.T) store.Store {
+	storetest.RunJobs(t, func(t *testing.T) store.Product {
 		return keepOpen{openTemp(t, uri)}
 	})
 }

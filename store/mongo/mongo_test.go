@@ -67,14 +67,14 @@ func suiteOptions(t *testing.T, uri string) []storetest.Option {
 
 func TestConformance(t *testing.T) {
 	uri := testURI(t)
-	storetest.Run(t, func(t *testing.T) store.Store {
+	storetest.Run(t, func(t *testing.T) store.Product {
 		return keepOpen{openTemp(t, uri)}
 	}, suiteOptions(t, uri)...)
 }
 
 func TestControlConformance(t *testing.T) {
 	uri := testURI(t)
-	storetest.RunControl(t, func(t *testing.T) store.Store {
+	storetest.RunControl(t, func(t *testing.T) store.Product {
 		return keepOpen{openTemp(t, uri)}
 	}, suiteOptions(t, uri)...)
 }
@@ -182,7 +182,7 @@ func TestLedgerRaceHoldsOnAnyServer(t *testing.T) {
 
 func TestFlowsConformance(t *testing.T) {
 	uri := testURI(t)
-	storetest.RunFlows(t, func(t *testing.T) store.Store {
+	storetest.RunFlows(t, func(t *testing.T) store.Product {
 		return keepOpen{openTemp(t, uri)}
 	}, suiteOptions(t, uri)...)
 }

@@ -2,10 +2,8 @@ package mongo
 
 import "cronsheet/store"
 
-// The MongoDB driver serves the whole product. Of the SQLite driver's
-// optional batch interfaces it has neither store.JobBatcher nor
-// store.RunFinisher: both promise that a failed batch stored nothing, which
-// needs a multi-document transaction (none on a standalone server or
-// FerretDB). Their callers (jobs, fire) then store item by item, with the
-// same outcome per item.
+// The MongoDB driver serves the whole product. It has no
+// store.RunFinisher: its promise that a failed batch stored nothing needs
+// a multi-document transaction (none on a standalone server or FerretDB),
+// so fire finishes runs one by one on it, with the same outcome per run.
 var _ store.Product = (*Store)(nil)

@@ -32,7 +32,7 @@ type userDoc struct {
 }
 
 func (d *userDoc) user() *store.User {
-	return &store.User{Name: d.Name, Role: store.Role(d.Role), PasswordHash: d.PasswordHash,
+	return &store.User{Name: d.Name, Role: task.Role(d.Role), PasswordHash: d.PasswordHash,
 		Disabled: d.Disabled, CreatedAt: store.FromUnixMS(d.CreatedAt)}
 }
 
@@ -50,7 +50,7 @@ type credentialDoc struct {
 
 func (d *credentialDoc) credential() *store.Credential {
 	return &store.Credential{ID: d.ID, Kind: store.CredentialKind(d.Kind), User: d.User, Name: d.Name,
-		Role: store.Role(d.Role), Hash: d.Hash, CreatedAt: store.FromUnixMS(d.CreatedAt),
+		Role: task.Role(d.Role), Hash: d.Hash, CreatedAt: store.FromUnixMS(d.CreatedAt),
 		LastUsed: timeOrZero(d.LastUsed), ExpiresAt: timeOrZero(d.ExpiresAt)}
 }
 

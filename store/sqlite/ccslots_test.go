@@ -10,7 +10,7 @@ import (
 )
 
 func TestCCSlotsConformance(t *testing.T) {
-	storetest.RunCCSlots(t, func(t *testing.T) store.Store { return openTemp(t) })
+	storetest.RunCCSlots(t, func(t *testing.T) store.Product { return openTemp(t) })
 }
 
 // TestCCSlotsTwoHandles races takers through two handles of one file, as

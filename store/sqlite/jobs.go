@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"cronsheet/store"
+	"cronsheet/store/internal/taskdoc"
 	"cronsheet/task"
 )
 
@@ -109,7 +110,7 @@ func (s *Store) ReplaceJob(ctx context.Context, key, oldID string, t *task.Task)
 		}
 		d := docOf(old, store.UnixMS(old.Anchor))
 		if d.Job == nil {
-			d.Job = &jobDoc{}
+			d.Job = &taskdoc.Job{}
 		}
 		d.Job.Key, d.Job.ReplacedBy, d.State = "", t.TaskID, task.StateClosed
 		doc, err := d.marshal()
@@ -364,8 +365,6 @@ func (s *Store) insertJobIn(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, t *t
 	_, err := in(ctx, tx, s.st.insertJobKey).ExecContext(ctx, t.Job.Key, t.TaskID)
 	return translate(err)
 }
-
-var _ store.JobBatcher = (*Store)(nil)
 
 // ListJobs returns up to p.Limit jobs, newest first by (created_at,
 // task_id), after p.After in that order.

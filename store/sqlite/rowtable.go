@@ -19,8 +19,7 @@ import (
 //     row's field values and its error; triggers on rows keep it in step
 //     (rowid = rows.rowid). A search is a quoted FTS5 phrase, so it matches
 //     any substring of 3+ characters, case-insensitively, through the
-//     index (docs/DESIGN.md, "Storage": under 1 ms at 100k rows against 55 ms for
-//     LIKE). A search of one or two Chinese, Japanese or Korean characters
+//     index rather than a LIKE scan (docs/DESIGN.md, "Storage"). A search of one or two Chinese, Japanese or Korean characters
 //     (store.SearchMin) has no trigram: it is a LIKE over rows_fts's text,
 //     which reads all of it.
 //   - Filters (store.RowFilter): is_active and next_fire through their
@@ -167,27 +166,55 @@ func (s *Store) queryRows(ctx context.Context, q store.RowQuery, broad int64) (*
 	if err != nil {
 		return nil, fmt.Errorf("count rows (was PrepareRowTable called?): %w", err)
 	}
-	var (
-		query string
-		args  []any
-	)
-	reverse := false
-	cond, condArgs, err := filterSQL(q.Filter)
+	plan, err := planPage(ctx, tx, q, page, order, backward, broad)
 	if err != nil {
 		return nil, err
 	}
-	if q.Search == "" && cond != "" {
+	if plan.empty {
+		page.Rows = []*task.Row{}
+		return page, nil
+	}
+	if page.Rows, err = readPage(ctx, tx, plan, q.Limit); err != nil {
+		return nil, err
+	}
+	if q.WithTasks {
+		if page.Tasks, err = rowTasks(ctx, tx, q.Scenario, page.Rows); err != nil {
+			return nil, fmt.Errorf("read the page's tasks: %w", err)
+		}
+	}
+	return page, nil
+}
+
+// pagePlan is the page query queryRows runs: its SQL and arguments, and
+// whether it reads the page backwards (its rows are then reversed). empty
+// says the page lies past the end: there is nothing to read.
+type pagePlan struct {
+	query   string
+	args    []any
+	reverse bool
+	empty   bool
+}
+
+// planPage counts, in tx, the rows q selects into page.Filtered (page.Total
+// is set) and picks the query that reads q's page in order (or backward,
+// its reverse); a search with more than broad matches walks the sort index.
+func planPage(ctx context.Context, tx *sql.Tx, q store.RowQuery, page *store.RowPage, order, backward string, broad int64) (pagePlan, error) {
+	cond, condArgs, err := filterSQL(q.Filter)
+	if err != nil {
+		return pagePlan{}, err
+	}
+	switch {
+	case q.Search == "" && cond != "":
 		countArgs := append([]any{q.Scenario}, condArgs...)
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM rows WHERE scenario = ?`+cond, countArgs...).
 			Scan(&page.Filtered); err != nil {
-			return nil, err
+			return pagePlan{}, err
 		}
-		query = `SELECT ` + rowCols + ` FROM rows WHERE rowid IN (SELECT rowid FROM rows WHERE scenario = ?` + cond +
+		query := `SELECT ` + rowCols + ` FROM rows WHERE rowid IN (SELECT rowid FROM rows WHERE scenario = ?` + cond +
 			` ORDER BY ` + order + ` LIMIT ? OFFSET ?) ORDER BY ` + order
-		args = append(countArgs, q.Limit, q.Offset)
-	} else if q.Search == "" {
+		return pagePlan{query: query, args: append(countArgs, q.Limit, q.Offset)}, nil
+	case q.Search == "":
 		page.Filtered = page.Total
-		query, args = pageSQL(order, false), []any{q.Scenario, q.Limit, q.Offset}
 		// A page in the back half is read from the end of the index in the
 		// other direction: OFFSET then walks at most half the entries. The
 		// count is exact (same snapshot), so the pages are the same.
@@ -197,53 +224,50 @@ func (s *Store) queryRows(ctx context.Context, q store.RowQuery, broad int64) (*
 				limit, off = limit+off, 0
 			}
 			if limit <= 0 {
-				page.Rows = []*task.Row{}
-				return page, nil
+				return pagePlan{empty: true}, nil
 			}
-			query, args, reverse = pageSQL(backward, false), []any{q.Scenario, limit, off}, true
+			return pagePlan{query: pageSQL(backward, false), args: []any{q.Scenario, limit, off}, reverse: true}, nil
 		}
-	} else {
+		return pagePlan{query: pageSQL(order, false), args: []any{q.Scenario, q.Limit, q.Offset}}, nil
+	default:
 		matchCond, match := searchMatch(q.Search)
 		from := searchFrom(matchCond) + cond
 		countArgs := append([]any{match, q.Scenario}, condArgs...)
 		if err := tx.QueryRowContext(ctx, `SELECT count(*)`+from, countArgs...).Scan(&page.Filtered); err != nil {
-			return nil, err
+			return pagePlan{}, err
 		}
-		query = searchPageSQL(order, matchCond, cond)
-		args = append(countArgs, q.Limit, q.Offset)
 		if page.Filtered > broad {
 			// Many matches: walking the sort index and keeping the matches
-			// beats sorting them all (at 100k rows that match: 0.1 s, not 0.3).
-			query = broadPageSQL(order, matchCond, cond)
-			args = append(append([]any{q.Scenario}, condArgs...), match, q.Limit, q.Offset)
+			// beats sorting them all.
+			return pagePlan{query: broadPageSQL(order, matchCond, cond),
+				args: append(append([]any{q.Scenario}, condArgs...), match, q.Limit, q.Offset)}, nil
 		}
+		return pagePlan{query: searchPageSQL(order, matchCond, cond), args: append(countArgs, q.Limit, q.Offset)}, nil
 	}
-	rs, err := tx.QueryContext(ctx, query, args...)
+}
+
+// readPage runs plan in tx and returns its rows in page order.
+func readPage(ctx context.Context, tx *sql.Tx, plan pagePlan, limit int) ([]*task.Row, error) {
+	rs, err := tx.QueryContext(ctx, plan.query, plan.args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.Close()
-	page.Rows = make([]*task.Row, 0, q.Limit)
+	rows := make([]*task.Row, 0, limit)
 	for rs.Next() {
 		row, err := scanRow(rs)
 		if err != nil {
 			return nil, err
 		}
-		page.Rows = append(page.Rows, row)
+		rows = append(rows, row)
 	}
 	if err := rs.Err(); err != nil {
 		return nil, err
 	}
-	rs.Close()
-	if reverse {
-		slices.Reverse(page.Rows)
+	if plan.reverse {
+		slices.Reverse(rows)
 	}
-	if q.WithTasks {
-		if page.Tasks, err = rowTasks(ctx, tx, q.Scenario, page.Rows); err != nil {
-			return nil, fmt.Errorf("read the page's tasks: %w", err)
-		}
-	}
-	return page, nil
+	return rows, nil
 }
 
 // rowTasksSQL reads the live tasks of n rows (args: scenario, the n row

@@ -5,8 +5,7 @@ package sqlite
 // A claim rewrites is_claimed, claimed_by and lease_until of every task it
 // takes, and a lease renewal rewrites lease_until of every task a node holds,
 // so an index on those columns costs a B-tree write per task on the hottest
-// paths (docs/DESIGN.md, "Storage"; measured: dropping one such index made claims 1.8×
-// faster). Hence:
+// paths (docs/DESIGN.md, "Storage"). Hence:
 //
 //   - ix_task_claim (arm_at) WHERE is_enable=1 AND is_claimed=0 AND
 //     is_done=0 is the claim's index: it holds only claimable tasks, in
@@ -26,14 +25,14 @@ package sqlite
 //   - ix_task_row (scenario, row_id) WHERE row_id <> '' finds a row's task
 //     for DeleteRow and ApplySync; neither column ever changes after
 //     insert. It holds only tasks of rows: a job (row_id '') costs nothing
-//     in it (measured: a batch of new jobs was 16 % slower with every job
-//     in it, under one key). Its queries say row_id <> '' too, or SQLite
-//     could not use it.
+//     in it, where a batch of new jobs would add an entry per job under
+//     one key. Its queries say row_id <> '' too, or SQLite could not use
+//     it.
 //   - ix_task_absent (next_fire) holds the tasks alerting on absence; its
 //     WHERE (absentWhere) looks for the text "absent": in the document
 //     before parsing the document's JSON, so a task without such an alert
 //     costs a substring search at insert and at each change of next_fire,
-//     not a JSON parse (measured: a batch of new jobs ran 20–40 % faster).
+//     not a JSON parse.
 //   - ix_task_created (scenario, created_at, task_id) pages the jobs API's
 //     list of jobs (ListJobs); none of its columns changes after insert.
 //   - next_fire and the doc are not indexed: SetTaskStatus rewrites them on
@@ -65,12 +64,12 @@ package sqlite
 //     with a task filter uses the task's index and checks the target on
 //     the way (a task has a handful of targets). A state filter has no
 //     index of its own: it walks the same index and skips other states.
-//     Indexes with state were measured and dropped: every state change of
-//     every run rewrites them, and the three of them made a run's insert
-//     and finish 1.65x as slow (the three kept cost 1.06x, written at
-//     insert only: UpdateRun names fired_at only when it changes,
-//     qUpdateRunFired). Fires are the hot path; a state-filtered page is an
-//     operator's query, and costs in proportion to how rare the state is.
+//     No index has state: every state change of every run would rewrite
+//     it, on the hot path of a run's insert and finish, while the three
+//     indexes above are written at insert only (UpdateRun names fired_at
+//     only when it changes, qUpdateRunFired). Fires are the hot path; a
+//     state-filtered page is an operator's query, and costs in proportion
+//     to how rare the state is.
 //   - CleanupRuns: ix_runs_final_age (finished_at) and ix_runs_final_slot
 //     (task_id, slot DESC, target DESC) are partial on the final states, so
 //     unfinished runs are in neither and a run enters them once, when it

@@ -34,15 +34,15 @@ func openTemp(t testing.TB) *sqlite.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
+	storetest.Run(t, func(t *testing.T) store.Product { return openTemp(t) })
 }
 
 func TestControlConformance(t *testing.T) {
-	storetest.RunControl(t, func(t *testing.T) store.Store { return openTemp(t) })
+	storetest.RunControl(t, func(t *testing.T) store.Product { return openTemp(t) })
 }
 
 func TestJobsConformance(t *testing.T) {
-	storetest.RunJobs(t, func(t *testing.T) store.Store { return openTemp(t) })
+	storetest.RunJobs(t, func(t *testing.T) store.Product { return openTemp(t) })
 }
 
 func TestOpenCreatesDirAndIsIdempotent(t *testing.T) {
@@ -211,5 +211,5 @@ func TestTwoStoresOnOneFile(t *testing.T) {
 }
 
 func TestFlowsConformance(t *testing.T) {
-	storetest.RunFlows(t, func(t *testing.T) store.Store { return openTemp(t) })
+	storetest.RunFlows(t, func(t *testing.T) store.Product { return openTemp(t) })
 }

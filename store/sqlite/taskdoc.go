@@ -1,11 +1,12 @@
 package sqlite
 
 import (
-	"cronsheet/store"
 	"encoding/json"
 	"fmt"
 	"time"
 
+	"cronsheet/store"
+	"cronsheet/store/internal/taskdoc"
 	"cronsheet/task"
 )
 
@@ -33,42 +34,9 @@ type taskDoc struct {
 	Overlap     task.Overlap      `json:"overlap,omitempty"`
 	Alert       *task.Alert       `json:"alert,omitempty"`
 	Targets     []string          `json:"targets,omitempty"`
-	Job         *jobDoc           `json:"job,omitempty"`
+	Job         *taskdoc.Job      `json:"job,omitempty"`
 	State       task.State        `json:"state"`
 	Anchor      int64             `json:"anchor,omitempty"`
-}
-
-// jobDoc is task.Job in the task document, its DueAt in unix
-// milliseconds. Key is kept here as well as in job_keys (which decides who
-// holds a key): the document says what the job was given, job_keys who
-// holds the key now; ReplaceJob changes both together.
-type jobDoc struct {
-	Method     task.JobMethod `json:"method"`
-	Name       string         `json:"name"`
-	Body       string         `json:"body,omitempty"`
-	Key        string         `json:"key,omitempty"`
-	CC         string         `json:"cc,omitempty"`
-	CCLimit    int            `json:"cc_limit,omitempty"`
-	DueAt      int64          `json:"due_at,omitempty"`
-	ReplacedBy string         `json:"replaced_by,omitempty"`
-}
-
-// jobDocOf returns j's document, nil for nil.
-func jobDocOf(j *task.Job) *jobDoc {
-	if j == nil {
-		return nil
-	}
-	return &jobDoc{Method: j.Method, Name: j.Name, Body: j.Body, Key: j.Key, CC: j.CC, CCLimit: j.CCLimit,
-		DueAt: store.UnixMS(j.DueAt), ReplacedBy: j.ReplacedBy}
-}
-
-// job returns the task.Job d describes, nil for nil.
-func (d *jobDoc) job() *task.Job {
-	if d == nil {
-		return nil
-	}
-	return &task.Job{Method: d.Method, Name: d.Name, Body: d.Body, Key: d.Key, CC: d.CC, CCLimit: d.CCLimit,
-		DueAt: store.FromUnixMS(d.DueAt), ReplacedBy: d.ReplacedBy}
 }
 
 // docOf returns t's document; anchor replaces t.Anchor.
@@ -88,7 +56,7 @@ func docOf(t *task.Task, anchor int64) taskDoc {
 		Overlap:     t.Overlap,
 		Alert:       t.Alert,
 		Targets:     t.Targets,
-		Job:         jobDocOf(t.Job),
+		Job:         taskdoc.JobOf(t.Job),
 		State:       t.State,
 		Anchor:      anchor,
 	}
@@ -122,7 +90,7 @@ func (d *taskDoc) apply(t *task.Task) {
 	t.Overlap = d.Overlap
 	t.Alert = d.Alert
 	t.Targets = d.Targets
-	t.Job = d.Job.job()
+	t.Job = d.Job.Job()
 	t.State = d.State
 	t.Anchor = store.FromUnixMS(d.Anchor)
 }

@@ -91,7 +91,7 @@ func scanUser(sc interface{ Scan(...any) error }) (*store.User, error) {
 	if err := sc.Scan(&u.Name, &role, &u.PasswordHash, &disabled, &created); err != nil {
 		return nil, err
 	}
-	u.Role, u.Disabled, u.CreatedAt = store.Role(role), disabled != 0, store.FromUnixMS(created)
+	u.Role, u.Disabled, u.CreatedAt = task.Role(role), disabled != 0, store.FromUnixMS(created)
 	return &u, nil
 }
 
@@ -229,7 +229,7 @@ func scanCredential(sc interface{ Scan(...any) error }) (*store.Credential, erro
 	if err := sc.Scan(&c.ID, &kind, &c.User, &c.Name, &role, &c.Hash, &created, &used, &expires); err != nil {
 		return nil, err
 	}
-	c.Kind, c.Role = store.CredentialKind(kind), store.Role(role)
+	c.Kind, c.Role = store.CredentialKind(kind), task.Role(role)
 	c.CreatedAt, c.LastUsed, c.ExpiresAt = store.FromUnixMS(created), timeOrZero(used), timeOrZero(expires)
 	return &c, nil
 }

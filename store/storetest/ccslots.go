@@ -16,7 +16,7 @@ import (
 // limit, a release frees only its own holding, an expired holding is
 // reclaimed (and its late release does not free its successor), renewals
 // and a node's release, and concurrent takers never exceed the limit.
-func RunCCSlots(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) {
+func RunCCSlots(t *testing.T, newStore func(t *testing.T) store.Product, opts ...Option) {
 	t.Helper()
 	cfg := configOf(opts)
 	runGroups(t, newStore, []group{
@@ -34,12 +34,7 @@ func RunCCSlots(t *testing.T, newStore func(t *testing.T) store.Store, opts ...O
 }
 
 func (b *bundle) ccSlots() store.CCSlots {
-	b.t.Helper()
-	c, ok := b.s.(store.CCSlots)
-	if !ok {
-		b.t.Fatalf("%T does not implement store.CCSlots", b.s)
-	}
-	return c
+	return b.s
 }
 
 // take calls TakeCCSlot at at(now) with a lease to at(until).

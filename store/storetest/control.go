@@ -18,7 +18,7 @@ import (
 // deadlines, run queries and cleanup. Like Run, newStore must return a new,
 // empty store for each call; RunControl closes it, and its leaf subtests
 // run in parallel. SkipConcurrency skips only its concurrency cases.
-func RunControl(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) {
+func RunControl(t *testing.T, newStore func(t *testing.T) store.Product, opts ...Option) {
 	t.Helper()
 	cfg := configOf(opts)
 	runGroups(t, newStore, []group{

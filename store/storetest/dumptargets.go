@@ -13,16 +13,9 @@ import (
 // DumpTargets checks a driver's store.Dumper on targets: RestoreTarget and
 // DumpTargets. A target comes back exactly as restored (version and times
 // kept, not set anew), a stored id is left alone, and the dump walks the ids
-// in order. s must implement store.Dumper.
-func DumpTargets(t *testing.T, st store.Store) {
+// in order.
+func DumpTargets(t *testing.T, s store.Product) {
 	t.Helper()
-	s, ok := st.(interface {
-		store.Dumper
-		store.Store
-	})
-	if !ok {
-		t.Fatalf("%T does not implement store.Dumper", st)
-	}
 	ctx := t.Context()
 	at := func(d time.Duration) time.Time { return time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC).Add(d) }
 	want := []*task.Target{

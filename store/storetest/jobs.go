@@ -16,11 +16,10 @@ import (
 // RunJobs is the conformance suite of store.Jobs: jobs (tasks without a
 // row, carrying Task.Job) through every task read, their keys, replacing a
 // job by key, job events, and a job's task going through claims, fires,
-// feedback and states without a row. newStore's stores must implement
-// store.Jobs. Like Run, newStore must return a new, empty store for each
+// feedback and states without a row. Like Run, newStore must return a new, empty store for each
 // call; RunJobs closes it, and its leaf subtests run in parallel.
 // SkipConcurrency skips only its concurrency cases.
-func RunJobs(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) {
+func RunJobs(t *testing.T, newStore func(t *testing.T) store.Product, opts ...Option) {
 	t.Helper()
 	cfg := configOf(opts)
 	runGroups(t, newStore, []group{
@@ -48,12 +47,7 @@ func RunJobs(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Opti
 
 // jobs returns the store under test as store.Jobs.
 func (b *bundle) jobs() store.Jobs {
-	b.t.Helper()
-	j, ok := b.s.(store.Jobs)
-	if !ok {
-		b.t.Fatalf("%T does not implement store.Jobs", b.s)
-	}
-	return j
+	return b.s
 }
 
 // newJob returns a delayed job with every field set (DueAt with
@@ -99,13 +93,9 @@ func testJobArmAt(b *bundle) {
 	b.createJob(now)
 	ts := []*task.Task{newJob("batched", "")}
 	ts[0].ArmAt = at(89 * time.Minute)
-	if jb, ok := b.s.(store.JobBatcher); ok {
-		errs, err := jb.CreateJobs(b.ctx, ts, nil)
-		b.noErr("CreateJobs", err)
-		b.noErr("CreateJobs batched", errs[0])
-	} else {
-		b.createJob(ts[0])
-	}
+	errs, err := b.s.CreateJobs(b.ctx, ts, nil)
+	b.noErr("CreateJobs", err)
+	b.noErr("CreateJobs batched", errs[0])
 	if got := b.getTask("later"); !got.ArmAt.Equal(at(88*time.Minute)) || !got.NextFire.Equal(later.Job.DueAt) {
 		b.t.Errorf("stored later: arm_at %v, next_fire %v; want %v and %v", got.ArmAt, got.NextFire, at(88*time.Minute), later.Job.DueAt)
 	}
@@ -227,10 +217,7 @@ func testJobRoundTrip(b *bundle) {
 	b.checkJob("GetTask after the claim", b.getTask("j1"), &want)
 
 	// A dump carries the job too.
-	d, ok := b.s.(store.Dumper)
-	if !ok {
-		return
-	}
+	d := b.s
 	seen := 0
 	b.noErr("DumpTasks", d.DumpTasks(b.ctx, func(td store.TaskDump) error {
 		switch td.Task.TaskID {
@@ -283,16 +270,13 @@ func testCreateJobConflicts(b *bundle) {
 	b.wantKeyHeldBy("no key", "", "")
 }
 
-// testCreateJobs: store.JobBatcher's CreateJobs answers each job as
+// testCreateJobs: store.Jobs.CreateJobs answers each job as
 // CreateJob would (its own conflict or invalid error, also against another
 // job of the same call) and stores exactly the others, each with its first
 // event and no other job's: a refused job leaves no event, also under an
 // id that a stored job has.
 func testCreateJobs(b *bundle) {
-	jb, ok := b.s.(store.JobBatcher)
-	if !ok {
-		b.t.Skipf("%T does not implement store.JobBatcher", b.s)
-	}
+	jb := b.s
 	old := newJob("old", "k-old")
 	b.createJob(old)
 	noJob := newJob("nojob", "")

@@ -1,15 +1,16 @@
-// Package storetest is the conformance suite every store.Store driver runs:
+// Package storetest is the conformance suite every store driver runs:
 // one Run call checks each method against the contract written in package
 // store, plus two races (N claimers, N firers) that must never double-claim
 // a task or double-fire a slot. RunControl does the same for store.Control
 // (targets, task states, accepted runs and feedback, run queries and
 // cleanup), RunJobs for store.Jobs (jobs, their keys and events);
-// RunRowTable and RunAuditLog for the optional interfaces.
+// RunRowTable, RunAuditLog, RunUsers, RunFlows and RunCCSlots for the
+// rest of store.Product.
 //
 // A driver's test calls it with a constructor of fresh, empty stores:
 //
 //	func TestStore(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) store.Store {
+//		storetest.Run(t, func(t *testing.T) store.Product {
 //			s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "test.db"))
 //			if err != nil {
 //				t.Fatal(err)
@@ -56,7 +57,7 @@ func SkipConcurrency(reason string) Option {
 // Run runs the conformance suite. newStore must return a new, empty store
 // for each call; Run closes it when the subtest ends (cleanups the driver
 // registers in newStore run after that). The leaf subtests run in parallel.
-func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) {
+func Run(t *testing.T, newStore func(t *testing.T) store.Product, opts ...Option) {
 	t.Helper()
 	cfg := configOf(opts)
 	runGroups(t, newStore, []group{
@@ -87,7 +88,7 @@ type group struct {
 
 // runGroups runs each case of groups as a parallel leaf subtest on a fresh
 // store from newStore, closed when the subtest ends.
-func runGroups(t *testing.T, newStore func(t *testing.T) store.Store, groups []group) {
+func runGroups(t *testing.T, newStore func(t *testing.T) store.Product, groups []group) {
 	t.Helper()
 	setup := func(t *testing.T) *bundle {
 		t.Helper()
@@ -125,7 +126,7 @@ type testCase struct {
 type bundle struct {
 	t   *testing.T
 	ctx context.Context
-	s   store.Store
+	s   store.Product
 }
 
 // at returns the suite's reference instant, 2026-03-01 08:00 UTC, plus d.

@@ -25,19 +25,19 @@ func usersCase(t *testing.T, s store.Users) {
 		t.Fatalf("CountUsers on an empty store = %d, %v", n, err)
 	}
 	created := at(0).Add(123 * time.Microsecond)
-	alice := &store.User{Name: "alice", Role: store.RoleAdmin, PasswordHash: "$2a$hash", CreatedAt: created}
+	alice := &store.User{Name: "alice", Role: task.RoleAdmin, PasswordHash: "$2a$hash", CreatedAt: created}
 	if err := s.AddUser(ctx, alice); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddUser(ctx, &store.User{Name: "bob", Role: store.RoleViewer}); err != nil {
+	if err := s.AddUser(ctx, &store.User{Name: "bob", Role: task.RoleViewer}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddUser(ctx, &store.User{Name: "alice", Role: store.RoleViewer}); !errors.Is(err, task.ErrConflict) {
+	if err := s.AddUser(ctx, &store.User{Name: "alice", Role: task.RoleViewer}); !errors.Is(err, task.ErrConflict) {
 		t.Errorf("AddUser of an existing name = %v, want ErrConflict", err)
 	}
 	for _, bad := range []*store.User{
-		{Name: "", Role: store.RoleViewer},
-		{Name: "a b", Role: store.RoleViewer},
+		{Name: "", Role: task.RoleViewer},
+		{Name: "a b", Role: task.RoleViewer},
 		{Name: "carol", Role: "root"},
 	} {
 		if err := s.AddUser(ctx, bad); !errors.Is(err, task.ErrInvalid) {
@@ -48,22 +48,22 @@ func usersCase(t *testing.T, s store.Users) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Name != "alice" || got.Role != store.RoleAdmin || got.PasswordHash != "$2a$hash" || got.Disabled ||
+	if got.Name != "alice" || got.Role != task.RoleAdmin || got.PasswordHash != "$2a$hash" || got.Disabled ||
 		!got.CreatedAt.Equal(created.Truncate(time.Millisecond)) {
 		t.Errorf("GetUser(alice) = %+v", got)
 	}
 	if _, err := s.GetUser(ctx, "nobody"); !errors.Is(err, task.ErrNotFound) {
 		t.Errorf("GetUser(nobody) = %v, want ErrNotFound", err)
 	}
-	editor, hash, yes := store.RoleEditor, "$2a$new", true
+	editor, hash, yes := task.RoleEditor, "$2a$new", true
 	got, err = s.UpdateUser(ctx, store.UpdateUserParams{Name: "bob", Role: &editor, PasswordHash: &hash, Disabled: &yes})
-	if err != nil || got.Role != store.RoleEditor || got.PasswordHash != hash || !got.Disabled {
+	if err != nil || got.Role != task.RoleEditor || got.PasswordHash != hash || !got.Disabled {
 		t.Errorf("UpdateUser(bob) = %+v, %v", got, err)
 	}
 	if _, err := s.UpdateUser(ctx, store.UpdateUserParams{Name: "nobody", Role: &editor}); !errors.Is(err, task.ErrNotFound) {
 		t.Errorf("UpdateUser(nobody) = %v, want ErrNotFound", err)
 	}
-	root := store.Role("root")
+	root := task.Role("root")
 	if _, err := s.UpdateUser(ctx, store.UpdateUserParams{Name: "bob", Role: &root}); !errors.Is(err, task.ErrInvalid) {
 		t.Errorf("UpdateUser(bob, root) = %v, want ErrInvalid", err)
 	}
@@ -85,15 +85,15 @@ func usersCase(t *testing.T, s store.Users) {
 func credentialsCase(t *testing.T, s store.Users) {
 	ctx := t.Context()
 	for _, u := range []string{"alice", "bob"} {
-		if err := s.AddUser(ctx, &store.User{Name: u, Role: store.RoleEditor}); err != nil {
+		if err := s.AddUser(ctx, &store.User{Name: u, Role: task.RoleEditor}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	tok := &store.Credential{ID: "t1", Kind: store.KindToken, User: "alice", Name: "deploy",
-		Role: store.RoleViewer, Hash: "h1", CreatedAt: at(0)}
-	sess := &store.Credential{ID: "s1", Kind: store.KindSession, User: "alice", Role: store.RoleEditor,
+		Role: task.RoleViewer, Hash: "h1", CreatedAt: at(0)}
+	sess := &store.Credential{ID: "s1", Kind: store.KindSession, User: "alice", Role: task.RoleEditor,
 		Hash: "h2", CreatedAt: at(time.Second), LastUsed: at(time.Second), ExpiresAt: at(time.Hour)}
-	bobs := &store.Credential{ID: "s2", Kind: store.KindSession, User: "bob", Role: store.RoleEditor,
+	bobs := &store.Credential{ID: "s2", Kind: store.KindSession, User: "bob", Role: task.RoleEditor,
 		Hash: "h3", CreatedAt: at(2 * time.Second), ExpiresAt: at(2 * time.Hour)}
 	for _, c := range []*store.Credential{tok, sess, bobs} {
 		if err := s.AddCredential(ctx, c); err != nil {
@@ -110,10 +110,10 @@ func credentialsCase(t *testing.T, s store.Users) {
 		t.Errorf("AddCredential for a missing user = %v, want ErrNotFound", err)
 	}
 	for _, bad := range []store.Credential{
-		{ID: "", Kind: store.KindToken, User: "alice", Role: store.RoleViewer, Hash: "h"},
-		{ID: "x", Kind: "cookie", User: "alice", Role: store.RoleViewer, Hash: "h"},
+		{ID: "", Kind: store.KindToken, User: "alice", Role: task.RoleViewer, Hash: "h"},
+		{ID: "x", Kind: "cookie", User: "alice", Role: task.RoleViewer, Hash: "h"},
 		{ID: "x", Kind: store.KindToken, User: "alice", Role: "root", Hash: "h"},
-		{ID: "x", Kind: store.KindToken, User: "alice", Role: store.RoleViewer},
+		{ID: "x", Kind: store.KindToken, User: "alice", Role: task.RoleViewer},
 	} {
 		if err := s.AddCredential(ctx, &bad); !errors.Is(err, task.ErrInvalid) {
 			t.Errorf("AddCredential(%+v) = %v, want ErrInvalid", bad, err)
@@ -123,7 +123,7 @@ func credentialsCase(t *testing.T, s store.Users) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Kind != store.KindToken || got.User != "alice" || got.Name != "deploy" || got.Role != store.RoleViewer ||
+	if got.Kind != store.KindToken || got.User != "alice" || got.Name != "deploy" || got.Role != task.RoleViewer ||
 		got.Hash != "h1" || !got.CreatedAt.Equal(at(0)) || !got.LastUsed.IsZero() || !got.ExpiresAt.IsZero() {
 		t.Errorf("GetCredential(t1) = %+v", got)
 	}

@@ -1,0 +1,106 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"cronsheet/fire"
+	"cronsheet/mapping/schedule"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// ErrTooLate is wrapped by Cancel when the job already fired.
+var ErrTooLate = errors.New("the job already fired")
+
+// Cancel cancels a job that has not fired: exactly one of cancelled and
+// fired wins, through the fire ledger (a cancel takes the job's slot the
+// way a fire does). A cron job stops for good. A job that already fired is
+// task.ErrConflict wrapping ErrTooLate.
+func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
+	t, err := s.jobTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.State == task.StateClosed {
+		return nil, conflict(task.CodeAlreadyCancelled, "job %s is already cancelled or replaced", id)
+	}
+	ok, err := s.cancelSlot(ctx, t, "cancelled")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		v, gerr := s.Get(ctx, id)
+		state := task.JobRunning
+		if gerr == nil {
+			state = v.State
+		}
+		return nil, tooLate("job %s already fired (it is %s), so it cannot be cancelled", id, state)
+	}
+	if _, err := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: task.StateClosed, Now: s.now()}); err != nil {
+		return nil, err
+	}
+	s.event(store.JobEvent{JobID: id, At: s.now(), State: task.JobCancelled, Reason: "cancelled"})
+	s.wake()
+	s.wakeWaiters(id)
+	s.announce(id)
+	return s.Get(ctx, id)
+}
+
+// cancelSlot takes a pending delayed job's slot in the ledger with a
+// cancelled run, so its fire finds the slot taken and sends nothing. It
+// reports false when the slot was already fired. A cron job's current slot
+// is taken the same way, so a fire racing the cancel either delivers that
+// slot or finds it cancelled, never both: the current slot is its next
+// fire when that is still free, else the first free slot of its schedule
+// after it (its next fire may be stale, already fired, or not set yet
+// when the job is not armed); the cron job reports true either way
+// (closing it stops the slots after).
+func (s *Service) cancelSlot(ctx context.Context, t *task.Task, why string) (bool, error) {
+	now := s.now()
+	take := func(slot time.Time) (bool, error) {
+		return s.store.InsertRun(ctx, &task.Run{
+			TriggerID: fire.NewTriggerID(), TaskID: t.TaskID, Slot: slot, Target: task.JobTargetID,
+			TriggerType: task.TriggerSchedule, State: task.RunCancelled, FiredAt: now, FinishedAt: now, Error: why,
+		})
+	}
+	if !t.Job.DueAt.IsZero() {
+		ok, err := take(t.Job.DueAt)
+		if ok || err != nil {
+			return ok, err
+		}
+		// A block holds the slot: nothing fired, so the cancel wins.
+		r, err := s.runAt(ctx, t.TaskID, t.Job.DueAt)
+		return r != nil && isBlockMarker(r), err
+	}
+	slot := t.NextFire
+	if !slot.IsZero() {
+		if ok, err := take(slot); ok || err != nil {
+			return true, err
+		}
+	}
+	sched, err := schedule.Parse(t.CronPara, t.TZ)
+	if err != nil {
+		return true, nil // no schedule to take a slot of: closing it is enough
+	}
+	slots := fire.NewSlots(t, sched)
+	after := now
+	if slot.After(after) {
+		after = slot
+	}
+	for range cancelSlotTries {
+		next := slots.Next(after)
+		if next.IsZero() {
+			return true, nil // the schedule has ended
+		}
+		if ok, err := take(next); ok || err != nil {
+			return true, err
+		}
+		after = next // fired meanwhile: the one after
+	}
+	return true, nil
+}
+
+// cancelSlotTries bounds the slots a cron job's cancel tries to take.
+const cancelSlotTries = 3
