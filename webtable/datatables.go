@@ -45,16 +45,24 @@ import (
 type TableDeps struct {
 	// Logger receives the 500s; nil discards them.
 	Logger *slog.Logger
-	// Store pages rows. Required: every driver serves the table.
-	Store store.RowTable
+	// Store pages rows and reads their recent outcomes. Required: every
+	// driver serves the table.
+	Store TableStore
 	// Scenarios maps a scenario name to its field mapping.
 	Scenarios map[string]*mapping.Scenario
+}
+
+// TableStore is what the table reads: the rows with their tasks, and each
+// task's recent outcomes.
+type TableStore interface {
+	store.RowTable
+	store.RunStats
 }
 
 // Table serves the DataTables endpoint and the column model.
 type Table struct {
 	httpapi.Base
-	store     store.RowTable
+	store     TableStore
 	columns   map[string][]Column          // by scenario
 	scenarios map[string]*mapping.Scenario // by name: defaults and zone
 }
@@ -129,13 +137,8 @@ type tableRow struct {
 // outcomesPerRow is how many recent outcomes a table row carries.
 const outcomesPerRow = 10
 
-// addOutcomes reads the page's rows' recent outcomes when the store keeps
-// them (store.RunStats; every driver does).
+// addOutcomes reads the page's rows' recent outcomes.
 func (t *Table) addOutcomes(ctx context.Context, rows []tableRow) error {
-	rs, ok := t.store.(store.RunStats)
-	if !ok {
-		return nil
-	}
 	var ids []string
 	for _, r := range rows {
 		if r.Task != nil {
@@ -145,7 +148,7 @@ func (t *Table) addOutcomes(ctx context.Context, rows []tableRow) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	out, err := rs.RecentOutcomes(ctx, ids, outcomesPerRow)
+	out, err := t.store.RecentOutcomes(ctx, ids, outcomesPerRow)
 	if err != nil {
 		return fmt.Errorf("recent outcomes of the page: %w", err)
 	}

@@ -46,7 +46,7 @@ func setupTable(t *testing.T) *tableBundle {
 }
 
 // memosTable is the table endpoint of the memos scenario over st, prepared.
-func memosTable(t *testing.T, st store.RowTable) http.Handler {
+func memosTable(t *testing.T, st webtable.TableStore) http.Handler {
 	t.Helper()
 	memos, err := mapping.New(mapping.MemosConfig())
 	if err != nil {

@@ -11,13 +11,13 @@ import (
 
 	"cronsheet/internal/apitest"
 	"cronsheet/internal/apitest/fullapi"
-	"cronsheet/store"
 	"cronsheet/task"
+	"cronsheet/webtable"
 )
 
 // exportAll returns the memos table of st as the CSV export writes it,
 // every column.
-func exportAll(t *testing.T, st store.RowTable) string {
+func exportAll(t *testing.T, st webtable.TableStore) string {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	memosTable(t, st).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/scenarios/memos/table.csv?order[0][column]=0&order[0][dir]=asc", nil))
