@@ -47,9 +47,8 @@ const dsnParams = "_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000&_for
 // writerParams and readerParams are added for the writer's one connection
 // and for each reader. The page cache (SQLite's default is 2 MiB) holds
 // the B-tree pages a write transaction walks: at 100,000 jobs the runs
-// table and its indexes outgrow 2 MiB, and the writer read a page from the
-// file at every turn (pread was 8 % of the node's CPU in a drain of
-// 100,000 jobs). The writer checkpoints every 10,000 pages of WAL (40 MiB)
+// table and its indexes outgrow 2 MiB, and with the default the writer
+// reads a page from the file at every turn. The writer checkpoints every 10,000 pages of WAL (40 MiB)
 // rather than 1,000, so a page rewritten by many commits in a row is
 // copied into the database once (docs/BENCHMARKS.md, "Drain at 100,000").
 const (
