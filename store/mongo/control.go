@@ -152,10 +152,12 @@ func (s *Store) runExists(ctx context.Context, triggerID string) error {
 // filter holds the run's state (running or accepted) and its room (fewer
 // than task.MaxFeedback reports), so neither a finished run nor a full one
 // takes it. A final report ends the run in the same update (done, or dead
-// with the report's message as error), then its task's last_status is set
-// and mirrored onto its row; interrupted in between, the run is final and
-// the task shows the previous status until its next one. A task that is
-// gone by then is not an error: the report is kept.
+// with the report's message as error, its fence bumped so that a
+// deliverer still holding it is refused its later writes), then p.Status
+// (the caller's; none for a zero TaskID) is applied to its task and
+// mirrored onto its row; interrupted in between, the run is final and the
+// task shows the previous status until its next one. A task that is gone
+// by then is not an error: the report is kept.
 //
 // An empty TriggerID or a report over its bounds is task.ErrInvalid, an
 // unknown run task.ErrNotFound, a finished or full run task.ErrConflict. A
@@ -173,14 +175,14 @@ func (s *Store) AddFeedback(ctx context.Context, p store.FeedbackParams) (*task.
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	r, err := s.addFeedback(ctx, p.TriggerID, &fb)
+	r, err := s.addFeedback(ctx, p.TriggerID, &fb, p.Status)
 	if err != nil {
 		return nil, fmt.Errorf("add feedback to run %s: %w", p.TriggerID, err)
 	}
 	return r, nil
 }
 
-func (s *Store) addFeedback(ctx context.Context, triggerID string, fb *task.Feedback) (*task.Run, error) {
+func (s *Store) addFeedback(ctx context.Context, triggerID string, fb *task.Feedback, status store.TaskStatusParams) (*task.Run, error) {
 	filter := append(runFilter(triggerID, task.RunRunning, task.RunAccepted),
 		bson.E{Key: fmt.Sprintf("feedback.%d", task.MaxFeedback-1), Value: bson.D{{Key: "$exists", Value: false}}})
 	update := bson.D{{Key: "$push", Value: bson.D{{Key: "feedback", Value: feedbackDocOf(fb)}}}}
@@ -201,7 +203,7 @@ func (s *Store) addFeedback(ctx context.Context, triggerID string, fb *task.Feed
 		if fb.Output != "" {
 			set = append(set, bson.E{Key: "output", Value: fb.Output})
 		}
-		update = append(update, bson.E{Key: "$set", Value: set})
+		update = append(update, bson.E{Key: "$set", Value: set}, bson.E{Key: "$inc", Value: bson.D{{Key: "fence", Value: 1}}})
 	}
 	var d runDoc
 	err := s.runs.FindOneAndUpdate(ctx, filter, update, options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&d)
@@ -211,10 +213,10 @@ func (s *Store) addFeedback(ctx context.Context, triggerID string, fb *task.Feed
 	if err != nil {
 		return nil, err
 	}
-	if final != "" {
-		err := s.applyStatus(ctx, store.TaskStatusParams{TaskID: d.TaskID, LastStatus: string(final)})
+	if final != "" && status.TaskID != "" {
+		err := s.applyStatus(ctx, status)
 		if err != nil && !errors.Is(err, task.ErrNotFound) {
-			return nil, fmt.Errorf("run %s, but set status of task %s: %w", final, d.TaskID, err)
+			return nil, fmt.Errorf("run %s, but set status of task %s: %w", final, status.TaskID, err)
 		}
 	}
 	return d.run(), nil
