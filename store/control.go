@@ -47,7 +47,8 @@ type Control interface {
 	// task.ErrConflict. It returns the run as stored afterwards.
 	AddFeedback(ctx context.Context, p FeedbackParams) (*task.Run, error)
 	// ExpireAccepted turns accepted runs whose deadline is before now into
-	// task.RunTimeout (finished now, error saying no final feedback came),
+	// task.RunTimeout (finished now, error saying no final feedback came,
+	// fence bumped),
 	// up to limit of them, sets their tasks' last_status to timeout (the
 	// schedule was used up when they were accepted), and returns them. It
 	// persists the timeout; fire.Firer.ExpireAccepted calls it and tells

@@ -205,6 +205,10 @@ func (a *API) cancelRunHandler(c *gin.Context) {
 // report on a run it accepted. A final report (progress false) ends the
 // run: done for status 0, else dead with the message as its error.
 func (a *API) addFeedback(c *gin.Context) {
+	if a.feedback == nil {
+		c.JSON(http.StatusNotImplemented, httpapi.StatusBody(http.StatusNotImplemented, "feedback is not taken here"))
+		return
+	}
 	id, err := httpapi.PathID(c, "trigger_id")
 	if err != nil {
 		a.writeError(c, err)
@@ -229,7 +233,7 @@ func (a *API) addFeedback(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	r, err := a.store.AddFeedback(ctx, store.FeedbackParams{TriggerID: id, Feedback: fb})
+	r, err := a.feedback.Feedback(ctx, store.FeedbackParams{TriggerID: id, Feedback: fb})
 	if errors.Is(err, task.ErrConflict) {
 		err = a.feedbackConflict(c, id, err)
 	}

@@ -241,7 +241,8 @@ func (s *Store) whyNoFeedback(ctx context.Context, triggerID string) error {
 
 // ExpireAccepted times out accepted runs whose deadline is before now, the
 // earliest deadline first, up to limit: each becomes task.RunTimeout,
-// finished now, with an error naming its deadline (the deadline stays).
+// finished now, with an error naming its deadline (the deadline stays),
+// its fence bumped (a cancel of it as accepted is refused).
 // Then their tasks' last_status is set to timeout and mirrored onto their
 // rows (tasks that are gone are skipped). Each run is updated on its own,
 // conditional on its still being accepted, so a final report that comes in
@@ -277,7 +278,7 @@ func (s *Store) expireAccepted(ctx context.Context, now int64, limit int) ([]*ta
 		var d runDoc
 		err := s.runs.FindOneAndUpdate(ctx, runFilter(r.TriggerID, task.RunAccepted),
 			bson.D{{Key: "$set", Value: bson.D{{Key: "state", Value: task.RunTimeout}, {Key: "finished_at", Value: now},
-				{Key: "error", Value: msg}}}},
+				{Key: "error", Value: msg}}}, {Key: "$inc", Value: bson.D{{Key: "fence", Value: 1}}}},
 			options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&d)
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			continue // finished by a report in between

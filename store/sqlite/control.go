@@ -53,7 +53,7 @@ const (
 	// qDueAccepted runs on the writer, inside ExpireAccepted's transaction.
 	qDueAccepted = `SELECT trigger_id, deadline FROM runs INDEXED BY ix_runs_accepted
 		WHERE state = 'accepted' AND deadline < ? ORDER BY deadline LIMIT ?`
-	qTimeoutRun = `UPDATE runs SET state = 'timeout', finished_at = ?, error = ?
+	qTimeoutRun = `UPDATE runs SET state = 'timeout', finished_at = ?, error = ?, fence = fence + 1
 		WHERE trigger_id = ? AND state = 'accepted' RETURNING ` + runCols
 
 	// qCleanupAge deletes finished runs that finished before ?1, the
@@ -263,7 +263,7 @@ func (s *Store) addFeedback(ctx context.Context, tx *sql.Tx, triggerID string, f
 // ExpireAccepted times out accepted runs whose deadline is before now, the
 // earliest deadline first, at most limit, in one transaction: each becomes
 // task.RunTimeout, finished now, with an error naming its deadline (which
-// stays). Their tasks' last_status becomes timeout, mirrored onto their
+// stays), its fence bumped (a cancel of it as accepted is refused). Their tasks' last_status becomes timeout, mirrored onto their
 // rows (tasks that are gone are skipped). It checks on a reader first, so
 // that a call with nothing due takes no write lock.
 func (s *Store) ExpireAccepted(ctx context.Context, now time.Time, limit int) ([]*task.Run, error) {
