@@ -259,20 +259,29 @@ func (f *Firer) ExpireAccepted(ctx context.Context, limit int) (int, error) {
 	return len(runs), nil
 }
 
-// CancelAccepted ends r, an accepted run as read, as cancelled with why:
-// a write fenced on r's fence, so that a run that ended meanwhile by its
-// target's report, or was taken over, is left (task.ErrFenced). A run
-// that is not accepted is task.ErrConflict.
+// CancelAccepted ends r, an accepted run as read, as cancelled with why.
+// It reads the run again and ends it only while it is still accepted
+// under r's fence; the write is fenced on it, so that a run that ended
+// meanwhile by its target's report or a timeout (both bump the fence) is
+// left (task.ErrFenced). A run that is no longer accepted is
+// task.ErrConflict. The write is not conditional on the state itself:
+// its caller makes one cancel per run (the flows engine cancels the runs
+// of an execution whose stop it won by compare-and-set).
 func (f *Firer) CancelAccepted(ctx context.Context, r *task.Run, why string) error {
-	if r.State != task.RunAccepted {
-		return fmt.Errorf("cancel run %s: it is %s: %w", r.TriggerID, r.State, task.ErrConflict)
-	}
-	t, err := f.taskOrStub(ctx, r.TaskID)
+	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	run, err := f.store.GetRun(sctx, r.TriggerID)
+	cancel()
 	if err != nil {
 		return fmt.Errorf("cancel run %s: %w", r.TriggerID, err)
 	}
-	run := *r
-	return f.finish(ctx, t, nil, &run, task.RunCancelled, why)
+	if run.State != task.RunAccepted || run.Fence != r.Fence {
+		return fmt.Errorf("cancel run %s: it is %s (fence %d): %w", r.TriggerID, run.State, run.Fence, task.ErrConflict)
+	}
+	t, err := f.taskOrStub(ctx, run.TaskID)
+	if err != nil {
+		return fmt.Errorf("cancel run %s: %w", r.TriggerID, err)
+	}
+	return f.finish(ctx, t, nil, run, task.RunCancelled, why)
 }
 
 // takeOver bumps r's fence with this node as owner. It returns nil, nil
