@@ -387,7 +387,8 @@ func (s *Server) registerAPI(engine *gin.Engine, b *built) {
 	jobsapi.New(jobsapi.Deps{Logger: s.logger, Jobs: s.jobs, Socket: s.socket, Audit: s.store}).Register(engine)
 	if fs, ok := s.store.(flows.Store); ok {
 		observer := &flowEvents{metrics: s.metrics.NewFlowMetrics(), sink: s.events}
-		s.flows = flows.New(s.logger, flows.Config{Wake: s.runner.Wake, Observer: observer, CancelAccepted: s.firer.CancelAccepted}, fs, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
+		fcfg := flows.Config{Wake: s.runner.Wake, Observer: observer, CancelAccepted: s.firer.CancelAccepted}
+		s.flows = flows.New(s.logger, fcfg, fs, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
 			return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: id, At: at, Type: task.TriggerFlow, Params: p})
 		})
 		flowsapi.New(s.logger, fs, s.flows, s.store).Register(engine)
