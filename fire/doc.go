@@ -8,6 +8,14 @@
 // computes which slots were missed while no node ran the task and when the
 // next one is due.
 //
+// The Firer owns each run's state machine (transition.go): the attempts
+// and their outcomes, acceptance, the target's final report (Feedback),
+// the timeout of an accepted run (ExpireAccepted), takeover and cancel
+// all go through it. Each transition is written fenced in the store with
+// what it means for the task (its last status and, when the run uses up
+// the schedule, done with no next fire), then told once to Config.OnRun,
+// the overlap policy and the task's alerts.
+//
 // fire imports task, mapping and executors; it knows nothing of gocron or
 // HTTP.
 package fire

@@ -30,6 +30,8 @@ type Store interface {
 	GetRun(ctx context.Context, triggerID string) (*task.Run, error)
 	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
 	AcceptRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) (bool, error)
+	AddFeedback(ctx context.Context, p store.FeedbackParams) (*task.Run, error)
+	ExpireAccepted(ctx context.Context, now time.Time, limit int) ([]*task.Run, error)
 }
 
 // Executors finds the executor of a channel.
@@ -55,12 +57,15 @@ type Config struct {
 	// more runs wait for a slot. A burst of fires then spends the CPU on
 	// firing on time rather than on thousands of deliveries at once.
 	MaxDeliveries int
-	// OnRun, when set, is called after each change of a run is stored (a
-	// fire or trigger recorded, an attempt failed, the target accepted, the
-	// run finished) with the task as fired, the target delivered to (nil
-	// for the task's own channel, or when the change is not a delivery's:
-	// a cancel, an orphan's end) and the run as stored. It is called from
-	// delivery goroutines and must not block.
+	// OnRun, when set, is called once after each change of a run's state
+	// is stored (a fire or trigger recorded, an attempt failed, the target
+	// accepted, the run finished by its target's answer, its final report,
+	// a timeout or a cancel) with the task as fired (as read, for a change
+	// that is not a delivery's), the target delivered to (nil for the
+	// task's own channel, or when the change is not a delivery's: a
+	// report, a timeout, a cancel, an orphan's end) and the run as stored.
+	// It is called from delivery goroutines and API handlers and must not
+	// block.
 	OnRun func(t *task.Task, tg *task.Target, r task.Run)
 	// Peers, when set, says which nodes are alive now and which stopped
 	// beating but may still run (Peers). A run owned by a node among
@@ -342,7 +347,7 @@ func (f *Firer) deliverRecorded(pr *firePrep, results []store.FireResult) Result
 			return Result{Task: t, Err: fmt.Errorf("record fire of %s at %s: %w", t.TaskID, pr.p.Slot.Format(time.RFC3339Nano), res.Err)}
 		case res.Inserted:
 			fired = true
-			f.notify(t, routes[i].target, routes[i].run)
+			f.observe(t, routes[i].target, routes[i].run)
 			switch routes[i].run.State {
 			case task.RunRunning:
 				f.deliverAsync(t, routes[i].target, routes[i].run, true)
@@ -412,11 +417,4 @@ func (f *Firer) backoff(attempt int) time.Duration {
 // the other eleven random.
 func NewTriggerID() string {
 	return timeid.New("tr_", timeid.Base36, 20, time.Now())
-}
-
-// notify reports a stored change of run to Config.OnRun.
-func (f *Firer) notify(t *task.Task, tg *task.Target, run *task.Run) {
-	if f.cfg.OnRun != nil {
-		f.cfg.OnRun(t, tg, *run)
-	}
 }

@@ -207,7 +207,7 @@ func (f *Firer) rescue(ctx context.Context, t *task.Task, r *task.Run, why strin
 	}
 	tg, err := f.resumeTarget(ctx, t, taken)
 	if errors.Is(err, task.ErrNotFound) {
-		f.finish(ctx, t, nil, taken, task.RunDead, fmt.Sprintf("target %q not found", taken.Target))
+		_ = f.finish(ctx, t, nil, taken, task.RunDead, fmt.Sprintf("target %q not found", taken.Target)) // logged
 		f.release(r)
 		return true, nil
 	}
@@ -226,22 +226,6 @@ func (f *Firer) rescue(ctx context.Context, t *task.Task, r *task.Run, why strin
 	return true, nil
 }
 
-// takeOver bumps r's fence with this node as owner. It returns nil, nil
-// when r finished or someone else took it meanwhile.
-func (f *Firer) takeOver(ctx context.Context, r *task.Run) (*task.Run, error) {
-	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
-	defer cancel()
-	taken, err := f.store.TakeOverRun(sctx, store.TakeOverParams{TriggerID: r.TriggerID, Fence: r.Fence,
-		Deadline: r.Deadline, Node: f.cfg.Node})
-	if errors.Is(err, task.ErrFenced) || errors.Is(err, task.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return taken, nil
-}
-
 // cancelOrphan takes over an unfinished run whose task is gone and ends it
 // cancelled with why. It reports whether it did.
 func (f *Firer) cancelOrphan(ctx context.Context, r *task.Run, why string) bool {
@@ -254,7 +238,7 @@ func (f *Firer) cancelOrphan(ctx context.Context, r *task.Run, why string) bool 
 		return false
 	}
 	// The task is gone: finish records the run alone (as CancelRun does).
-	f.finish(ctx, &task.Task{TaskID: r.TaskID}, nil, taken, task.RunCancelled, why)
+	_ = f.finish(ctx, &task.Task{TaskID: r.TaskID}, nil, taken, task.RunCancelled, why) // logged
 	return true
 }
 
@@ -325,7 +309,7 @@ func (f *Firer) CancelRun(ctx context.Context, triggerID, why string) (*task.Run
 	if err != nil {
 		return nil, fmt.Errorf("cancel run %s: %w", triggerID, err)
 	}
-	f.finish(ctx, t, nil, taken, task.RunCancelled, why)
+	_ = f.finish(ctx, t, nil, taken, task.RunCancelled, why) // logged; the answer is the run as stored
 	sctx, cancel = context.WithTimeout(ctx, f.cfg.StoreTimeout)
 	defer cancel()
 	return f.store.GetRun(sctx, triggerID)

@@ -28,15 +28,13 @@ const (
 )
 
 // Store is what the engine needs from storage: flows and executions, and
-// the ledger's reads and the finishing of a run (to cancel the accepted
-// runs of a stopped execution).
+// the ledger's reads.
 type Store interface {
 	store.Flows
 	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
 	GetRun(ctx context.Context, triggerID string) (*task.Run, error)
 	// SetTaskState closes the schedule task of a flow's older version.
 	SetTaskState(ctx context.Context, p store.TaskStateParams) (*task.Task, error)
-	FinishRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) error
 }
 
 // TriggerFunc fires a task once at instant at with one-off params (the
@@ -57,6 +55,11 @@ type Config struct {
 	// Wake wakes the patrols after a schedule task was created or closed,
 	// so it is armed or disarmed at once (default a no-op).
 	Wake func()
+	// CancelAccepted ends an accepted step run of a stopped execution as
+	// cancelled with why, through the run's owner
+	// (fire.Firer.CancelAccepted: a fenced write, its observers told).
+	// Nil leaves such runs to their target's feedback or their timeout.
+	CancelAccepted func(ctx context.Context, r *task.Run, why string) error
 }
 
 // Observer hears what executions do, for metrics and the event sink. Each
@@ -296,8 +299,12 @@ func (e *Engine) Stop(ctx context.Context, id string) (*task.Execution, error) {
 const maxTries = 20
 
 // cancelAccepted ends the accepted runs of x's open step runs as
-// cancelled (a fenced write: a run another deliverer owns now is left).
+// cancelled through Config.CancelAccepted (a fenced write: a run that
+// ended or moved meanwhile is left).
 func (e *Engine) cancelAccepted(ctx context.Context, x *task.Execution) {
+	if e.cfg.CancelAccepted == nil {
+		return
+	}
 	for _, sr := range x.StepRuns {
 		if sr.Outcome != task.OutcomeInterrupted {
 			continue
@@ -311,8 +318,7 @@ func (e *Engine) cancelAccepted(ctx context.Context, x *task.Execution) {
 			if r.State != task.RunAccepted {
 				continue
 			}
-			r.State, r.Error, r.FinishedAt, r.Deadline = task.RunCancelled, "flow execution stopped", e.cfg.Now(), time.Time{}
-			if err := e.st.FinishRun(ctx, r, store.TaskStatusParams{TaskID: r.TaskID, LastStatus: string(task.RunCancelled)}); err != nil {
+			if err := e.cfg.CancelAccepted(ctx, r, "flow execution stopped"); err != nil {
 				e.logger.WarnContext(ctx, "cancel accepted step run", "trigger_id", r.TriggerID, "error", err)
 			}
 		}

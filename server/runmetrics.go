@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"cronsheet/store"
 	"cronsheet/task"
 )
 
@@ -40,7 +39,7 @@ func (s *Server) countRun(ctx context.Context, t *task.Task, tg *task.Target, r 
 // of the target the store holds under the run's ledger target (an alert
 // run's "alert:<id>" or "absent:<id>" names its target after the colon),
 // or unknownKind. Only runs the firer did not name a target for (a
-// cancel, an orphan's end, feedback, a timeout) read the store.
+// cancel, an orphan's end, a final report, a timeout) read the store.
 func (s *Server) runKind(ctx context.Context, t *task.Task, tg *task.Target, r task.Run) string {
 	switch {
 	case tg != nil:
@@ -68,21 +67,4 @@ func (s *Server) runKind(ctx context.Context, t *task.Task, tg *task.Target, r t
 		return unknownKind
 	}
 	return string(got.Kind)
-}
-
-// feedbackStore is the store as the web API sees it: a final report that
-// ends a run (AddFeedback) is counted as the run's outcome, which the
-// firer never sees.
-type feedbackStore struct {
-	store.Product
-	s *Server
-}
-
-// AddFeedback implements store.Control, counting a run it makes final.
-func (f feedbackStore) AddFeedback(ctx context.Context, p store.FeedbackParams) (*task.Run, error) {
-	r, err := f.Product.AddFeedback(ctx, p)
-	if err == nil && r.State.Final() {
-		f.s.countRun(ctx, nil, nil, *r)
-	}
-	return r, err
 }

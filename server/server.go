@@ -376,7 +376,7 @@ func (s *Server) registerAPI(engine *gin.Engine, b *built) {
 		},
 	}).Register(engine)
 	targetsapi.New(targetsapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, CheckTarget: b.checkTarget}).Register(engine)
-	runsapi.New(runsapi.Deps{Logger: s.logger, Store: feedbackStore{Product: s.store, s: s}, Audit: s.store,
+	runsapi.New(runsapi.Deps{Logger: s.logger, Store: s.store, Feedback: s.firer, Audit: s.store,
 		CancelRun: func(ctx context.Context, triggerID, why string) (*task.Run, error) {
 			return s.firer.CancelRun(ctx, triggerID, why)
 		},
@@ -386,7 +386,8 @@ func (s *Server) registerAPI(engine *gin.Engine, b *built) {
 	healthapi.New(s.health).Register(engine)
 	jobsapi.New(jobsapi.Deps{Logger: s.logger, Jobs: s.jobs, Socket: s.socket, Audit: s.store}).Register(engine)
 	observer := &flowEvents{metrics: s.metrics.NewFlowMetrics(), sink: s.events}
-	s.flows = flows.New(s.logger, flows.Config{Wake: s.runner.Wake, Observer: observer}, s.store, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
+	fcfg := flows.Config{Wake: s.runner.Wake, Observer: observer, CancelAccepted: s.firer.CancelAccepted}
+	s.flows = flows.New(s.logger, fcfg, s.store, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
 		return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: id, At: at, Type: task.TriggerFlow, Params: p})
 	})
 	flowsapi.New(s.logger, s.store, s.flows, s.store).Register(engine)
@@ -653,29 +654,24 @@ func (s *Server) gate(ctx context.Context, t *task.Task, tg *task.Target) (func(
 }
 
 // expireAccepted turns accepted runs whose feedback deadline passed into
-// timeout.
+// timeout, through the firer (which tells the runs' observers).
 func (s *Server) expireAccepted(ctx context.Context) {
 	for {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		runs, err := s.store.ExpireAccepted(sctx, time.Now(), expireBatch)
-		cancel()
+		n, err := s.firer.ExpireAccepted(ctx, expireBatch)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.logger.Error("expire accepted runs", "error", err)
 			}
 			return
 		}
-		for _, r := range runs {
-			s.logger.Info("run timed out waiting for feedback", "task_id", r.TaskID, "trigger_id", r.TriggerID, "target", r.Target)
-			s.countRun(ctx, nil, nil, *r)
-		}
-		if len(runs) < expireBatch {
+		if n < expireBatch {
 			return
 		}
 	}
 }
 
-// expireBatch bounds the runs one ExpireAccepted call times out.
+// expireBatch bounds the runs one fire.Firer.ExpireAccepted call times
+// out.
 const expireBatch = 500
 
 // absenceWatchEvery is how often a node looks for expected slots that did

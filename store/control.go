@@ -34,17 +34,25 @@ type Control interface {
 	// AddFeedback appends p.Feedback to the run's reports. A final report
 	// (not Progress) ends the run: done when Status is 0, else dead with
 	// the report's message as error; FinishedAt = p.Feedback.At, Output =
-	// the report's output when given, Deadline cleared; the task's
-	// last_status follows (mirrored onto its row). Only a run that is
-	// running or accepted takes feedback: a finished one is task.ErrConflict
-	// (wrapping a message that says its state), an unknown trigger id
+	// the report's output when given, Deadline cleared, and its fence
+	// bumped, so that a deliverer still holding the run (the report beat
+	// the target's HTTP answer) is refused any later write of it. With it,
+	// in the same step, p.Status is applied to the run's task as
+	// SetTaskStatus does: the caller (fire.Firer, the run's owner) decides
+	// it; a zero p.Status.TaskID leaves the task alone, and a task that is
+	// gone is skipped (the report is kept). Only a run that is running or
+	// accepted takes feedback: a finished one is task.ErrConflict (wrapping
+	// a message that says its state), an unknown trigger id
 	// task.ErrNotFound, a run holding task.MaxFeedback reports
 	// task.ErrConflict. It returns the run as stored afterwards.
 	AddFeedback(ctx context.Context, p FeedbackParams) (*task.Run, error)
 	// ExpireAccepted turns accepted runs whose deadline is before now into
-	// task.RunTimeout (finished now, error saying no final feedback came),
-	// up to limit of them, updating their tasks' last_status, and returns
-	// them.
+	// task.RunTimeout (finished now, error saying no final feedback came,
+	// fence bumped),
+	// up to limit of them, sets their tasks' last_status to timeout (the
+	// schedule was used up when they were accepted), and returns them. It
+	// persists the timeout; fire.Firer.ExpireAccepted calls it and tells
+	// the run's observers.
 	ExpireAccepted(ctx context.Context, now time.Time, limit int) ([]*task.Run, error)
 	// QueryRuns returns runs matching q, newest first (by fired_at, then
 	// trigger_id), for paging through every run.
@@ -89,6 +97,10 @@ type TaskStateParams struct {
 type FeedbackParams struct {
 	TriggerID string
 	Feedback  task.Feedback
+	// Status is applied to the run's task when Feedback is final (a zero
+	// TaskID: none). The caller computes it for the final state the
+	// report means (done for Status 0, else dead).
+	Status TaskStatusParams
 }
 
 // RunQuery filters and pages Control.QueryRuns. Empty filters match all.

@@ -4,8 +4,8 @@
 // accepted (POST …/feedback) and the user's cancel of an unfinished run
 // (POST …/cancel).
 //
-// Its handlers hold only the small Store interface declared here and the
-// CancelRun callback. It imports task, store (for the parameter types)
+// Its handlers hold only the small Store and Feedback interfaces declared
+// here and the CancelRun callback. It imports task, store (for the parameter types)
 // and httpapi, never a store driver, patrol, fire, executors, jobs or
 // server.
 package runsapi
@@ -30,8 +30,15 @@ type Store interface {
 	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
 	// GetRun returns the run with triggerID or task.ErrNotFound.
 	GetRun(ctx context.Context, triggerID string) (*task.Run, error)
-	// AddFeedback appends a report to a run (store.Control.AddFeedback).
-	AddFeedback(ctx context.Context, p store.FeedbackParams) (*task.Run, error)
+}
+
+// Feedback takes a target's report on a run: the run's owner
+// (fire.Firer.Feedback), which stores it and tells the run's observers
+// when it ends the run. Errors: task.ErrNotFound, task.ErrConflict for a
+// run that is finished or holds task.MaxFeedback reports,
+// task.ErrInvalid.
+type Feedback interface {
+	Feedback(ctx context.Context, p store.FeedbackParams) (*task.Run, error)
 }
 
 // Every store the server accepts satisfies Store.
@@ -43,6 +50,9 @@ type Deps struct {
 	Logger *slog.Logger
 	// Store holds the runs. Required.
 	Store Store
+	// Feedback takes the targets' reports (POST …/feedback); nil answers
+	// 501.
+	Feedback Feedback
 	// Audit records every cancel with who made it; nil records nothing.
 	Audit store.AuditLog
 	// Now is the clock of feedback reports; nil = time.Now.
@@ -59,6 +69,7 @@ type Deps struct {
 type API struct {
 	httpapi.Base
 	store     Store
+	feedback  Feedback
 	cancelRun func(ctx context.Context, triggerID, why string) (*task.Run, error)
 }
 
@@ -68,6 +79,7 @@ func New(d Deps) *API {
 	return &API{
 		Base:      httpapi.NewBase("runsapi", d.Logger, d.Audit, d.Now),
 		store:     httpapi.Require("runsapi", "Deps.Store", d.Store),
+		feedback:  d.Feedback,
 		cancelRun: d.CancelRun,
 	}
 }
@@ -83,8 +95,3 @@ func (a *API) Register(r gin.IRouter) {
 	v1.POST("/runs/:trigger_id/feedback", a.addFeedback)
 	v1.POST("/runs/:trigger_id/cancel", a.cancelRunHandler)
 }
-
-// writeError and now are the Base's WriteError and Now under the names
-// addFeedback calls.
-func (a *API) writeError(c *gin.Context, err error) { a.WriteError(c, err) }
-func (a *API) now() time.Time                       { return a.Now() }

@@ -205,36 +205,40 @@ func (a *API) cancelRunHandler(c *gin.Context) {
 // report on a run it accepted. A final report (progress false) ends the
 // run: done for status 0, else dead with the message as its error.
 func (a *API) addFeedback(c *gin.Context) {
+	if a.feedback == nil {
+		c.JSON(http.StatusNotImplemented, httpapi.StatusBody(http.StatusNotImplemented, "feedback is not taken here"))
+		return
+	}
 	id, err := httpapi.PathID(c, "trigger_id")
 	if err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	var body feedbackBody
 	if err := httpapi.ReadJSON(c, &body, false); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	if body.Status == nil {
-		a.writeError(c, task.Invalid("status", "required: 0 for success, another integer for a failure"))
+		a.WriteError(c, task.Invalid("status", "required: 0 for success, another integer for a failure"))
 		return
 	}
 	if *body.Status < math.MinInt32 || *body.Status > math.MaxInt32 {
-		a.writeError(c, task.Invalid("status", "must be an integer from %d to %d", math.MinInt32, math.MaxInt32))
+		a.WriteError(c, task.Invalid("status", "must be an integer from %d to %d", math.MinInt32, math.MaxInt32))
 		return
 	}
-	fb := task.Feedback{At: a.now(), Status: *body.Status, Message: body.Message, Output: body.Output, Progress: body.Progress}
+	fb := task.Feedback{At: a.Now(), Status: *body.Status, Message: body.Message, Output: body.Output, Progress: body.Progress}
 	if err := fb.Validate(); err != nil {
-		a.writeError(c, err)
+		a.WriteError(c, err)
 		return
 	}
 	ctx := c.Request.Context()
-	r, err := a.store.AddFeedback(ctx, store.FeedbackParams{TriggerID: id, Feedback: fb})
+	r, err := a.feedback.Feedback(ctx, store.FeedbackParams{TriggerID: id, Feedback: fb})
 	if errors.Is(err, task.ErrConflict) {
 		err = a.feedbackConflict(c, id, err)
 	}
 	if err != nil {
-		a.writeError(c, httpapi.Describe(err, task.ErrNotFound, "run %q not found", id))
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "run %q not found", id))
 		return
 	}
 	c.JSON(http.StatusOK, r)

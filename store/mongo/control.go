@@ -152,10 +152,12 @@ func (s *Store) runExists(ctx context.Context, triggerID string) error {
 // filter holds the run's state (running or accepted) and its room (fewer
 // than task.MaxFeedback reports), so neither a finished run nor a full one
 // takes it. A final report ends the run in the same update (done, or dead
-// with the report's message as error), then its task's last_status is set
-// and mirrored onto its row; interrupted in between, the run is final and
-// the task shows the previous status until its next one. A task that is
-// gone by then is not an error: the report is kept.
+// with the report's message as error, its fence bumped so that a
+// deliverer still holding it is refused its later writes), then p.Status
+// (the caller's; none for a zero TaskID) is applied to its task and
+// mirrored onto its row; interrupted in between, the run is final and the
+// task shows the previous status until its next one. A task that is gone
+// by then is not an error: the report is kept.
 //
 // An empty TriggerID or a report over its bounds is task.ErrInvalid, an
 // unknown run task.ErrNotFound, a finished or full run task.ErrConflict. A
@@ -173,14 +175,14 @@ func (s *Store) AddFeedback(ctx context.Context, p store.FeedbackParams) (*task.
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	r, err := s.addFeedback(ctx, p.TriggerID, &fb)
+	r, err := s.addFeedback(ctx, p.TriggerID, &fb, p.Status)
 	if err != nil {
 		return nil, fmt.Errorf("add feedback to run %s: %w", p.TriggerID, err)
 	}
 	return r, nil
 }
 
-func (s *Store) addFeedback(ctx context.Context, triggerID string, fb *task.Feedback) (*task.Run, error) {
+func (s *Store) addFeedback(ctx context.Context, triggerID string, fb *task.Feedback, status store.TaskStatusParams) (*task.Run, error) {
 	filter := append(runFilter(triggerID, task.RunRunning, task.RunAccepted),
 		bson.E{Key: fmt.Sprintf("feedback.%d", task.MaxFeedback-1), Value: bson.D{{Key: "$exists", Value: false}}})
 	update := bson.D{{Key: "$push", Value: bson.D{{Key: "feedback", Value: feedbackDocOf(fb)}}}}
@@ -201,7 +203,7 @@ func (s *Store) addFeedback(ctx context.Context, triggerID string, fb *task.Feed
 		if fb.Output != "" {
 			set = append(set, bson.E{Key: "output", Value: fb.Output})
 		}
-		update = append(update, bson.E{Key: "$set", Value: set})
+		update = append(update, bson.E{Key: "$set", Value: set}, bson.E{Key: "$inc", Value: bson.D{{Key: "fence", Value: 1}}})
 	}
 	var d runDoc
 	err := s.runs.FindOneAndUpdate(ctx, filter, update, options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&d)
@@ -211,10 +213,10 @@ func (s *Store) addFeedback(ctx context.Context, triggerID string, fb *task.Feed
 	if err != nil {
 		return nil, err
 	}
-	if final != "" {
-		err := s.applyStatus(ctx, store.TaskStatusParams{TaskID: d.TaskID, LastStatus: string(final)})
+	if final != "" && status.TaskID != "" {
+		err := s.applyStatus(ctx, status)
 		if err != nil && !errors.Is(err, task.ErrNotFound) {
-			return nil, fmt.Errorf("run %s, but set status of task %s: %w", final, d.TaskID, err)
+			return nil, fmt.Errorf("run %s, but set status of task %s: %w", final, status.TaskID, err)
 		}
 	}
 	return d.run(), nil
@@ -239,7 +241,8 @@ func (s *Store) whyNoFeedback(ctx context.Context, triggerID string) error {
 
 // ExpireAccepted times out accepted runs whose deadline is before now, the
 // earliest deadline first, up to limit: each becomes task.RunTimeout,
-// finished now, with an error naming its deadline (the deadline stays).
+// finished now, with an error naming its deadline (the deadline stays),
+// its fence bumped (a cancel of it as accepted is refused).
 // Then their tasks' last_status is set to timeout and mirrored onto their
 // rows (tasks that are gone are skipped). Each run is updated on its own,
 // conditional on its still being accepted, so a final report that comes in
@@ -275,7 +278,7 @@ func (s *Store) expireAccepted(ctx context.Context, now int64, limit int) ([]*ta
 		var d runDoc
 		err := s.runs.FindOneAndUpdate(ctx, runFilter(r.TriggerID, task.RunAccepted),
 			bson.D{{Key: "$set", Value: bson.D{{Key: "state", Value: task.RunTimeout}, {Key: "finished_at", Value: now},
-				{Key: "error", Value: msg}}}},
+				{Key: "error", Value: msg}}}, {Key: "$inc", Value: bson.D{{Key: "fence", Value: 1}}}},
 			options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&d)
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			continue // finished by a report in between

@@ -39,8 +39,10 @@ const (
 	qAddProgress    = `UPDATE runs SET feedback = ? WHERE trigger_id = ? RETURNING ` + runCols
 	// qAddFinal ends a run with its final report; ?5 (the report's output)
 	// replaces the output only when given.
+	// The fence moves on, so that a deliverer still holding the run is
+	// refused its later writes.
 	qAddFinal = `UPDATE runs SET feedback = ?1, state = ?2, finished_at = ?3, next_attempt = 0, deadline = 0,
-			error = ?4, output = CASE WHEN ?5 <> '' THEN ?5 ELSE output END
+			fence = fence + 1, error = ?4, output = CASE WHEN ?5 <> '' THEN ?5 ELSE output END
 		WHERE trigger_id = ?6 RETURNING ` + runCols
 
 	// qAnyDueAccepted runs on a reader, so that the common case (no
@@ -51,7 +53,7 @@ const (
 	// qDueAccepted runs on the writer, inside ExpireAccepted's transaction.
 	qDueAccepted = `SELECT trigger_id, deadline FROM runs INDEXED BY ix_runs_accepted
 		WHERE state = 'accepted' AND deadline < ? ORDER BY deadline LIMIT ?`
-	qTimeoutRun = `UPDATE runs SET state = 'timeout', finished_at = ?, error = ?
+	qTimeoutRun = `UPDATE runs SET state = 'timeout', finished_at = ?, error = ?, fence = fence + 1
 		WHERE trigger_id = ? AND state = 'accepted' RETURNING ` + runCols
 
 	// qCleanupAge deletes finished runs that finished before ?1, the
@@ -180,9 +182,10 @@ func (s *Store) AcceptRun(ctx context.Context, r *task.Run, status store.TaskSta
 // A final report ends the run: done (its error cleared) when Status is 0,
 // else dead with the report's message, or "target reported status N", as
 // error; FinishedAt is the report's At, Output the report's output when
-// given, Deadline and NextAttempt cleared; the task's last_status becomes
-// the run's state and is mirrored onto its row (a task that is gone is
-// skipped: the report is kept). A zero At is now.
+// given, Deadline and NextAttempt cleared, the fence bumped; p.Status
+// (the caller's) is applied to the task in the same transaction (none for
+// a zero TaskID; a task that is gone is skipped: the report is kept). A
+// zero At is now.
 //
 // An empty TriggerID or a report over its bounds (task.Feedback.Validate)
 // is task.ErrInvalid, an unknown run task.ErrNotFound, a run that is
@@ -202,7 +205,7 @@ func (s *Store) AddFeedback(ctx context.Context, p store.FeedbackParams) (*task.
 	var out *task.Run
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = s.addFeedback(ctx, tx, p.TriggerID, fb)
+		out, err = s.addFeedback(ctx, tx, p.TriggerID, fb, p.Status)
 		return err
 	})
 	if err != nil {
@@ -212,7 +215,8 @@ func (s *Store) AddFeedback(ctx context.Context, p store.FeedbackParams) (*task.
 }
 
 // addFeedback is AddFeedback inside its transaction.
-func (s *Store) addFeedback(ctx context.Context, tx *sql.Tx, triggerID string, fb task.Feedback) (*task.Run, error) {
+func (s *Store) addFeedback(ctx context.Context, tx *sql.Tx, triggerID string, fb task.Feedback,
+	status store.TaskStatusParams) (*task.Run, error) {
 	var taskID, text string
 	var state task.RunState
 	if err := in(ctx, tx, s.st.runForFeedback).QueryRowContext(ctx, triggerID).Scan(&taskID, &state, &text); err != nil {
@@ -246,9 +250,12 @@ func (s *Store) addFeedback(ctx context.Context, tx *sql.Tx, triggerID string, f
 	if err != nil {
 		return nil, translate(err)
 	}
-	err = s.statusIn(ctx, tx).apply(ctx, store.TaskStatusParams{TaskID: taskID, LastStatus: string(final)})
+	if status.TaskID == "" {
+		return r, nil
+	}
+	err = s.statusIn(ctx, tx).apply(ctx, status)
 	if err != nil && !errors.Is(err, task.ErrNotFound) {
-		return nil, fmt.Errorf("set status of task %s: %w", taskID, err)
+		return nil, fmt.Errorf("set status of task %s: %w", status.TaskID, err)
 	}
 	return r, nil
 }
@@ -256,7 +263,7 @@ func (s *Store) addFeedback(ctx context.Context, tx *sql.Tx, triggerID string, f
 // ExpireAccepted times out accepted runs whose deadline is before now, the
 // earliest deadline first, at most limit, in one transaction: each becomes
 // task.RunTimeout, finished now, with an error naming its deadline (which
-// stays). Their tasks' last_status becomes timeout, mirrored onto their
+// stays), its fence bumped (a cancel of it as accepted is refused). Their tasks' last_status becomes timeout, mirrored onto their
 // rows (tasks that are gone are skipped). It checks on a reader first, so
 // that a call with nothing due takes no write lock.
 func (s *Store) ExpireAccepted(ctx context.Context, now time.Time, limit int) ([]*task.Run, error) {

@@ -197,7 +197,8 @@ func TestMigrateV1(t *testing.T) {
 	if ok, err := s.AcceptRun(ctx, r, store.TaskStatusParams{TaskID: "t1", LastStatus: "accepted"}); !ok || err != nil {
 		t.Fatalf("AcceptRun of the old run = %v, %v", ok, err)
 	}
-	got, err := s.AddFeedback(ctx, store.FeedbackParams{TriggerID: "tr-1", Feedback: task.Feedback{At: v1Time.Add(time.Minute)}})
+	got, err := s.AddFeedback(ctx, store.FeedbackParams{TriggerID: "tr-1", Feedback: task.Feedback{At: v1Time.Add(time.Minute)},
+		Status: store.TaskStatusParams{TaskID: "t1", LastStatus: "done"}})
 	if err != nil || got.State != task.RunDone || len(got.Feedback) != 1 {
 		t.Fatalf("AddFeedback to the old run = %+v, %v", got, err)
 	}

@@ -20,6 +20,7 @@ func feedbackCases() []testCase {
 		{name: "FinalFailureIsDead", fn: testFeedbackDead},
 		{name: "UnknownAndFinished", fn: testFeedbackRefused},
 		{name: "TooManyReports", fn: testFeedbackFull},
+		{name: "FinalAppliesCallersStatus", fn: testFeedbackStatus},
 	}
 }
 
@@ -63,9 +64,18 @@ func (b *bundle) accept(r *task.Run, deadline time.Time) {
 
 func (b *bundle) feedback(triggerID string, fb task.Feedback) *task.Run {
 	b.t.Helper()
-	got, err := b.s.AddFeedback(b.ctx, store.FeedbackParams{TriggerID: triggerID, Feedback: fb})
+	got, err := b.s.AddFeedback(b.ctx, store.FeedbackParams{TriggerID: triggerID, Feedback: fb,
+		Status: store.TaskStatusParams{TaskID: b.getRun(triggerID).TaskID, LastStatus: string(finalState(fb))}})
 	b.noErr("AddFeedback "+triggerID, err)
 	return got
+}
+
+// finalState is the state a final report fb ends its run in.
+func finalState(fb task.Feedback) task.RunState {
+	if fb.Status != 0 {
+		return task.RunDead
+	}
+	return task.RunDone
 }
 
 func (b *bundle) getRun(id string) *task.Run {
@@ -294,6 +304,34 @@ func testExpireLimit(b *bundle) {
 	if want := []int{2, 2, 1, 0}; !slices.Equal(counts, want) {
 		b.t.Errorf("ExpireAccepted with limit 2, four times: %v, want %v", counts, want)
 	}
+}
+
+// testFeedbackStatus: a final report applies the status its caller gives
+// (here the schedule used up: done, no next fire) with the run's end and
+// bumps the run's fence, so that the deliverer's later writes are
+// refused; a zero status leaves the task alone.
+func testFeedbackStatus(b *bundle) {
+	tk := b.addTask(newTask("t1", "r1"))
+	r := b.runningRun("t1", 1)
+	got, err := b.s.AddFeedback(b.ctx, store.FeedbackParams{TriggerID: r.TriggerID, Feedback: task.Feedback{At: at(2 * time.Minute)},
+		Status: store.TaskStatusParams{TaskID: "t1", LastStatus: string(task.RunDone), LastFire: r.Slot, Done: true, SetNextFire: true}})
+	b.noErr("AddFeedback", err)
+	if got.State != task.RunDone || got.Fence != r.Fence+1 {
+		b.t.Errorf("after the final report: %s with fence %d, want done with fence %d", got.State, got.Fence, r.Fence+1)
+	}
+	b.checkStatus("schedule used up", "t1", "r1", tk.Version, fireStatus{last: r.Slot, status: string(task.RunDone), done: 1})
+	r.State = task.RunDead
+	r.FinishedAt = at(3 * time.Minute)
+	b.wantErr("the deliverer's write after the report", b.s.UpdateRun(b.ctx, r), task.ErrFenced)
+	if ok, err := b.s.AcceptRun(b.ctx, r, store.TaskStatusParams{TaskID: "t1", LastStatus: string(task.RunAccepted)}); ok || err != nil {
+		b.t.Errorf("AcceptRun after the final report = %v, %v; want false, nil", ok, err)
+	}
+	b.checkStatus("after the deliverer's writes", "t1", "r1", tk.Version, fireStatus{last: r.Slot, status: string(task.RunDone), done: 1})
+
+	r2 := b.runningRun("t1", 2)
+	_, err = b.s.AddFeedback(b.ctx, store.FeedbackParams{TriggerID: r2.TriggerID, Feedback: task.Feedback{At: at(3 * time.Minute), Status: 1}})
+	b.noErr("AddFeedback without a status", err)
+	b.checkStatus("no status given", "t1", "r1", tk.Version, fireStatus{last: r.Slot, status: string(task.RunDone), done: 1})
 }
 
 // testAcceptRacesFeedback races AcceptRun against a final report on fresh

@@ -46,6 +46,7 @@ type Deps struct {
 	CheckTarget func(*task.Target) error
 	Trigger     func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error)
 	CancelRun   func(ctx context.Context, triggerID, why string) (*task.Run, error)
+	Feedback    runsapi.Feedback
 	Jobs        jobsapi.JobsService
 	Socket      http.Handler
 }
@@ -60,7 +61,7 @@ func Mount(r gin.IRouter, d Deps) {
 	targetsapi.New(targetsapi.Deps{Logger: d.Logger, Store: d.Store, Audit: d.Store, Now: d.Now,
 		CheckTarget: d.CheckTarget}).Register(r)
 	runsapi.New(runsapi.Deps{Logger: d.Logger, Store: d.Store, Audit: d.Store, Now: d.Now,
-		CancelRun: d.CancelRun}).Register(r)
+		CancelRun: d.CancelRun, Feedback: d.Feedback}).Register(r)
 	outboxapi.New(d.Logger, d.Store).Register(r)
 	statsapi.New(d.Logger, d.Store, d.Now).Register(r)
 	healthapi.New(d.Health).Register(r)
@@ -124,7 +125,7 @@ func SetupControl(t *testing.T) *Bundle {
 	f := fire.New(logger, fire.Config{Node: "api-node"}, b.Store, execs, nil)
 	t.Cleanup(func() { _ = f.Shutdown(context.Background()) })
 	b.Firer = f
-	b.mount(logger, Deps{CheckTarget: CheckTarget,
+	b.mount(logger, Deps{CheckTarget: CheckTarget, Feedback: f,
 		Trigger: func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error) {
 			return f.Trigger(ctx, fire.TriggerParams{TaskID: taskID, At: apitest.FixedNow, Params: params})
 		}})
