@@ -31,7 +31,7 @@ type Store interface {
 	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
 	AcceptRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) (bool, error)
 	AddFeedback(ctx context.Context, p store.FeedbackParams) (*task.Run, error)
-	ExpireAccepted(ctx context.Context, now time.Time, limit int) ([]*task.Run, error)
+	ExpireAccepted(ctx context.Context, now time.Time, limit int, status func(*task.Run) store.TaskStatusParams) ([]*task.Run, error)
 }
 
 // Executors finds the executor of a channel.

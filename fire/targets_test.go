@@ -160,7 +160,7 @@ func TestTargets(t *testing.T) {
 			t.Fatalf("final feedback = %+v, %v; want done with two reports", r, err)
 		}
 		// The other gets none: it times out at its deadline.
-		expired, err := b.store.ExpireAccepted(ctx, runs["fb2"].Deadline.Add(time.Millisecond), 10)
+		expired, err := b.store.ExpireAccepted(ctx, runs["fb2"].Deadline.Add(time.Millisecond), 10, nil)
 		if err != nil || len(expired) != 1 || expired[0].TriggerID != runs["fb2"].TriggerID {
 			t.Fatalf("ExpireAccepted = %+v, %v; want the run of fb2", expired, err)
 		}

@@ -237,12 +237,22 @@ func (f *Firer) Feedback(ctx context.Context, p store.FeedbackParams) (*task.Run
 	return out, nil
 }
 
+// timeoutStatus is what an accepted run timing out writes on its task:
+// timeout as the last status (the schedule was used up when the run was
+// accepted); an alert run leaves its task's status alone.
+func timeoutStatus(run *task.Run) store.TaskStatusParams {
+	if run.TriggerType == task.TriggerAlert {
+		return store.TaskStatusParams{}
+	}
+	return store.TaskStatusParams{TaskID: run.TaskID, LastStatus: string(task.RunTimeout)}
+}
+
 // ExpireAccepted times out up to limit accepted runs whose feedback
 // deadline passed (store.Control.ExpireAccepted) and tells the observers
 // of each. It returns how many it timed out.
 func (f *Firer) ExpireAccepted(ctx context.Context, limit int) (int, error) {
 	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
-	runs, err := f.store.ExpireAccepted(sctx, f.now(), limit)
+	runs, err := f.store.ExpireAccepted(sctx, f.now(), limit, timeoutStatus)
 	cancel()
 	if err != nil {
 		return 0, fmt.Errorf("expire accepted runs: %w", err)

@@ -48,12 +48,12 @@ type Control interface {
 	AddFeedback(ctx context.Context, p FeedbackParams) (*task.Run, error)
 	// ExpireAccepted turns accepted runs whose deadline is before now into
 	// task.RunTimeout (finished now, error saying no final feedback came,
-	// fence bumped),
-	// up to limit of them, sets their tasks' last_status to timeout (the
-	// schedule was used up when they were accepted), and returns them. It
-	// persists the timeout; fire.Firer.ExpireAccepted calls it and tells
-	// the run's observers.
-	ExpireAccepted(ctx context.Context, now time.Time, limit int) ([]*task.Run, error)
+	// fence bumped), up to limit of them, applies status(run) to each
+	// one's task (a zero TaskID, or a nil status, leaves the task alone;
+	// a task that is gone is skipped), and returns them. It persists the
+	// timeout and the caller's status; fire.Firer.ExpireAccepted decides
+	// both and tells the run's observers.
+	ExpireAccepted(ctx context.Context, now time.Time, limit int, status func(*task.Run) TaskStatusParams) ([]*task.Run, error)
 	// QueryRuns returns runs matching q, newest first (by fired_at, then
 	// trigger_id), for paging through every run.
 	QueryRuns(ctx context.Context, q RunQuery) ([]*task.Run, error)
@@ -130,4 +130,14 @@ type CleanupParams struct {
 	KeepPerTask int
 	// Limit bounds how many runs one call deletes (positive).
 	Limit int
+}
+
+// StatusOf is status(r), or no status (a zero TaskID: the task is left
+// alone) when status is nil: how a driver reads the status a caller of
+// Control.ExpireAccepted hands in.
+func StatusOf(status func(*task.Run) TaskStatusParams, r *task.Run) TaskStatusParams {
+	if status == nil {
+		return TaskStatusParams{}
+	}
+	return status(r)
 }

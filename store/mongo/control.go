@@ -249,20 +249,20 @@ func (s *Store) whyNoFeedback(ctx context.Context, triggerID string) error {
 // between wins and that run is not returned. Interrupted before the
 // statuses, the runs are timed out and their tasks show the previous status
 // until their next one.
-func (s *Store) ExpireAccepted(ctx context.Context, now time.Time, limit int) ([]*task.Run, error) {
+func (s *Store) ExpireAccepted(ctx context.Context, now time.Time, limit int, status func(*task.Run) store.TaskStatusParams) ([]*task.Run, error) {
 	if err := store.CheckLimit(limit); err != nil {
 		return nil, fmt.Errorf("expire accepted runs: %w", err)
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	out, err := s.expireAccepted(ctx, store.UnixMS(now), limit)
+	out, err := s.expireAccepted(ctx, store.UnixMS(now), limit, status)
 	if err != nil {
 		return nil, fmt.Errorf("expire accepted runs: %w", err)
 	}
 	return out, nil
 }
 
-func (s *Store) expireAccepted(ctx context.Context, now int64, limit int) ([]*task.Run, error) {
+func (s *Store) expireAccepted(ctx context.Context, now int64, limit int, status func(*task.Run) store.TaskStatusParams) ([]*task.Run, error) {
 	filter := bson.D{{Key: "state", Value: task.RunAccepted}, {Key: "deadline", Value: bson.D{{Key: "$lt", Value: now}}}}
 	cur, err := s.runs.Find(ctx, filter, findOpts().SetSort(bson.D{{Key: "deadline", Value: 1}}).SetLimit(int64(limit)).
 		SetProjection(bson.D{{Key: "trigger_id", Value: 1}, {Key: "deadline", Value: 1}}))
@@ -286,8 +286,11 @@ func (s *Store) expireAccepted(ctx context.Context, now int64, limit int) ([]*ta
 		if err != nil {
 			return nil, fmt.Errorf("time out run %s: %w", r.TriggerID, err)
 		}
-		out = append(out, d.run())
-		statuses = append(statuses, store.TaskStatusParams{TaskID: d.TaskID, LastStatus: string(task.RunTimeout)})
+		r := d.run()
+		out = append(out, r)
+		if p := store.StatusOf(status, r); p.TaskID != "" {
+			statuses = append(statuses, p)
+		}
 	}
 	if err := s.applyExistingStatuses(ctx, statuses); err != nil {
 		return nil, err

@@ -266,7 +266,7 @@ func (s *Store) addFeedback(ctx context.Context, tx *sql.Tx, triggerID string, f
 // stays), its fence bumped (a cancel of it as accepted is refused). Their tasks' last_status becomes timeout, mirrored onto their
 // rows (tasks that are gone are skipped). It checks on a reader first, so
 // that a call with nothing due takes no write lock.
-func (s *Store) ExpireAccepted(ctx context.Context, now time.Time, limit int) ([]*task.Run, error) {
+func (s *Store) ExpireAccepted(ctx context.Context, now time.Time, limit int, status func(*task.Run) store.TaskStatusParams) ([]*task.Run, error) {
 	if err := store.CheckLimit(limit); err != nil {
 		return nil, fmt.Errorf("expire accepted runs: %w", err)
 	}
@@ -282,7 +282,7 @@ func (s *Store) ExpireAccepted(ctx context.Context, now time.Time, limit int) ([
 	var out []*task.Run
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = s.expireAccepted(ctx, tx, nowMS, limit)
+		out, err = s.expireAccepted(ctx, tx, nowMS, limit, status)
 		return err
 	})
 	if err != nil {
@@ -292,7 +292,7 @@ func (s *Store) ExpireAccepted(ctx context.Context, now time.Time, limit int) ([
 }
 
 // expireAccepted is ExpireAccepted inside its transaction.
-func (s *Store) expireAccepted(ctx context.Context, tx *sql.Tx, now int64, limit int) ([]*task.Run, error) {
+func (s *Store) expireAccepted(ctx context.Context, tx *sql.Tx, now int64, limit int, status func(*task.Run) store.TaskStatusParams) ([]*task.Run, error) {
 	type due struct {
 		triggerID string
 		deadline  int64
@@ -313,7 +313,7 @@ func (s *Store) expireAccepted(ctx context.Context, tx *sql.Tx, now int64, limit
 	if err := errors.Join(rs.Err(), rs.Close()); err != nil {
 		return nil, err
 	}
-	timeout, status := in(ctx, tx, s.st.timeoutRun), s.statusIn(ctx, tx)
+	timeout, apply := in(ctx, tx, s.st.timeoutRun), s.statusIn(ctx, tx)
 	out := make([]*task.Run, 0, len(dues))
 	for _, d := range dues {
 		msg := "no final feedback before the deadline " + store.FromUnixMS(d.deadline).Format(time.RFC3339Nano)
@@ -321,9 +321,11 @@ func (s *Store) expireAccepted(ctx context.Context, tx *sql.Tx, now int64, limit
 		if err != nil {
 			return nil, fmt.Errorf("time out run %s: %w", d.triggerID, translate(err))
 		}
-		err = status.apply(ctx, store.TaskStatusParams{TaskID: r.TaskID, LastStatus: string(task.RunTimeout)})
-		if err != nil && !errors.Is(err, task.ErrNotFound) {
-			return nil, fmt.Errorf("set status of task %s: %w", r.TaskID, err)
+		if p := store.StatusOf(status, r); p.TaskID != "" {
+			err = apply.apply(ctx, p)
+			if err != nil && !errors.Is(err, task.ErrNotFound) {
+				return nil, fmt.Errorf("set status of task %s: %w", p.TaskID, err)
+			}
 		}
 		out = append(out, r)
 	}

@@ -258,7 +258,15 @@ func testExpireAccepted(b *bundle) {
 	b.insertRun(done)
 
 	now := at(150 * time.Minute)
-	got, err := b.s.ExpireAccepted(b.ctx, now, 10)
+	// The caller decides each task's status: timeout for t1's runs, t2
+	// left alone.
+	status := func(r *task.Run) store.TaskStatusParams {
+		if r.TaskID == "t2" {
+			return store.TaskStatusParams{}
+		}
+		return store.TaskStatusParams{TaskID: r.TaskID, LastStatus: string(task.RunTimeout)}
+	}
+	got, err := b.s.ExpireAccepted(b.ctx, now, 10, status)
 	b.noErr("ExpireAccepted", err)
 	var ids []string
 	for _, r := range got {
@@ -279,14 +287,14 @@ func testExpireAccepted(b *bundle) {
 		}
 	}
 	b.checkStatus("t1 expired", "t1", "r1", t1.Version, fireStatus{status: string(task.RunTimeout)})
-	b.checkStatus("t2 expired", "t2", "r2", t2.Version, fireStatus{status: string(task.RunTimeout)})
+	b.checkStatus("t2 expired, left alone", "t2", "r2", t2.Version, fireStatus{status: string(task.RunAccepted)})
 
-	again, err := b.s.ExpireAccepted(b.ctx, now, 10)
+	again, err := b.s.ExpireAccepted(b.ctx, now, 10, status)
 	b.noErr("ExpireAccepted again", err)
 	if len(again) != 0 {
 		b.t.Errorf("ExpireAccepted again = %d runs, want none", len(again))
 	}
-	_, err = b.s.ExpireAccepted(b.ctx, now, 0)
+	_, err = b.s.ExpireAccepted(b.ctx, now, 0, status)
 	b.wantErr("ExpireAccepted with limit 0", err, task.ErrInvalid)
 }
 
@@ -297,7 +305,7 @@ func testExpireLimit(b *bundle) {
 	}
 	var counts []int
 	for range 4 {
-		got, err := b.s.ExpireAccepted(b.ctx, at(time.Hour), 2)
+		got, err := b.s.ExpireAccepted(b.ctx, at(time.Hour), 2, nil)
 		b.noErr("ExpireAccepted", err)
 		counts = append(counts, len(got))
 	}
