@@ -4,6 +4,8 @@
 // and the language switch. Values from the server reach a page through
 // esc() or textContent only.
 
+import { words } from "./words.js";
+
 // captureErrors keeps the page's script errors in window.cronsheetErrors,
 // for the browser tests' failure reports.
 export function captureErrors() {
@@ -17,13 +19,18 @@ export function captureErrors() {
 export const lang = localStorage.getItem("cronsheet.lang") ||
   ((navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en");
 
-// translator returns t and tOr over dict ({en: {key: text}, zh: …}):
-// t(key, vars) is key's text in the page's language, else in English,
-// else key itself, with each {name} replaced by vars[name]; tOr(key,
-// fallback) is t(key) when a text is known for key, else fallback.
+// translator returns t and tOr over dict ({en: {key: text}, zh: …}) and
+// the words every page shares (lib/words.js): t(key, vars) is key's text
+// in the page's language, else in English, else key itself, with each
+// {name} replaced by vars[name]; tOr(key, fallback) is t(key) when a text
+// is known for key, else fallback.
 export function translator(dict) {
+  const look = (l, key) => {
+    const own = dict[l] && dict[l][key];
+    return own !== undefined ? own : words[l] && words[l][key];
+  };
   function t(key, vars) {
-    let s = (dict[lang] && dict[lang][key]) || dict.en[key];
+    let s = look(lang, key) || look("en", key);
     if (s === undefined) s = key;
     for (const k in vars || {}) s = s.replace("{" + k + "}", vars[k]);
     return s;
