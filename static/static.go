@@ -17,9 +17,11 @@ import (
 // FS holds the pages (index.html, targets.html, runs.html, status.html,
 // outbox.html, flows.html, login.html), their scripts (app.js, common.js,
 // session.js, targets.js, runs.js, status.js, outbox.js, flows.js,
-// login.js) and style, and vendor/. No page has an inline script.
+// login.js) and style, the table page's modules (app/, started by app.js)
+// and the modules the pages share (lib/), and vendor/. No page has an
+// inline script.
 //
-//go:embed *.html *.js *.css vendor
+//go:embed *.html *.js *.css app lib vendor
 var FS embed.FS
 
 // Vendor lists the third-party files the pages load from vendor/.

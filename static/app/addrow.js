@@ -1,0 +1,85 @@
+// The table page's form for a new row.
+import { getJSON, notice } from "../lib/core.js";
+import { api } from "./config.js";
+import { preview } from "./editing.js";
+import { t, tOr } from "./i18n.js";
+import { st } from "./state.js";
+import { validZone, viewerZone } from "./zones.js";
+
+// fieldInput is the form's control for column c: a list of its options
+// (the scenario's default chosen), else a text input.
+function fieldInput(c) {
+  let input;
+  if (c.type === "enum") {
+    input = document.createElement("select");
+    // The scenario's default is chosen first; without one, an empty
+    // choice leaves the field out and the row takes the built-in
+    // default.
+    const def = st.defaults[c.field];
+    const opts = (c.options || []).slice();
+    if (def == null || !opts.includes(String(def))) opts.unshift("");
+    for (const o of opts) {
+      const opt = document.createElement("option");
+      opt.value = o; opt.textContent = o === "" ? t("add.default") : tOr("ch." + o, o);
+      input.appendChild(opt);
+    }
+    input.value = def == null || !opts.includes(String(def)) ? "" : String(def);
+  } else {
+    input = document.createElement("input");
+    input.type = "text";
+  }
+  input.name = c.field;
+  input.placeholder = c.title;
+  input.setAttribute("aria-label", c.title);
+  return input;
+}
+
+// addZone adds the new row's zone to the form (box), from the browser
+// (else the scenario's), so its times are never read in a zone nobody
+// saw.
+function addZone(box) {
+  const zones = [viewerZone, st.defaults[st.tzField], st.scenarioZone].filter((z, i, all) => validZone(z) && all.indexOf(z) === i);
+  const list = document.createElement("datalist");
+  list.id = "add-zones";
+  for (const z of zones) { const o = document.createElement("option"); o.value = z; list.appendChild(o); }
+  const input = document.createElement("input");
+  input.type = "text"; input.name = st.tzField; input.className = "add-tz"; input.setAttribute("list", "add-zones");
+  input.placeholder = t("add.tz"); input.setAttribute("aria-label", t("add.tz")); input.title = t("add.tz");
+  input.value = input.dataset.default = zones[0] || "";
+  box.append(input, list);
+}
+
+// addRow is the form's submit: the fields filled (box's) are sent as a
+// new row, its schedule checked first.
+async function addRow(e, box) {
+  e.preventDefault();
+  const err = document.getElementById("add-error");
+  err.textContent = "";
+  const body = {};
+  for (const input of box.querySelectorAll("input, select")) {
+    if (input.value.trim() !== "") body[input.name] = input.value;
+  }
+  const when = st.cols.find((c) => c.type === "schedule");
+  if (when && body[when.field]) {
+    const p = await preview(body[when.field]);
+    if (p.body.error) { err.textContent = p.body.error; return; }
+  }
+  const r = await getJSON(api + "/rows", {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  if (!r.ok) { err.textContent = r.body.error; return; }
+  for (const input of box.querySelectorAll("input")) input.value = input.dataset.default || "";
+  notice(t("added", { id: r.body.id }));
+  st.table.ajax.reload(null, false);
+}
+
+// buildAddForm builds the form: an input per editable column (but the
+// switch), and the zone when the scenario has a zone field.
+export function buildAddForm() {
+  const box = document.getElementById("add-fields");
+  for (const c of st.cols) {
+    if (c.editable && c.type !== "switch") box.appendChild(fieldInput(c));
+  }
+  if (st.tzField) addZone(box);
+  document.getElementById("add-row").addEventListener("submit", (e) => addRow(e, box));
+}
