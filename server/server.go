@@ -31,6 +31,7 @@ import (
 	"cronsheet/api/targetsapi"
 	"cronsheet/api/tasksapi"
 	"cronsheet/builtin"
+	"cronsheet/config"
 	"cronsheet/executors"
 	"cronsheet/fire"
 	"cronsheet/flows"
@@ -50,7 +51,7 @@ import (
 
 // Server is a running cronsheet node.
 type Server struct {
-	cfg    Config
+	cfg    config.Config
 	logger *slog.Logger
 	store  store.Product
 	firer  *fire.Firer
@@ -106,7 +107,7 @@ func WithRunObserver(f func(r task.Run)) Option {
 }
 
 // New builds a node from cfg and binds its listener; Run starts it.
-func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (*Server, error) {
+func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Option) (*Server, error) {
 	st, err := openStore(ctx, cfg.Store)
 	if err != nil {
 		return nil, err
@@ -152,7 +153,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (
 // openStore opens the configured store and checks that it can serve the
 // whole product (store.AsProduct): a driver that cannot is refused here,
 // not answered 501 later.
-func openStore(ctx context.Context, cfg StoreConfig) (store.Product, error) {
+func openStore(ctx context.Context, cfg config.Store) (store.Product, error) {
 	st, err := openDriver(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -164,7 +165,7 @@ func openStore(ctx context.Context, cfg StoreConfig) (store.Product, error) {
 	return p, nil
 }
 
-func openDriver(ctx context.Context, cfg StoreConfig) (store.Store, error) {
+func openDriver(ctx context.Context, cfg config.Store) (store.Store, error) {
 	switch cfg.Driver {
 	case "sqlite":
 		st, err := sqlite.Open(ctx, cfg.Path)
@@ -414,7 +415,7 @@ func (s *Server) executors() (reg *executors.Registry, checkTarget func(*task.Ta
 	reg = executors.NewRegistry()
 	outbox := executors.NewOutbox(s.logger, s.store)
 	reg.Register(task.ChannelOutbox, outbox)
-	if e := s.cfg.Email; e.Mode == ModeSend {
+	if e := s.cfg.Email; e.Mode == config.ModeSend {
 		email, err := executors.NewEmail(s.logger, executors.EmailConfig{
 			Host: e.Host, Port: e.Port, Username: e.Username, Password: e.Password,
 			From: e.From, TLS: e.TLS, Timeout: e.Timeout,
@@ -426,7 +427,7 @@ func (s *Server) executors() (reg *executors.Registry, checkTarget func(*task.Ta
 	} else {
 		reg.Register(task.ChannelEmail, outbox)
 	}
-	if m := s.cfg.SMS; m.Mode == ModeSend {
+	if m := s.cfg.SMS; m.Mode == config.ModeSend {
 		sms, err := executors.NewSMS(s.logger, executors.SMSConfig{
 			AccountSID: m.AccountSID, AuthToken: m.AuthToken, From: m.From,
 			BaseURL: m.APIBaseURL, Timeout: m.Timeout,
@@ -501,7 +502,7 @@ func (s *Server) executors() (reg *executors.Registry, checkTarget func(*task.Ta
 }
 
 // newSink builds the lifecycle event sink; nil when events.kind is "".
-func newSink(logger *slog.Logger, c EventsConfig) (*sink.Sink, error) {
+func newSink(logger *slog.Logger, c config.Events) (*sink.Sink, error) {
 	switch c.Kind {
 	case "http":
 		return sink.NewHTTP(logger, sink.HTTPConfig{URL: c.URL, Index: c.Index, Timeout: c.Timeout})

@@ -31,6 +31,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/config"
 	"cronsheet/server"
 	"cronsheet/store/sqlite"
 	"cronsheet/task"
@@ -148,15 +149,15 @@ type node struct {
 
 // startNode starts a node on a fresh SQLite store; tune, when not nil,
 // changes its configuration first.
-func startNode(tune func(*server.Config), opts ...server.Option) (*node, error) {
+func startNode(tune func(*config.Config), opts ...server.Option) (*node, error) {
 	dir, err := os.MkdirTemp("", "cronsheet-bench-")
 	if err != nil {
 		return nil, err
 	}
-	cfg := server.DefaultConfig()
+	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NodeID = "bench"
-	cfg.Auth = server.AuthLocalDev // loopback only
+	cfg.Auth = config.AuthLocalDev // loopback only
 	cfg.LogLevel = "warn"
 	cfg.Store.Path = filepath.Join(dir, "bench.db")
 	cfg.Patrol.Lease = time.Minute
@@ -346,7 +347,7 @@ func parallel(n, workers int, f func(i int) error) error {
 // armed task of each.
 func parkCases(n int) error {
 	fmt.Printf("| tasks due in 1 h+ | arm_window | heap/armed task | created+armed/s |\n|---:|---|---:|---:|\n")
-	for _, window := range []time.Duration{server.DefaultConfig().Fire.ArmWindow, 0} {
+	for _, window := range []time.Duration{config.Default().Fire.ArmWindow, 0} {
 		perTask, rate, err := parkCase(n, window)
 		if err != nil {
 			return fmt.Errorf("park %d (window %s): %w", n, window, err)
@@ -358,7 +359,7 @@ func parkCases(n int) error {
 
 func parkCase(n int, window time.Duration) (heapPerTask, armRate float64, err error) {
 	var armed atomic.Int64
-	nd, err := startNode(func(c *server.Config) { c.Fire.ArmWindow = window },
+	nd, err := startNode(func(c *config.Config) { c.Fire.ArmWindow = window },
 		server.WithArmObserver(func(string) { armed.Add(1) }))
 	if err != nil {
 		return 0, 0, err
@@ -386,7 +387,7 @@ func parkCase(n int, window time.Duration) (heapPerTask, armRate float64, err er
 // restart).
 func restartCase(n int) error {
 	var armed atomic.Int64
-	noWindow := func(c *server.Config) { c.Fire.ArmWindow = 0 }
+	noWindow := func(c *config.Config) { c.Fire.ArmWindow = 0 }
 	nd, err := startNode(noWindow, server.WithArmObserver(func(string) { armed.Add(1) }))
 	if err != nil {
 		return err
@@ -407,7 +408,7 @@ func restartCase(n int) error {
 	stopTime := time.Since(stopped)
 	var rearmed atomic.Int64
 	started := time.Now()
-	again, err := startNode(func(c *server.Config) { noWindow(c); c.Store.Path = nd.dbPath },
+	again, err := startNode(func(c *config.Config) { noWindow(c); c.Store.Path = nd.dbPath },
 		server.WithArmObserver(func(string) { rearmed.Add(1) }))
 	if err != nil {
 		return err

@@ -59,6 +59,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/config"
 	"cronsheet/server"
 	"cronsheet/task"
 )
@@ -589,10 +590,10 @@ func startNode(o options, opts ...server.Option) (*node, error) {
 // loopback allowed, and its log cut to errors, of which the first few are
 // printed and the rest counted. Its close removes dir.
 func startNodeIn(o options, dir string, opts ...server.Option) (*node, error) {
-	cfg := server.DefaultConfig()
+	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NodeID = "bench"
-	cfg.Auth = server.AuthLocalDev // loopback only
+	cfg.Auth = config.AuthLocalDev // loopback only
 	cfg.LogLevel = "warn"
 	cfg.Store.Path = filepath.Join(dir, dbFile)
 	cfg.Patrol.Lease = time.Minute
