@@ -11,8 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -32,7 +30,7 @@ import (
 	"cronsheet/api/tasksapi"
 	"cronsheet/builtin"
 	"cronsheet/config"
-	"cronsheet/executors"
+	"cronsheet/executors/configured"
 	"cronsheet/fire"
 	"cronsheet/flows"
 	"cronsheet/intake"
@@ -188,11 +186,9 @@ func openDriver(ctx context.Context, cfg config.Store) (store.Store, error) {
 
 // built is what the steps of build hand each other.
 type built struct {
-	scenarios   map[string]*mapping.Scenario
-	registry    *executors.Registry
-	checkTarget func(*task.Target) error
-	checkJob    func(*task.Task) error
-	table       *webtable.Table
+	scenarios map[string]*mapping.Scenario
+	execs     *configured.Executors
+	table     *webtable.Table
 }
 
 // build assembles the node from its configuration, in named steps; each
@@ -216,9 +212,10 @@ func (s *Server) buildScenarios(b *built) error {
 	if b.scenarios, err = s.scenarios(); err != nil {
 		return err
 	}
-	if b.registry, b.checkTarget, b.checkJob, err = s.executors(); err != nil {
+	if b.execs, err = configured.New(s.logger, s.store, s.cfg); err != nil {
 		return err
 	}
+	s.closers = append(s.closers, b.execs.Close)
 	b.table = webtable.NewTable(webtable.TableDeps{Logger: s.logger, Store: s.store, Scenarios: b.scenarios})
 	if err := b.table.Prepare(context.Background()); err != nil {
 		return fmt.Errorf("prepare the web table: %w", err)
@@ -247,7 +244,7 @@ func (s *Server) buildDelivery(b *built) error {
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
 		OnRun: s.onRun, Gate: s.gate, Peers: s.nodes.peers, MaxDeliveries: cfg.Fire.Workers,
 		Instance: s.nodes.self.Incarnation,
-	}, s.store, b.registry, nil)
+	}, s.store, b.execs.Registry, nil)
 	return nil
 }
 
@@ -303,7 +300,7 @@ func (s *Server) buildPatrols(b *built) error {
 // and the builtin executor (which needs the runner and flows).
 func (s *Server) buildJobs(b *built) error {
 	cfg := s.cfg
-	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: b.checkJob, Wake: s.runner.Wake, ArmWindow: cfg.Fire.ArmWindow,
+	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: b.execs.CheckJob, Wake: s.runner.Wake, ArmWindow: cfg.Fire.ArmWindow,
 		Trigger: func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error) { return s.firer.Trigger(ctx, p) }})
 	var err error
 	if s.events, err = newSink(s.logger, cfg.Events); err != nil {
@@ -326,7 +323,7 @@ func (s *Server) buildJobs(b *built) error {
 		}
 		s.closers = append(s.closers, s.kafkaIn.Close)
 	}
-	b.registry.Register(task.ChannelBuiltin, builtin.New(builtin.Deps{
+	b.execs.Registry.Register(task.ChannelBuiltin, builtin.New(builtin.Deps{
 		Logger: s.logger, Store: s.store, Wake: s.runner.Wake,
 		Trigger: func(ctx context.Context, taskID string, params map[string]string) error {
 			_, err := s.trigger(ctx, taskID, task.TriggerFlow, params)
@@ -376,7 +373,7 @@ func (s *Server) registerAPI(engine *gin.Engine, b *built) {
 			return s.trigger(ctx, taskID, task.TriggerManual, params)
 		},
 	}).Register(engine)
-	targetsapi.New(targetsapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, CheckTarget: b.checkTarget}).Register(engine)
+	targetsapi.New(targetsapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, CheckTarget: b.execs.CheckTarget}).Register(engine)
 	runsapi.New(runsapi.Deps{Logger: s.logger, Store: feedbackStore{Product: s.store, s: s}, Audit: s.store,
 		CancelRun: func(ctx context.Context, triggerID, why string) (*task.Run, error) {
 			return s.firer.CancelRun(ctx, triggerID, why)
@@ -408,99 +405,6 @@ func (s *Server) scenarios() (map[string]*mapping.Scenario, error) {
 	return out, nil
 }
 
-// executors builds the registry of every channel's executor (the builtin
-// one is added once the firer exists) and the check of what a target may
-// name under this config.
-func (s *Server) executors() (reg *executors.Registry, checkTarget func(*task.Target) error, checkJob func(*task.Task) error, err error) {
-	reg = executors.NewRegistry()
-	outbox := executors.NewOutbox(s.logger, s.store)
-	reg.Register(task.ChannelOutbox, outbox)
-	if e := s.cfg.Email; e.Mode == config.ModeSend {
-		email, err := executors.NewEmail(s.logger, executors.EmailConfig{
-			Host: e.Host, Port: e.Port, Username: e.Username, Password: e.Password,
-			From: e.From, TLS: e.TLS, Timeout: e.Timeout,
-		})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("email: %w", err)
-		}
-		reg.Register(task.ChannelEmail, email)
-	} else {
-		reg.Register(task.ChannelEmail, outbox)
-	}
-	if m := s.cfg.SMS; m.Mode == config.ModeSend {
-		sms, err := executors.NewSMS(s.logger, executors.SMSConfig{
-			AccountSID: m.AccountSID, AuthToken: m.AuthToken, From: m.From,
-			BaseURL: m.APIBaseURL, Timeout: m.Timeout,
-		})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("sms: %w", err)
-		}
-		reg.Register(task.ChannelSMS, sms)
-	} else {
-		reg.Register(task.ChannelSMS, outbox)
-	}
-	httpExec, err := executors.NewHTTP(s.logger, executors.HTTPConfig{Allow: s.cfg.HTTP.Allow, Deny: s.cfg.HTTP.Deny})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("http: %w", err)
-	}
-	s.closers = append(s.closers, httpExec.Close)
-	reg.Register(task.ChannelHTTP, httpExec)
-	cmds := make(map[string]executors.ExecCommand, len(s.cfg.Exec.Commands))
-	for name, c := range s.cfg.Exec.Commands {
-		cmds[name] = executors.ExecCommand{Path: c.Path, Args: c.Args, Dir: c.Dir, Env: c.Env}
-	}
-	execExec, err := executors.NewExec(s.logger, executors.ExecConfig{Commands: cmds})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("exec.commands: %w", err)
-	}
-	reg.Register(task.ChannelExec, execExec)
-	var kafka *executors.Kafka
-	if k := s.cfg.Kafka; len(k.Brokers) > 0 {
-		if kafka, err = executors.NewKafka(s.logger, executors.KafkaConfig{Brokers: k.Brokers, ClientID: k.ClientID}); err != nil {
-			return nil, nil, nil, fmt.Errorf("kafka: %w", err)
-		}
-		s.closers = append(s.closers, kafka.Close)
-		reg.Register(task.ChannelKafka, kafka)
-	} else {
-		reg.Register(task.ChannelKafka, executors.ExecutorFunc(func(context.Context, task.Delivery) (string, error) {
-			return "", task.Permanent(errors.New("kafka targets need kafka.brokers in config"))
-		}))
-	}
-	check := func(tg *task.Target) error {
-		switch tg.Kind {
-		case task.ChannelExec:
-			if !execExec.Has(tg.Exec.Command) {
-				return task.Invalid("exec.command", "%q is not listed in config exec.commands", tg.Exec.Command)
-			}
-		case task.ChannelHTTP:
-			if err := httpExec.Guard().Check(urlHost(tg.HTTP.URL)); err != nil {
-				return task.Invalid("http.url", "%v", err)
-			}
-		case task.ChannelKafka:
-			if kafka == nil {
-				return task.Invalid("kind", "kafka targets need kafka.brokers in config")
-			}
-		}
-		return nil
-	}
-	// A job's target is built from its method and name: its errors name
-	// the job's fields.
-	jobCheck := func(t *task.Task) error {
-		var ve *task.ValidationError
-		switch err := check(t.Job.Target()); {
-		case err == nil:
-			return nil
-		case !errors.As(err, &ve):
-			return err
-		case ve.Field == "kind":
-			return task.Invalid("method", "%s", ve.Msg)
-		default:
-			return task.Invalid("name", "%s", ve.Msg)
-		}
-	}
-	return reg, check, jobCheck, nil
-}
-
 // newSink builds the lifecycle event sink; nil when events.kind is "".
 func newSink(logger *slog.Logger, c config.Events) (*sink.Sink, error) {
 	switch c.Kind {
@@ -510,19 +414,6 @@ func newSink(logger *slog.Logger, c config.Events) (*sink.Sink, error) {
 		return sink.NewKafka(logger, sink.KafkaConfig{Brokers: c.Brokers, Topic: c.Topic, Timeout: c.Timeout})
 	}
 	return nil, nil
-}
-
-// urlHost returns the host name of a target URL (whose templates, if any,
-// follow the host).
-func urlHost(raw string) string {
-	if i := strings.Index(raw, "{{"); i >= 0 {
-		raw = raw[:i]
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
 }
 
 // health probes the store (store.Prober: a ping and a read of a document
