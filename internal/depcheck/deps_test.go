@@ -39,6 +39,12 @@ var forbiddenDeps = map[string][]string{
 	"cronsheet/fire":      {"cronsheet/server", "cronsheet/webtable", "cronsheet/patrol", "cronsheet/jobs", "github.com/gin-gonic/gin"},
 	"cronsheet/executors": {"cronsheet/store", "cronsheet/fire", "cronsheet/server", "cronsheet/webtable"},
 	"cronsheet/patrol":    {"cronsheet/server", "cronsheet/webtable", "cronsheet/fire"},
+	// Arming fires through the firer and knows nothing of HTTP serving or
+	// the jobs API; the configuration and the executors built from it
+	// know nothing of storage, delivery or serving.
+	"cronsheet/arming":               {"cronsheet/server", "cronsheet/webtable", "cronsheet/jobs", "github.com/gin-gonic/gin"},
+	"cronsheet/config":               {"cronsheet/server", "cronsheet/store", "cronsheet/fire", "cronsheet/executors"},
+	"cronsheet/executors/configured": {"cronsheet/store", "cronsheet/fire", "cronsheet/server", "cronsheet/webtable"},
 }
 
 // apiBanned is what no package of api/ may depend on: the web table,
