@@ -737,3 +737,54 @@ func periodicSMS(id, every string, anchor time.Time) *task.Task {
 		CronPara: every, TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip, State: task.StateRunning,
 		IsEnable: 1, Anchor: anchor, TaskPara: "v1"}
 }
+
+// TestRunPromotesAndSweeps: Run starts the scheduler and, on its own,
+// promotes a parked task as its slot enters the window (it fires at its
+// exact slot) and removes the spent one-time job; once ctx ends, Run
+// returns.
+func TestRunPromotesAndSweeps(t *testing.T) {
+	b := newArmerTest(t, fire.Config{}, nil, false)
+	a := b.armer(t, b.st)
+	a.window = 5 * time.Second
+
+	anchor := time.Now().Truncate(time.Second)
+	claimed := b.claimedTasks(t, periodicSMS("far", "every 7s", anchor))
+	if err := a.Arm(t.Context(), claimed[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n := a.Scheduled(); n != 0 {
+		t.Fatalf("gocron holds %d jobs for a parked task, want 0", n)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan struct{})
+	go func() { defer close(ran); a.Run(ctx) }()
+
+	farSlot := anchor.Add(7 * time.Second)
+	deadline := farSlot.Add(15 * time.Second)
+	for {
+		runs, err := b.st.ListRuns(t.Context(), "far", time.Time{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) > 0 {
+			if !runs[len(runs)-1].Slot.Equal(farSlot) {
+				t.Errorf("the promoted task fired slot %s, want %s", runs[len(runs)-1].Slot, farSlot)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the parked task did not fire its slot %s", farSlot)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// Its next slot is beyond the window again: parked, and the spent job
+	// is swept within a pass or two.
+	for a.Scheduled() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("gocron still holds %d jobs after the fire", a.Scheduled())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cancel()
+	<-ran
+}
