@@ -383,9 +383,10 @@ func (s *Server) shutdown(ctx context.Context) {
 		// Deliveries released their cc slots as they ended; any row left
 		// (a release the store refused) goes now, not after the lease.
 		s.cc.releaseAll(rctx)
-		// Every claim at once: one per task took longer than this budget
-		// at 20k armed tasks, and the node then failed to leave the
-		// registry too (its next start was refused until the entry lapsed).
+		// Every claim at once: one release per task outlasts this budget
+		// at tens of thousands of armed tasks, and the node would then fail
+		// to leave the registry too (its next start refused until the
+		// entry lapses).
 		if n, err := s.store.ReleaseClaims(rctx, s.cfg.NodeID); err != nil {
 			s.logger.Warn("release claims; they lapse with their lease", "error", err)
 		} else {
