@@ -3,7 +3,8 @@
 // outbox, and the target kinds http (callbacks behind a HostGuard), exec
 // (allow-listed commands, argv without a shell, the process group killed
 // at the deadline) and kafka (franz-go). A Registry maps each task.Channel
-// to its Executor. Builtin targets live in package builtin.
+// to its Executor. Builtin targets live in package builtin; package
+// executors/configured builds the executors from cronsheet's configuration.
 //
 // Failures are classified with task.Permanent (never retry: a bad address, an
 // SMTP 5xx reply, an HTTP 4xx) and task.RetryAfter (HTTP 408/429 and 5xx

@@ -10,6 +10,7 @@ import (
 
 	"cronsheet/api/authapi"
 	"cronsheet/auth"
+	"cronsheet/config"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -24,7 +25,7 @@ func (s *Server) firstAdmin(ctx context.Context) error {
 		return err
 	}
 	if s.cfg.AdminPassword == "" {
-		if s.cfg.Auth == AuthRequired {
+		if s.cfg.Auth == config.AuthRequired {
 			s.logger.WarnContext(ctx, "no users yet: set CRONSHEET_ADMIN_PASSWORD or run `cronsheet user add NAME --role admin`")
 		}
 		return nil
@@ -52,7 +53,7 @@ func (s *Server) guard(engine *gin.Engine) (*authapi.Guard, error) {
 	}
 	users := s.store
 	c := s.cfg
-	if c.Auth == AuthLocalDev {
+	if c.Auth == config.AuthLocalDev {
 		s.logger.Warn("auth: local_dev — every request on this loopback listener acts as a local admin; " +
 			"use auth: required on a shared machine")
 	}
@@ -60,7 +61,7 @@ func (s *Server) guard(engine *gin.Engine) (*authapi.Guard, error) {
 		Audit:         s.store,
 		Logger:        s.logger,
 		Users:         users,
-		LocalDev:      c.Auth == AuthLocalDev,
+		LocalDev:      c.Auth == config.AuthLocalDev,
 		PublicHosts:   c.PublicHosts,
 		SessionIdle:   c.Session.Idle,
 		SessionMax:    c.Session.Max,
@@ -73,7 +74,7 @@ func (s *Server) guard(engine *gin.Engine) (*authapi.Guard, error) {
 // loopback (Validate checks the configured address; this checks the bound
 // one, whatever a name such as localhost resolved to).
 func (s *Server) checkListener() error {
-	if s.cfg.Auth != AuthLocalDev {
+	if s.cfg.Auth != config.AuthLocalDev {
 		return nil
 	}
 	if a, ok := s.ln.Addr().(*net.TCPAddr); ok && a.IP.IsLoopback() {
@@ -84,7 +85,7 @@ func (s *Server) checkListener() error {
 
 // OpenUsers opens the store cfg names for the user and token commands;
 // call the returned func to close it.
-func OpenUsers(ctx context.Context, cfg StoreConfig) (store.Users, func(), error) {
+func OpenUsers(ctx context.Context, cfg config.Store) (store.Users, func(), error) {
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, nil, err

@@ -10,14 +10,15 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"cronsheet/api/authapi"
+	"cronsheet/config"
 	"cronsheet/store"
 	"cronsheet/task"
 )
 
 // requireAuth turns setup's local_dev off, with the first admin made from
 // CRONSHEET_ADMIN_PASSWORD.
-func requireAuth(c *Config) {
-	c.Auth = AuthRequired
+func requireAuth(c *config.Config) {
+	c.Auth = config.AuthRequired
 	c.AdminPassword = "first admin password"
 }
 
@@ -161,21 +162,21 @@ func TestFirstAdmin(t *testing.T) {
 // to start, in the config check and at the bound listener.
 func TestLocalDevNeedsLoopback(t *testing.T) {
 	for _, listen := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:8080"} {
-		cfg := DefaultConfig()
-		cfg.Listen, cfg.Auth = listen, AuthLocalDev
+		cfg := config.Default()
+		cfg.Listen, cfg.Auth = listen, config.AuthLocalDev
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "auth: local_dev") {
 			t.Errorf("Validate with listen %s and local_dev: %v", listen, err)
 		}
 	}
 	for _, listen := range []string{"127.0.0.1:0", "localhost:0", "[::1]:0"} {
-		cfg := DefaultConfig()
-		cfg.Listen, cfg.Auth = listen, AuthLocalDev
+		cfg := config.Default()
+		cfg.Listen, cfg.Auth = listen, config.AuthLocalDev
 		if err := cfg.Validate(); err != nil {
 			t.Errorf("Validate with listen %s and local_dev: %v", listen, err)
 		}
 	}
-	cfg := DefaultConfig()
-	cfg.Listen, cfg.Auth = "0.0.0.0:0", AuthLocalDev
+	cfg := config.Default()
+	cfg.Listen, cfg.Auth = "0.0.0.0:0", config.AuthLocalDev
 	cfg.Store.Path = t.TempDir() + "/db"
 	_, err := New(t.Context(), cfg, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), "loopback") {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"cronsheet/config"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -70,7 +71,7 @@ type ImportCounts struct {
 
 // Export opens the configured store and writes everything it holds to w as
 // JSON lines (see ExportStore).
-func Export(ctx context.Context, cfg StoreConfig, w io.Writer) (DumpCounts, error) {
+func Export(ctx context.Context, cfg config.Store, w io.Writer) (DumpCounts, error) {
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return DumpCounts{}, err
@@ -81,7 +82,7 @@ func Export(ctx context.Context, cfg StoreConfig, w io.Writer) (DumpCounts, erro
 
 // Import opens the configured store and loads the JSON lines of r into it
 // (see ImportStore).
-func Import(ctx context.Context, cfg StoreConfig, r io.Reader) (ImportCounts, error) {
+func Import(ctx context.Context, cfg config.Store, r io.Reader) (ImportCounts, error) {
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return ImportCounts{}, err

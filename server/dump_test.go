@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/config"
 	"cronsheet/store"
 	"cronsheet/store/mongo/mongotest"
 	"cronsheet/store/sqlite"
@@ -247,7 +248,7 @@ func TestExportImportSQLiteMongoSQLite(t *testing.T) {
 	fillStore(t, src)
 	dump := export(t, src)
 
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	useMongo(t, uri)(&cfg)
 	mst, err := openStore(t.Context(), cfg.Store)
 	if err != nil {

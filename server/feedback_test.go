@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/config"
 	"cronsheet/task"
 )
 
@@ -95,7 +96,7 @@ func (h *earlyHook) checkReports(t *testing.T) {
 // "pager".
 func setupEarly(t *testing.T, h *earlyHook) *testBundle {
 	t.Helper()
-	b := setup(t, func(c *Config) { c.HTTP.Allow = []string{"127.0.0.0/8"} })
+	b := setup(t, func(c *config.Config) { c.HTTP.Allow = []string{"127.0.0.0/8"} })
 	h.mu.Lock()
 	h.base = b.base
 	h.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/config"
 	"cronsheet/store/mongo/mongotest"
 	"cronsheet/task"
 )
@@ -98,8 +99,8 @@ func flowTargets(t *testing.T, b *testBundle, h *flowHook) {
 
 // flowConfig picks a node's store: store adjusts the config (a SQLite
 // path, or useMongo).
-func flowConfig(store func(*Config)) func(*Config) {
-	return func(c *Config) {
+func flowConfig(store func(*config.Config)) func(*config.Config) {
+	return func(c *config.Config) {
 		c.HTTP.Allow = []string{"127.0.0.0/8"}
 		store(c)
 	}
@@ -157,7 +158,7 @@ func step(id string, targets []string, on map[string][]string) map[string]any {
 // TestFlowOutcomes runs a flow down each path (success, failure and
 // timeout edges, all versus any, no edge, stop) through the API of a
 // running node on SQLite, counting deliveries at the hook.
-func TestFlowOutcomes(t *testing.T) { testFlowOutcomes(t, func(*Config) {}) }
+func TestFlowOutcomes(t *testing.T) { testFlowOutcomes(t, func(*config.Config) {}) }
 
 // TestFlowOutcomesOnMongo runs them on the mongo driver.
 func TestFlowOutcomesOnMongo(t *testing.T) {
@@ -167,7 +168,7 @@ func TestFlowOutcomesOnMongo(t *testing.T) {
 // TestFlowSurvivesRestart: see testFlowRestart; on SQLite.
 func TestFlowSurvivesRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cronsheet.db")
-	testFlowRestart(t, func(c *Config) { c.Store.Path = path })
+	testFlowRestart(t, func(c *config.Config) { c.Store.Path = path })
 }
 
 // TestFlowSurvivesRestartOnMongo: see testFlowRestart; on the mongo driver.
@@ -175,12 +176,12 @@ func TestFlowSurvivesRestartOnMongo(t *testing.T) {
 	testFlowRestart(t, useMongo(t, mongotest.URI(t, "flows on the mongo driver")))
 }
 
-func testFlowOutcomes(t *testing.T, store func(*Config)) {
+func testFlowOutcomes(t *testing.T, store func(*config.Config)) {
 	h := startFlowHook(t)
 	es := startBulkSink(t)
-	b := setup(t, flowConfig(func(c *Config) {
+	b := setup(t, flowConfig(func(c *config.Config) {
 		store(c)
-		c.Events = EventsConfig{Kind: "http", URL: es.srv.URL + "/_bulk"}
+		c.Events = config.Events{Kind: "http", URL: es.srv.URL + "/_bulk"}
 	}))
 	flowTargets(t, b, h)
 
@@ -432,7 +433,7 @@ func testFlowOutcomes(t *testing.T, store func(*Config)) {
 // target's feedback; the feedback comes while no engine listens for run
 // changes; the next node on the same store resumes the execution from its
 // record, and every step is delivered exactly once (counted at the hook).
-func testFlowRestart(t *testing.T, store func(*Config)) {
+func testFlowRestart(t *testing.T, store func(*config.Config)) {
 	h := startFlowHook(t)
 	b := setup(t, flowConfig(store))
 	flowTargets(t, b, h)
@@ -735,7 +736,7 @@ func testFlowEvents(t *testing.T, b *testBundle, es *bulkSink) {
 // and import into another store as they were; a second import stores
 // nothing. On SQLite.
 func TestFlowDumpRoundTrip(t *testing.T) {
-	testFlowDumpRoundTrip(t, func(*Config) {}, func(*Config) {})
+	testFlowDumpRoundTrip(t, func(*config.Config) {}, func(*config.Config) {})
 }
 
 // TestFlowDumpRoundTripOnMongo: the same on the mongo driver.
@@ -744,7 +745,7 @@ func TestFlowDumpRoundTripOnMongo(t *testing.T) {
 	testFlowDumpRoundTrip(t, useMongo(t, uri), useMongo(t, uri))
 }
 
-func testFlowDumpRoundTrip(t *testing.T, from, to func(*Config)) {
+func testFlowDumpRoundTrip(t *testing.T, from, to func(*config.Config)) {
 	h := startFlowHook(t)
 	b := setup(t, flowConfig(from))
 	flowTargets(t, b, h)

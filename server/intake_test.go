@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"cronsheet/config"
 	"cronsheet/task"
 )
 
@@ -94,9 +95,9 @@ func TestKafkaIntake(t *testing.T) {
 	}
 	defer cluster.Close()
 	h := startJobHook(t)
-	b := setup(t, func(c *Config) {
+	b := setup(t, func(c *config.Config) {
 		c.HTTP.Allow = []string{"127.0.0.0/8"}
-		c.Jobs.Kafka = JobsKafkaConfig{Brokers: cluster.ListenAddrs(), Topic: "jobs-in", ResultTopic: "jobs-out", Group: "cronsheet"}
+		c.Jobs.Kafka = config.JobsKafka{Brokers: cluster.ListenAddrs(), Topic: "jobs-in", ResultTopic: "jobs-out", Group: "cronsheet"}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -162,9 +163,9 @@ func TestEventSink(t *testing.T) {
 	}))
 	defer es.Close()
 	h := startJobHook(t)
-	b := setup(t, func(c *Config) {
+	b := setup(t, func(c *config.Config) {
 		c.HTTP.Allow = []string{"127.0.0.0/8"}
-		c.Events = EventsConfig{Kind: "http", URL: es.URL + "/_bulk"}
+		c.Events = config.Events{Kind: "http", URL: es.URL + "/_bulk"}
 	})
 	var v jobView
 	b.call(t, "POST", "/api/v1/jobs", map[string]any{"method": "POST", "name": h.srv.URL + "/e", "wait": 10}, &v)

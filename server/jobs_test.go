@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/config"
 	"cronsheet/task"
 )
 
@@ -104,7 +105,7 @@ func (b *testBundle) waitJob(t *testing.T, id string, want task.JobState) jobVie
 
 func setupJobs(t *testing.T) (*testBundle, *jobHook) {
 	h := startJobHook(t)
-	b := setup(t, func(c *Config) {
+	b := setup(t, func(c *config.Config) {
 		c.HTTP.Allow = []string{"127.0.0.0/8"}
 		c.Fire.BackoffBase = 20 * time.Millisecond
 		c.Fire.BackoffMax = 100 * time.Millisecond
@@ -409,10 +410,10 @@ func TestJobsFlowLimits(t *testing.T) {
 		inFlight.Add(-1)
 	}))
 	defer slow.Close()
-	b := setup(t, func(c *Config) {
+	b := setup(t, func(c *config.Config) {
 		c.HTTP.Allow = []string{"127.0.0.0/8"}
 		// 127.0.0.1 gets 20 calls a second after a burst of 2.
-		c.Flow.Hosts = map[string]FlowHostConfig{"127.0.0.1": {Rate: 20, Burst: 2}}
+		c.Flow.Hosts = map[string]config.FlowHost{"127.0.0.1": {Rate: 20, Burst: 2}}
 	})
 	const n = 12
 	batch := make([]map[string]any, n)
@@ -535,7 +536,7 @@ func TestCancelStuckRun(t *testing.T) {
 		}
 	}))
 	defer hook.Close()
-	b := setup(t, func(c *Config) { c.HTTP.Allow = []string{"127.0.0.0/8"} })
+	b := setup(t, func(c *config.Config) { c.HTTP.Allow = []string{"127.0.0.0/8"} })
 	defer close(release)
 	var v jobView
 	if code := b.call(t, "POST", "/api/v1/jobs", map[string]any{"method": "POST", "name": hook.URL + "/hang", "ttl": 3600}, &v); code != http.StatusCreated {
@@ -579,7 +580,7 @@ func TestCancelStuckRun(t *testing.T) {
 func TestJobsFarOffWaitsInStore(t *testing.T) {
 	h := startJobHook(t)
 	const window = 5 * time.Second
-	b := setup(t, func(c *Config) {
+	b := setup(t, func(c *config.Config) {
 		c.HTTP.Allow = []string{"127.0.0.0/8"}
 		c.Fire.ArmWindow = window
 	})
@@ -643,7 +644,7 @@ func TestJobsStatusWrittenAtEnd(t *testing.T) {
 		fmt.Fprint(w, "ok")
 	}))
 	defer hook.Close()
-	b := setup(t, func(c *Config) { c.HTTP.Allow = []string{"127.0.0.0/8"} })
+	b := setup(t, func(c *config.Config) { c.HTTP.Allow = []string{"127.0.0.0/8"} })
 	defer b.stop() // before the hook closes: the node's idle connections to it end first
 
 	var v jobView

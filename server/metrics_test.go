@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"cronsheet/config"
 	"cronsheet/task"
 )
 
@@ -47,7 +48,7 @@ func scrapeCounters(t *testing.T, b *testBundle, family string) map[string]float
 // is counted once as done; accepted is no outcome.
 func TestMetricsHTTPDeliveryFinishedByFeedback(t *testing.T) {
 	h := startHook(t)
-	b := setup(t, func(c *Config) { c.HTTP.Allow = []string{"127.0.0.0/8"} })
+	b := setup(t, func(c *config.Config) { c.HTTP.Allow = []string{"127.0.0.0/8"} })
 	h.mu.Lock()
 	h.reportTo = b.base // the hook reports on /cb/t1: progress, then done
 	h.mu.Unlock()

@@ -11,16 +11,17 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/config"
 	"cronsheet/store/mongo/mongotest"
 	"cronsheet/task"
 )
 
 // useMongo points cfg at a database of its own on uri, dropped when t ends
 // (after the node has stopped).
-func useMongo(t *testing.T, uri string) func(*Config) {
+func useMongo(t *testing.T, uri string) func(*config.Config) {
 	t.Helper()
 	db := mongotest.TempDatabase(t, uri, "cronsheet_server_")
-	return func(c *Config) {
+	return func(c *config.Config) {
 		c.Store.Driver, c.Store.URI, c.Store.Database = "mongo", uri, db
 	}
 }
@@ -89,9 +90,9 @@ func TestMemosLoopOnMongo(t *testing.T) {
 // TestMongoUnreachableStopsStartup needs no server: nothing listens on
 // port 1, so New must fail after the connect timeout, naming the driver.
 func TestMongoUnreachableStopsStartup(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
-	cfg.Store = defaultStoreConfig()
+	cfg.Store = config.Default().Store
 	cfg.Store.Driver, cfg.Store.URI, cfg.Store.Database = "mongo", "mongodb://127.0.0.1:1/", "cronsheet"
 	cfg.Store.ConnectTimeout = time.Second
 	if err := cfg.Validate(); err != nil {
@@ -115,7 +116,7 @@ func TestMongoUnreachableStopsStartup(t *testing.T) {
 func TestLoadConfigMongo(t *testing.T) {
 	t.Parallel()
 	body := "store: {driver: mongo, uri: 'mongodb://file-host/', database: cronsheet}\n"
-	cfg, err := LoadConfig(writeConfig(t, body), noEnv)
+	cfg, err := config.Load(writeConfig(t, body), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,11 +130,11 @@ func TestLoadConfigMongo(t *testing.T) {
 		}
 		return ""
 	}
-	if cfg, err = LoadConfig(writeConfig(t, body), env); err != nil || cfg.Store.URI != "mongodb://user:secret@env-host/" {
+	if cfg, err = config.Load(writeConfig(t, body), env); err != nil || cfg.Store.URI != "mongodb://user:secret@env-host/" {
 		t.Errorf("CRONSHEET_MONGO_URI did not replace store.uri: %q, %v", cfg.Store.URI, err)
 	}
 	// The URI may come from the environment alone.
-	if _, err := LoadConfig(writeConfig(t, "store: {driver: mongo, database: cronsheet}\n"), env); err != nil {
+	if _, err := config.Load(writeConfig(t, "store: {driver: mongo, database: cronsheet}\n"), env); err != nil {
 		t.Errorf("uri from the environment only: %v", err)
 	}
 }
@@ -141,7 +142,7 @@ func TestLoadConfigMongo(t *testing.T) {
 // mongoForPath moves cfg from its SQLite file to a database of its own on
 // the test server, one per file: nodes that a test starts on one file
 // share one database.
-func mongoForPath(t *testing.T, cfg *Config) {
+func mongoForPath(t *testing.T, cfg *config.Config) {
 	t.Helper()
 	uri := mongotest.URI(t, "the server tests on the mongo driver")
 	sum := sha256.Sum256([]byte(cfg.Store.Path))

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/config"
 	"cronsheet/store"
 	"cronsheet/store/sqlite"
 	"cronsheet/task"
@@ -23,8 +24,8 @@ import (
 // and a graceful stop leaves the registry.
 func TestNodeRegistry(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "cronsheet.db")
-	a := setup(t, func(c *Config) { c.Store.Path = dbPath; c.NodeID = "node-a" })
-	b := setup(t, func(c *Config) { c.Store.Path = dbPath; c.NodeID = "node-b" })
+	a := setup(t, func(c *config.Config) { c.Store.Path = dbPath; c.NodeID = "node-a" })
+	b := setup(t, func(c *config.Config) { c.Store.Path = dbPath; c.NodeID = "node-b" })
 
 	var st status
 	if code := b.call(t, "GET", "/api/v1/status", nil, &st); code != 200 {
@@ -241,7 +242,7 @@ func TestGracefulStopWithManyClaims(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "cronsheet.db")
 	// The arming window off: with it, jobs due an hour ahead wait in the
 	// store, held by no node, and there would be no claims to give up.
-	cfg := func(c *Config) {
+	cfg := func(c *config.Config) {
 		c.Store.Path = dbPath
 		c.NodeID = "node-a"
 		c.HTTP.Allow = []string{"127.0.0.0/8"}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"cronsheet/config"
 	"cronsheet/static"
 )
 
@@ -38,10 +39,10 @@ func (b *lockedBuffer) String() string {
 // README): it logs an ERROR naming them at start-up, every page and asset
 // answers 503 with the page saying so, and the API still works.
 func TestPagesWithoutAssets(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NodeID = "test-node"
-	cfg.Auth = AuthLocalDev
+	cfg.Auth = config.AuthLocalDev
 	cfg.Store.Path = filepath.Join(t.TempDir(), "cronsheet.db")
 	if testDriver() == "mongo" {
 		mongoForPath(t, &cfg)

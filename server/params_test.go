@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"cronsheet/config"
 	"cronsheet/mapping"
 )
 
@@ -20,7 +21,7 @@ func TestRowParamsFillTemplates(t *testing.T) {
 			mapping.FieldCronPara: "when", mapping.FieldTargets: "targets", mapping.FieldParams: "extra"},
 		ParamFields: []string{"day", "班次"},
 	}
-	b := setup(t, func(c *Config) {
+	b := setup(t, func(c *config.Config) {
 		c.HTTP.Allow = []string{"127.0.0.0/8"}
 		c.Scenarios = []mapping.Config{shifts}
 	})

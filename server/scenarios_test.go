@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/config"
 	"cronsheet/task"
 )
 
@@ -37,7 +38,7 @@ scenarios:
 
 func TestLoadConfigUnicodeScenario(t *testing.T) {
 	t.Parallel()
-	cfg, err := LoadConfig(writeConfig(t, dutyYAML), noEnv)
+	cfg, err := config.Load(writeConfig(t, dutyYAML), noEnv)
 	if err != nil {
 		t.Fatalf("config with scenario 值班提醒: %v", err)
 	}
@@ -60,7 +61,7 @@ func TestLoadConfigUnicodeScenario(t *testing.T) {
 		strings.Replace(dutyYAML, "标题: {en: Title", "备注: {en: Note", 1): "labels.备注: not a mapped row field",
 		strings.Replace(dutyYAML, "title: 标题", "title: 标-题", 1):         `fields.title: row field "标-题" must be`,
 	} {
-		if _, err := LoadConfig(writeConfig(t, body), noEnv); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := config.Load(writeConfig(t, body), noEnv); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("LoadConfig = %v, want an error containing %q", err, want)
 		}
 	}
@@ -71,11 +72,11 @@ func TestLoadConfigUnicodeScenario(t *testing.T) {
 // (to the real SMTP server), the table sorts by a Chinese field, and the
 // column model carries the configured labels.
 func TestUnicodeScenarioServes(t *testing.T) {
-	loaded, err := LoadConfig(writeConfig(t, dutyYAML), noEnv)
+	loaded, err := config.Load(writeConfig(t, dutyYAML), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := setup(t, func(c *Config) { c.Scenarios = loaded.Scenarios })
+	b := setup(t, func(c *config.Config) { c.Scenarios = loaded.Scenarios })
 	base := "/api/v1/scenarios/" + url.PathEscape("值班提醒")
 
 	var row task.Row

@@ -1,7 +1,8 @@
-// Package server is cronsheet's composition root: it loads the
-// configuration, opens the store, builds executors, the firer, the gocron
-// scheduler, the patrols and the HTTP API, runs them, and shuts them down
-// gracefully in order (senders before receivers).
+// Package server is cronsheet's composition root: from a configuration
+// (package config) it opens the store and wires the executors (package
+// executors/configured), the firer, the armer (package arming), the
+// patrols and the HTTP API, runs them, and shuts them down gracefully in
+// order (senders before receivers).
 package server
 
 import (
@@ -11,51 +12,32 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/gin-gonic/gin"
-	"github.com/go-co-op/gocron/v2"
-
 	"cronsheet/admission"
-	"cronsheet/api/auditapi"
-	"cronsheet/api/flowsapi"
-	"cronsheet/api/healthapi"
-	"cronsheet/api/httpapi"
-	"cronsheet/api/jobsapi"
-	"cronsheet/api/outboxapi"
-	"cronsheet/api/runsapi"
-	"cronsheet/api/statsapi"
-	"cronsheet/api/targetsapi"
-	"cronsheet/api/tasksapi"
-	"cronsheet/builtin"
-	"cronsheet/executors"
+	"cronsheet/arming"
+	"cronsheet/config"
 	"cronsheet/fire"
 	"cronsheet/flows"
 	"cronsheet/intake"
 	"cronsheet/jobs"
-	"cronsheet/mapping"
 	"cronsheet/metrics"
 	"cronsheet/patrol"
 	"cronsheet/sink"
-	"cronsheet/static"
 	"cronsheet/store"
 	"cronsheet/store/mongo"
 	"cronsheet/store/sqlite"
 	"cronsheet/task"
-	"cronsheet/webtable"
 )
 
 // Server is a running cronsheet node.
 type Server struct {
-	cfg    Config
+	cfg    config.Config
 	logger *slog.Logger
 	store  store.Product
 	firer  *fire.Firer
-	sched  gocron.Scheduler
-	armer  *armer
+	armer  *arming.Armer
 	runner *patrol.Runner
 	// closers release the executors' clients after the firer stops.
 	closers []func()
@@ -79,9 +61,13 @@ type Server struct {
 	missingAssets []string
 	noPages       http.Handler
 
-	stopArm context.CancelFunc
+	stopArm context.CancelFunc // cancels the armer's fires, once the firer stopped
 	once    sync.Once
 	runHook func(r task.Run) // WithRunObserver
+	// fireHook and armHook are the armer's observers (WithFireObserver,
+	// WithArmObserver); without fireHook, the fire lag goes to metrics.
+	fireHook func(slot time.Time, lag time.Duration)
+	armHook  func(taskID string)
 }
 
 // Option adjusts a Server at construction (benchmarks and tests).
@@ -90,12 +76,12 @@ type Option func(*Server)
 // WithFireObserver calls f at the start of every scheduled fire with its
 // slot and its lag (how long after the slot the fire began).
 func WithFireObserver(f func(slot time.Time, lag time.Duration)) Option {
-	return func(s *Server) { s.armer.fireHook = f }
+	return func(s *Server) { s.fireHook = f }
 }
 
 // WithArmObserver calls f each time a task is armed on this node.
 func WithArmObserver(f func(taskID string)) Option {
-	return func(s *Server) { s.armer.armHook = f }
+	return func(s *Server) { s.armHook = f }
 }
 
 // WithRunObserver calls f after each stored change of a run on this node
@@ -106,7 +92,7 @@ func WithRunObserver(f func(r task.Run)) Option {
 }
 
 // New builds a node from cfg and binds its listener; Run starts it.
-func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (*Server, error) {
+func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Option) (*Server, error) {
 	st, err := openStore(ctx, cfg.Store)
 	if err != nil {
 		return nil, err
@@ -152,7 +138,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (
 // openStore opens the configured store and checks that it can serve the
 // whole product (store.AsProduct): a driver that cannot is refused here,
 // not answered 501 later.
-func openStore(ctx context.Context, cfg StoreConfig) (store.Product, error) {
+func openStore(ctx context.Context, cfg config.Store) (store.Product, error) {
 	st, err := openDriver(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -164,7 +150,7 @@ func openStore(ctx context.Context, cfg StoreConfig) (store.Product, error) {
 	return p, nil
 }
 
-func openDriver(ctx context.Context, cfg StoreConfig) (store.Store, error) {
+func openDriver(ctx context.Context, cfg config.Store) (store.Store, error) {
 	switch cfg.Driver {
 	case "sqlite":
 		st, err := sqlite.Open(ctx, cfg.Path)
@@ -185,344 +171,6 @@ func openDriver(ctx context.Context, cfg StoreConfig) (store.Store, error) {
 	}
 }
 
-// built is what the steps of build hand each other.
-type built struct {
-	scenarios   map[string]*mapping.Scenario
-	registry    *executors.Registry
-	checkTarget func(*task.Target) error
-	checkJob    func(*task.Task) error
-	table       *webtable.Table
-}
-
-// build assembles the node from its configuration, in named steps; each
-// needs the ones before it.
-func (s *Server) build() error {
-	var b built
-	for _, step := range []func(*built) error{
-		s.buildScenarios, s.buildDelivery, s.buildScheduler, s.buildPatrols, s.buildJobs, s.buildHTTP,
-	} {
-		if err := step(&b); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// buildScenarios reads the scenarios and the executors, and prepares the
-// web table (its indexes are made before anything starts).
-func (s *Server) buildScenarios(b *built) error {
-	var err error
-	if b.scenarios, err = s.scenarios(); err != nil {
-		return err
-	}
-	if b.registry, b.checkTarget, b.checkJob, err = s.executors(); err != nil {
-		return err
-	}
-	b.table = webtable.NewTable(webtable.TableDeps{Logger: s.logger, Store: s.store, Scenarios: b.scenarios})
-	if err := b.table.Prepare(context.Background()); err != nil {
-		return fmt.Errorf("prepare the web table: %w", err)
-	}
-	return nil
-}
-
-// buildDelivery makes flow control, metrics, the store clock, the node
-// registry and the firer.
-func (s *Server) buildDelivery(b *built) error {
-	cfg := s.cfg
-	hosts := make(map[string]admission.HostLimit, len(cfg.Flow.Hosts))
-	for h, l := range cfg.Flow.Hosts {
-		hosts[h] = admission.HostLimit{Rate: l.Rate, Burst: l.Burst}
-	}
-	var err error
-	if s.admission, err = admission.New(admission.Config{HostRate: cfg.Flow.HostRate, HostBurst: cfg.Flow.HostBurst, HostRates: hosts}); err != nil {
-		return fmt.Errorf("flow: %w", err)
-	}
-	s.metrics = metrics.New()
-	s.metrics.SetQueueDepthFunc(func() map[string]int { return s.admission.Stats().QueueDepths() })
-	s.clock = newStoreClock(s.logger, s.store, cfg.Patrol.Lease/4)
-	s.cc = newCCSlots(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, s.clock.Now)
-	s.nodes = newNodeRegistry(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, s.clock.Now, func() int { return len(s.armer.Armed()) })
-	s.firer = fire.New(s.logger, fire.Config{
-		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
-		OnRun: s.onRun, Gate: s.gate, Peers: s.nodes.peers, MaxDeliveries: cfg.Fire.Workers,
-		Instance: s.nodes.self.Incarnation,
-	}, s.store, b.registry, nil)
-	return nil
-}
-
-// buildScheduler makes gocron and the armer over it.
-func (s *Server) buildScheduler(*built) error {
-	var err error
-	s.sched, err = gocron.NewScheduler(
-		gocron.WithLogger(s.logger.With("component", "gocron")),
-		gocron.WithStopTimeout(s.cfg.ShutdownTimeout),
-	)
-	if err != nil {
-		return fmt.Errorf("create scheduler: %w", err)
-	}
-	armCtx, stopArm := context.WithCancel(context.Background())
-	s.stopArm = stopArm
-	s.armer = newArmer(armCtx, s.logger, s.sched, s.firer, s.store)
-	s.armer.fireHook = func(_ time.Time, lag time.Duration) { s.metrics.TriggerLag(lag) }
-	s.armer.window = s.cfg.Fire.ArmWindow
-	s.armer.node = s.cfg.NodeID
-	return nil
-}
-
-// trigger fires taskID now, by hand or from a flow, with params.
-func (s *Server) trigger(ctx context.Context, taskID string, tt task.TriggerType, params map[string]string) ([]*task.Run, error) {
-	return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: taskID, At: time.Now(), Type: tt, Params: params})
-}
-
-// buildPatrols makes the patrol runner: sync, publish, reconcile, renew,
-// the heartbeat and the rescuer.
-func (s *Server) buildPatrols(b *built) error {
-	cfg := s.cfg
-	mappers := make(map[string]patrol.Mapper, len(b.scenarios))
-	for name, sc := range b.scenarios {
-		mappers[name] = sc
-	}
-	p := cfg.Patrol
-	reconcile := patrol.NewReconcile(s.logger, s.store, s.armer, cfg.NodeID, s.clock.Now)
-	reconcile.ExpireOnlyWhen(s.nodes.judging)
-	s.runner = patrol.NewRunner(s.logger, patrol.RunnerConfig{Interval: p.Interval, RenewEvery: p.Lease / 3,
-		Observe: s.metrics.PatrolDuration, Beat: func(ctx context.Context) error {
-			return errors.Join(s.clock.measure(ctx), s.nodes.beat(ctx), s.cc.renew(ctx))
-		},
-		Rescue: func(ctx context.Context) (int, error) { return s.firer.Rescue(ctx, p.Batch) }},
-		patrol.NewSync(s.logger, s.store, mappers, p.Batch, nil),
-		patrol.NewPublish(s.logger, s.store, s.armer, cfg.NodeID, p.Lease, p.Batch, s.clock.Now),
-		reconcile,
-		patrol.NewRenew(s.store, cfg.NodeID, p.Lease, s.clock.Now),
-	)
-	return nil
-}
-
-// buildJobs makes the jobs service, the event sink, the intake channels
-// and the builtin executor (which needs the runner and flows).
-func (s *Server) buildJobs(b *built) error {
-	cfg := s.cfg
-	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: b.checkJob, Wake: s.runner.Wake, ArmWindow: cfg.Fire.ArmWindow,
-		Trigger: func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error) { return s.firer.Trigger(ctx, p) }})
-	var err error
-	if s.events, err = newSink(s.logger, cfg.Events); err != nil {
-		return fmt.Errorf("events: %w", err)
-	}
-	if s.events != nil {
-		s.jobs.OnEvents(s.events.Publish)
-	}
-	s.jobs.OnEvents(func(evs []store.JobEvent) {
-		for _, ev := range evs {
-			s.metrics.JobTransition(string(ev.State))
-		}
-	})
-	// The intake channels subscribe to the service before it is used.
-	s.socket = intake.NewWebSocket(s.logger, s.jobs)
-	if k := cfg.Jobs.Kafka; len(k.Brokers) > 0 {
-		if s.kafkaIn, err = intake.NewKafka(s.logger, s.jobs, intake.KafkaConfig{Brokers: k.Brokers, Topic: k.Topic,
-			ResultTopic: k.ResultTopic, Group: k.Group}); err != nil {
-			return fmt.Errorf("jobs.kafka: %w", err)
-		}
-		s.closers = append(s.closers, s.kafkaIn.Close)
-	}
-	b.registry.Register(task.ChannelBuiltin, builtin.New(builtin.Deps{
-		Logger: s.logger, Store: s.store, Wake: s.runner.Wake,
-		Trigger: func(ctx context.Context, taskID string, params map[string]string) error {
-			_, err := s.trigger(ctx, taskID, task.TriggerFlow, params)
-			return err
-		},
-		Flows: &builtin.FlowFuncs{Start: s.startFlow, Stop: s.stopFlow},
-	}))
-	return nil
-}
-
-// buildHTTP makes the HTTP server: the guard, the API, the web table,
-// flows, metrics, status and the pages.
-func (s *Server) buildHTTP(b *built) error {
-	engine := gin.New()
-	guard, err := s.guard(engine)
-	if err != nil {
-		return err
-	}
-	engine.Use(httpapi.Middleware(s.logger)...)
-	engine.Use(guard.Middleware())
-	httpapi.RegisterNotFound(engine)
-	guard.Register(engine)
-	s.registerAPI(engine, b)
-	engine.GET("/metrics", gin.WrapH(s.metrics.Handler()))
-	engine.GET("/api/v1/status", s.serveStatus)
-	s.setMissingAssets(static.Missing(static.FS))
-	webtable.NewPages(static.FS).Register(engine.Group("/", s.pagesAvailable))
-	s.http = &http.Server{
-		Handler:           engine,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-	}
-	return nil
-}
-
-// registerAPI mounts the web table and the REST API's handler packages
-// on engine, each over the part of the node it needs.
-func (s *Server) registerAPI(engine *gin.Engine, b *built) {
-	webtable.New(webtable.Deps{Logger: s.logger, Store: s.store, Scenarios: b.scenarios, Wake: s.runner.Wake}).Register(engine)
-	b.table.Register(engine)
-	auditapi.New(s.logger, s.store, b.scenarios).Register(engine)
-	tasksapi.New(tasksapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, Wake: s.runner.Wake,
-		Trigger: func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error) {
-			return s.trigger(ctx, taskID, task.TriggerManual, params)
-		},
-	}).Register(engine)
-	targetsapi.New(targetsapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, CheckTarget: b.checkTarget}).Register(engine)
-	runsapi.New(runsapi.Deps{Logger: s.logger, Store: s.store, Feedback: s.firer, Audit: s.store,
-		CancelRun: func(ctx context.Context, triggerID, why string) (*task.Run, error) {
-			return s.firer.CancelRun(ctx, triggerID, why)
-		},
-	}).Register(engine)
-	outboxapi.New(s.logger, s.store).Register(engine)
-	statsapi.New(s.logger, s.store, nil).Register(engine)
-	healthapi.New(s.health).Register(engine)
-	jobsapi.New(jobsapi.Deps{Logger: s.logger, Jobs: s.jobs, Socket: s.socket, Audit: s.store}).Register(engine)
-	observer := &flowEvents{metrics: s.metrics.NewFlowMetrics(), sink: s.events}
-	fcfg := flows.Config{Wake: s.runner.Wake, Observer: observer, CancelAccepted: s.firer.CancelAccepted}
-	s.flows = flows.New(s.logger, fcfg, s.store, func(ctx context.Context, id string, at time.Time, p map[string]string) ([]*task.Run, error) {
-		return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: id, At: at, Type: task.TriggerFlow, Params: p})
-	})
-	flowsapi.New(s.logger, s.store, s.flows, s.store).Register(engine)
-}
-
-func (s *Server) scenarios() (map[string]*mapping.Scenario, error) {
-	cfgs := s.cfg.ScenarioConfigs()
-	out := make(map[string]*mapping.Scenario, len(cfgs))
-	for i, c := range cfgs {
-		sc, err := mapping.New(c)
-		if err != nil {
-			return nil, fmt.Errorf("scenarios[%d]: %w", i, err)
-		}
-		out[sc.Name()] = sc
-	}
-	return out, nil
-}
-
-// executors builds the registry of every channel's executor (the builtin
-// one is added once the firer exists) and the check of what a target may
-// name under this config.
-func (s *Server) executors() (reg *executors.Registry, checkTarget func(*task.Target) error, checkJob func(*task.Task) error, err error) {
-	reg = executors.NewRegistry()
-	outbox := executors.NewOutbox(s.logger, s.store)
-	reg.Register(task.ChannelOutbox, outbox)
-	if e := s.cfg.Email; e.Mode == ModeSend {
-		email, err := executors.NewEmail(s.logger, executors.EmailConfig{
-			Host: e.Host, Port: e.Port, Username: e.Username, Password: e.Password,
-			From: e.From, TLS: e.TLS, Timeout: e.Timeout,
-		})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("email: %w", err)
-		}
-		reg.Register(task.ChannelEmail, email)
-	} else {
-		reg.Register(task.ChannelEmail, outbox)
-	}
-	if m := s.cfg.SMS; m.Mode == ModeSend {
-		sms, err := executors.NewSMS(s.logger, executors.SMSConfig{
-			AccountSID: m.AccountSID, AuthToken: m.AuthToken, From: m.From,
-			BaseURL: m.APIBaseURL, Timeout: m.Timeout,
-		})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("sms: %w", err)
-		}
-		reg.Register(task.ChannelSMS, sms)
-	} else {
-		reg.Register(task.ChannelSMS, outbox)
-	}
-	httpExec, err := executors.NewHTTP(s.logger, executors.HTTPConfig{Allow: s.cfg.HTTP.Allow, Deny: s.cfg.HTTP.Deny})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("http: %w", err)
-	}
-	s.closers = append(s.closers, httpExec.Close)
-	reg.Register(task.ChannelHTTP, httpExec)
-	cmds := make(map[string]executors.ExecCommand, len(s.cfg.Exec.Commands))
-	for name, c := range s.cfg.Exec.Commands {
-		cmds[name] = executors.ExecCommand{Path: c.Path, Args: c.Args, Dir: c.Dir, Env: c.Env}
-	}
-	execExec, err := executors.NewExec(s.logger, executors.ExecConfig{Commands: cmds})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("exec.commands: %w", err)
-	}
-	reg.Register(task.ChannelExec, execExec)
-	var kafka *executors.Kafka
-	if k := s.cfg.Kafka; len(k.Brokers) > 0 {
-		if kafka, err = executors.NewKafka(s.logger, executors.KafkaConfig{Brokers: k.Brokers, ClientID: k.ClientID}); err != nil {
-			return nil, nil, nil, fmt.Errorf("kafka: %w", err)
-		}
-		s.closers = append(s.closers, kafka.Close)
-		reg.Register(task.ChannelKafka, kafka)
-	} else {
-		reg.Register(task.ChannelKafka, executors.ExecutorFunc(func(context.Context, task.Delivery) (string, error) {
-			return "", task.Permanent(errors.New("kafka targets need kafka.brokers in config"))
-		}))
-	}
-	check := func(tg *task.Target) error {
-		switch tg.Kind {
-		case task.ChannelExec:
-			if !execExec.Has(tg.Exec.Command) {
-				return task.Invalid("exec.command", "%q is not listed in config exec.commands", tg.Exec.Command)
-			}
-		case task.ChannelHTTP:
-			if err := httpExec.Guard().Check(urlHost(tg.HTTP.URL)); err != nil {
-				return task.Invalid("http.url", "%v", err)
-			}
-		case task.ChannelKafka:
-			if kafka == nil {
-				return task.Invalid("kind", "kafka targets need kafka.brokers in config")
-			}
-		}
-		return nil
-	}
-	// A job's target is built from its method and name: its errors name
-	// the job's fields.
-	jobCheck := func(t *task.Task) error {
-		var ve *task.ValidationError
-		switch err := check(t.Job.Target()); {
-		case err == nil:
-			return nil
-		case !errors.As(err, &ve):
-			return err
-		case ve.Field == "kind":
-			return task.Invalid("method", "%s", ve.Msg)
-		default:
-			return task.Invalid("name", "%s", ve.Msg)
-		}
-	}
-	return reg, check, jobCheck, nil
-}
-
-// newSink builds the lifecycle event sink; nil when events.kind is "".
-func newSink(logger *slog.Logger, c EventsConfig) (*sink.Sink, error) {
-	switch c.Kind {
-	case "http":
-		return sink.NewHTTP(logger, sink.HTTPConfig{URL: c.URL, Index: c.Index, Timeout: c.Timeout})
-	case "kafka":
-		return sink.NewKafka(logger, sink.KafkaConfig{Brokers: c.Brokers, Topic: c.Topic, Timeout: c.Timeout})
-	}
-	return nil, nil
-}
-
-// urlHost returns the host name of a target URL (whose templates, if any,
-// follow the host).
-func urlHost(raw string) string {
-	if i := strings.Index(raw, "{{"); i >= 0 {
-		raw = raw[:i]
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
-}
-
 // health probes the store (store.Prober: a ping and a read of a document
 // the store wrote when it opened).
 func (s *Server) health(ctx context.Context) error {
@@ -538,12 +186,12 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // finish within the shutdown timeout, release this node's claims so another
 // node (or the next start) takes them at once, and close the store.
 func (s *Server) Run(ctx context.Context) error {
-	s.sched.Start()
 	runCtx, stopPatrols := context.WithCancel(context.WithoutCancel(ctx))
 	patrolsDone := make(chan struct{})
 	go func() {
 		defer close(patrolsDone)
 		var wg sync.WaitGroup
+		wg.Go(func() { s.armer.Run(runCtx) })
 		wg.Go(func() { s.sweepJobs(runCtx) })
 		if s.flows != nil {
 			wg.Go(func() { s.flows.Run(runCtx) })
@@ -679,10 +327,9 @@ const expireBatch = 500
 // each absence alert once.
 const absenceWatchEvery = 5 * time.Second
 
-// sweepJobs alerts on absent fires (every absenceWatchEvery), promotes
-// the parked tasks entering the arming window, removes
-// gocron's spent one-time jobs and times out accepted runs past their
-// deadline, every second until ctx ends.
+// sweepJobs alerts on absent fires (every absenceWatchEvery), times out
+// accepted runs past their deadline and counts the armed tasks, every
+// second until ctx ends.
 func (s *Server) sweepJobs(ctx context.Context) {
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
@@ -698,13 +345,6 @@ func (s *Server) sweepJobs(ctx context.Context) {
 					s.logger.Warn("absence watch", "error", err)
 				}
 			}
-			if _, err := s.armer.Promote(ctx); err != nil && ctx.Err() == nil {
-				s.logger.Warn("parked tasks stay parked until the store answers", "error", err)
-			}
-			if _, err := s.armer.Shed(ctx); err != nil && ctx.Err() == nil {
-				s.logger.Warn("parked tasks stay armed here until the store answers", "error", err)
-			}
-			s.armer.Sweep()
 			s.expireAccepted(ctx)
 			s.metrics.Armed(len(s.armer.Armed()))
 		}
@@ -715,8 +355,8 @@ func (s *Server) sweepJobs(ctx context.Context) {
 // store. It is safe to call more than once.
 func (s *Server) shutdown(ctx context.Context) {
 	s.once.Do(func() {
-		if err := s.sched.Shutdown(); err != nil {
-			s.logger.Warn("scheduler shutdown", "error", err)
+		if err := s.armer.Shutdown(); err != nil {
+			s.logger.Warn("armer", "error", err)
 		}
 		if err := s.firer.Shutdown(ctx); err != nil {
 			s.logger.Warn("deliveries cut short by shutdown timeout", "error", err)
@@ -738,9 +378,10 @@ func (s *Server) shutdown(ctx context.Context) {
 		// Deliveries released their cc slots as they ended; any row left
 		// (a release the store refused) goes now, not after the lease.
 		s.cc.releaseAll(rctx)
-		// Every claim at once: one per task took longer than this budget
-		// at 20k armed tasks, and the node then failed to leave the
-		// registry too (its next start was refused until the entry lapsed).
+		// Every claim at once: one release per task outlasts this budget
+		// at tens of thousands of armed tasks, and the node would then fail
+		// to leave the registry too (its next start refused until the
+		// entry lapses).
 		if n, err := s.store.ReleaseClaims(rctx, s.cfg.NodeID); err != nil {
 			s.logger.Warn("release claims; they lapse with their lease", "error", err)
 		} else {
@@ -781,7 +422,7 @@ func (s *Server) releasePredecessorClaims(ctx context.Context) {
 
 // closeBuilt releases what build made when New fails after it.
 func (s *Server) closeBuilt() {
-	_ = s.sched.Shutdown()
+	_ = s.armer.Shutdown()
 	s.stopArm()
 	s.closeParts()
 	_ = s.store.Close()

@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"cronsheet/config"
 	"cronsheet/internal/testsmtp"
 	"cronsheet/task"
 )
@@ -39,20 +40,20 @@ type testBundle struct {
 
 // setup starts a node on a fresh SQLite file with email sent to a real
 // in-process SMTP server; mutate may adjust the config.
-func setup(t *testing.T, mutate func(*Config)) *testBundle {
+func setup(t *testing.T, mutate func(*config.Config)) *testBundle {
 	t.Helper()
 	mail := testsmtp.Start(t)
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NodeID = "test-node"
 	// The API tests call without credentials: local_dev on loopback signs
 	// them in as the local admin (auth_test.go covers auth: required).
-	cfg.Auth = AuthLocalDev
+	cfg.Auth = config.AuthLocalDev
 	cfg.Store.Path = filepath.Join(t.TempDir(), "cronsheet.db")
 	cfg.Patrol.Interval = 50 * time.Millisecond
 	cfg.Patrol.Lease = 3 * time.Second
 	cfg.Fire.BackoffBase = 50 * time.Millisecond
-	cfg.Email = EmailConfig{Mode: ModeSend, Host: mail.Host, Port: mail.Port, From: "cronsheet@example.com",
+	cfg.Email = config.Email{Mode: config.ModeSend, Host: mail.Host, Port: mail.Port, From: "cronsheet@example.com",
 		TLS: "none", Timeout: 5 * time.Second}
 	cfg.ShutdownTimeout = 5 * time.Second
 	if mutate != nil {
@@ -198,7 +199,7 @@ func TestMemosLoopEmail(t *testing.T) {
 	// Spent one-time jobs are swept: gocron holds the pending slot's job,
 	// plus at most one that has just run.
 	b.srv.armer.Sweep()
-	if n := len(b.srv.sched.Jobs()); n < 1 || n > 2 {
+	if n := b.srv.armer.Scheduled(); n < 1 || n > 2 {
 		t.Errorf("gocron holds %d jobs for one armed task, want 1 (2 while a slot is firing)", n)
 	}
 
@@ -281,8 +282,8 @@ type smsServer struct {
 func TestSMSThroughTwilioClient(t *testing.T) {
 	var rec smsServer
 	twilio := newTwilioStandIn(t, &rec)
-	b := setup(t, func(c *Config) {
-		c.SMS = SMSConfig{Mode: ModeSend, AccountSID: "ACtest", From: "+15005550006",
+	b := setup(t, func(c *config.Config) {
+		c.SMS = config.SMS{Mode: config.ModeSend, AccountSID: "ACtest", From: "+15005550006",
 			APIBaseURL: twilio, Timeout: 5 * time.Second, AuthToken: "token"}
 	})
 	var row task.Row

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"cronsheet/admission"
+	"cronsheet/arming"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -175,11 +176,14 @@ func (s *Server) serveStatus(c *gin.Context) {
 	} else {
 		st.Store.OK = true
 	}
-	armed := s.armer.armedJobs()
-	st.Armed = armed.total
-	st.Pending = len(armed.due)
-	slices.SortFunc(armed.due, func(a, b statusNext) int { return a.DueAt.Compare(b.DueAt) })
-	st.NextDue = append([]statusNext{}, armed.due[:min(len(armed.due), 10)]...)
+	armed, pending := s.armer.Summary()
+	st.Armed = armed
+	st.Pending = len(pending)
+	slices.SortFunc(pending, func(a, b arming.Pending) int { return a.DueAt.Compare(b.DueAt) })
+	st.NextDue = []statusNext{}
+	for _, p := range pending[:min(len(pending), 10)] {
+		st.NextDue = append(st.NextDue, statusNext{ID: p.ID, DueAt: p.DueAt})
+	}
 	for _, q := range []struct {
 		state task.RunState
 		into  *[]string

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/config"
 	"cronsheet/task"
 )
 
@@ -124,9 +125,9 @@ func TestHTTPTargetEndToEnd(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\necho hello \"$1\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := setup(t, func(c *Config) {
+	b := setup(t, func(c *config.Config) {
 		c.HTTP.Allow = []string{"127.0.0.0/8"}
-		c.Exec.Commands = map[string]ExecCommandConfig{"hello": {Path: script, Args: []string{"{{name}}"}}}
+		c.Exec.Commands = map[string]config.ExecCommand{"hello": {Path: script, Args: []string{"{{name}}"}}}
 	})
 	h.mu.Lock()
 	h.reportTo = b.base

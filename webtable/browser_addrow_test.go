@@ -6,12 +6,12 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"cronsheet/config"
 	"cronsheet/mapping"
-	"cronsheet/server"
 )
 
 // emailScenario is the memos scenario with email as its default channel.
-func emailScenario(cfg *server.Config) {
+func emailScenario(cfg *config.Config) {
 	mc := mapping.MemosConfig()
 	mc.Defaults["channel"] = "email"
 	cfg.Scenarios = []mapping.Config{mc}

@@ -2,6 +2,7 @@ package webtable_test
 
 import (
 	"context"
+	"cronsheet/config"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,8 +19,6 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-
-	"cronsheet/server"
 )
 
 // consoleLog collects the tab's console errors: console.error calls,
@@ -148,8 +147,8 @@ func waitAcross(t *testing.T, ctx context.Context, step, expr string) {
 func TestBrowserSignInEditsRow(t *testing.T) {
 	chromium := needBrowser(t)
 	const password = "browser admin password"
-	base := startNodeWith(t, func(c *server.Config) {
-		c.Auth = server.AuthRequired
+	base := startNodeWith(t, func(c *config.Config) {
+		c.Auth = config.AuthRequired
 		c.AdminPassword = password
 	})
 	ctx := newBrowser(t, chromium)

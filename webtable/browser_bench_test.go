@@ -11,7 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"cronsheet/server"
+	"cronsheet/config"
 	"cronsheet/store/sqlite"
 	"cronsheet/task"
 )
@@ -42,7 +42,7 @@ func TestBrowserBench100k(t *testing.T) {
 	chromium := needBrowser(t)
 	var seeded time.Duration
 	began := time.Now()
-	base := startNodeWith(t, func(c *server.Config) {
+	base := startNodeWith(t, func(c *config.Config) {
 		if c.Store.Driver == "mongo" {
 			t.Skip("the 100k-row browser benchmark seeds a SQLite file")
 		}

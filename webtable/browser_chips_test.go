@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"cronsheet/server"
+	"cronsheet/config"
 	"cronsheet/task"
 )
 
@@ -19,8 +19,8 @@ import (
 // alone could not find.
 func TestBrowserFilterChips(t *testing.T) {
 	chromium := needBrowser(t)
-	var cfg server.Config
-	base := startNodeWith(t, func(c *server.Config) { cfg = *c })
+	var cfg config.Config
+	base := startNodeWith(t, func(c *config.Config) { cfg = *c })
 	st := openNodeStore(t, cfg)
 	rows := []string{
 		`{"memo_id":"c-due","title":"soon","content":"c","when":"every 1h","channel":"outbox"}`,

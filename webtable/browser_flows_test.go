@@ -1,6 +1,7 @@
 package webtable_test
 
 import (
+	"cronsheet/config"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -8,15 +9,13 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"cronsheet/server"
 )
 
 // startFlowNode runs a node for the flows page, allowed to call back to
 // the test's loopback hook.
 func startFlowNode(t *testing.T) string {
 	t.Helper()
-	return startNodeWith(t, func(c *server.Config) {
+	return startNodeWith(t, func(c *config.Config) {
 		c.NodeID = "browser-flows"
 		c.HTTP.Allow = []string{"127.0.0.0/8"}
 	})

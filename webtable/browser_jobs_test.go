@@ -2,6 +2,7 @@ package webtable_test
 
 import (
 	"bufio"
+	"cronsheet/config"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,8 +12,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"cronsheet/server"
 )
 
 // submitJob posts a job and returns its id.
@@ -67,7 +66,7 @@ func waitJobs(t *testing.T, base, state string, ids ...string) {
 const deadJob = `{"method":"GET","name":"http://127.0.0.1:9/gone","delay":0,"max_retries":0}`
 
 // allowLoopback lets jobs call 127.0.0.1.
-func allowLoopback(cfg *server.Config) { cfg.HTTP.Allow = []string{"127.0.0.0/8"} }
+func allowLoopback(cfg *config.Config) { cfg.HTTP.Allow = []string{"127.0.0.0/8"} }
 
 // TestBrowserJobs works the jobs page: its tabs count each state's jobs,
 // and the bulk actions change the ticked jobs through the jobs API (block,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"cronsheet/server"
+	"cronsheet/config"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -19,8 +19,8 @@ import (
 // saying so; in English and 简体中文.
 func TestBrowserRunLive(t *testing.T) {
 	chromium := needBrowser(t)
-	var cfg server.Config
-	base := startNodeWith(t, func(c *server.Config) { cfg = *c })
+	var cfg config.Config
+	base := startNodeWith(t, func(c *config.Config) { cfg = *c })
 	st := openNodeStore(t, cfg)
 	postJSON(t, base, "/api/v1/scenarios/memos/rows",
 		`{"memo_id":"lv-1","title":"live","content":"follows","when":"daily 03:00","channel":"outbox"}`, http.StatusCreated)

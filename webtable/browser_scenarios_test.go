@@ -10,13 +10,13 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"cronsheet/config"
 	"cronsheet/mapping"
-	"cronsheet/server"
 )
 
 // dutyScenario declares 值班提醒 beside memos: a scenario named and keyed
 // in Chinese, with English and Chinese labels.
-func dutyScenario(cfg *server.Config) {
+func dutyScenario(cfg *config.Config) {
 	cfg.Scenarios = []mapping.Config{{
 		Name: "值班提醒", TZ: "Asia/Shanghai", IDField: "编号",
 		Fields: map[string]string{mapping.FieldTaskID: "编号", mapping.FieldTitle: "标题", mapping.FieldTaskPara: "内容",

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"cronsheet/server"
+	"cronsheet/config"
 	"cronsheet/task"
 )
 
@@ -20,8 +20,8 @@ import (
 // 简体中文; a row that never ran shows no strip.
 func TestBrowserOutcomeStrip(t *testing.T) {
 	chromium := needBrowser(t)
-	var cfg server.Config
-	base := startNodeWith(t, func(c *server.Config) { cfg = *c })
+	var cfg config.Config
+	base := startNodeWith(t, func(c *config.Config) { cfg = *c })
 	st := openNodeStore(t, cfg)
 	postJSON(t, base, "/api/v1/scenarios/memos/rows",
 		`{"memo_id":"oc-1","title":"strip","content":"outcomes","when":"daily 03:00","channel":"outbox"}`, http.StatusCreated)

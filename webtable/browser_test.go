@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"cronsheet/config"
 	"cronsheet/internal/apitest"
 	"cronsheet/server"
 	"cronsheet/static"
@@ -69,12 +70,12 @@ func startNode(t *testing.T) string {
 }
 
 // startNodeWith is startNode with mutate adjusting the config (nil: none).
-func startNodeWith(t *testing.T, mutate func(*server.Config)) string {
+func startNodeWith(t *testing.T, mutate func(*config.Config)) string {
 	t.Helper()
-	cfg := server.DefaultConfig()
+	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NodeID = "browser-test"
-	cfg.Auth = server.AuthLocalDev // loopback: the pages sign in as the local admin
+	cfg.Auth = config.AuthLocalDev // loopback: the pages sign in as the local admin
 	useTestDriver(t, &cfg)
 	cfg.Patrol.Interval = 100 * time.Millisecond
 	cfg.Patrol.Lease = 3 * time.Second
@@ -405,7 +406,7 @@ func TestBrowserTable(t *testing.T) {
 // openNodeStore opens a second handle on the store a node started by
 // startNodeWith runs on (cfg as the node got it), for writes the API does
 // not make, closed when t ends.
-func openNodeStore(t *testing.T, cfg server.Config) store.Product {
+func openNodeStore(t *testing.T, cfg config.Config) store.Product {
 	t.Helper()
 	var st store.Product
 	if cfg.Store.Driver == "mongo" {
@@ -468,8 +469,8 @@ func (l *requestLog) matching(part string) []string {
 // Chinese, without a console error.
 func TestBrowserRowStates(t *testing.T) {
 	chromium := needBrowser(t)
-	var cfg server.Config
-	base := startNodeWith(t, func(c *server.Config) { cfg = *c })
+	var cfg config.Config
+	base := startNodeWith(t, func(c *config.Config) { cfg = *c })
 	st := openNodeStore(t, cfg)
 
 	postRow := func(body string) {

@@ -4,14 +4,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"cronsheet/config"
 	"cronsheet/internal/apitest"
-	"cronsheet/server"
 	"cronsheet/store/mongo/mongotest"
 )
 
 // useTestDriver points a node's config at a fresh store of the test
 // driver (apitest.Driver).
-func useTestDriver(t testing.TB, cfg *server.Config) {
+func useTestDriver(t testing.TB, cfg *config.Config) {
 	t.Helper()
 	if apitest.Driver() != "mongo" {
 		cfg.Store.Path = filepath.Join(t.TempDir(), "cronsheet.db")

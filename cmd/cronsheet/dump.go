@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"cronsheet/config"
 	"cronsheet/server"
 )
 
@@ -28,7 +29,7 @@ func dump(cmd string, args []string) int {
 		}
 		return 2
 	}
-	cfg, err := server.LoadConfig(*configPath, os.Getenv)
+	cfg, err := config.Load(*configPath, os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cronsheet:", err)
 		return 2
@@ -47,7 +48,7 @@ func dump(cmd string, args []string) int {
 	return 0
 }
 
-func runExport(ctx context.Context, cfg server.Config, path string) error {
+func runExport(ctx context.Context, cfg config.Config, path string) error {
 	var w io.Writer = os.Stdout
 	if path != "-" {
 		f, err := os.Create(path)
@@ -70,7 +71,7 @@ func runExport(ctx context.Context, cfg server.Config, path string) error {
 	return nil
 }
 
-func runImport(ctx context.Context, cfg server.Config, path string) error {
+func runImport(ctx context.Context, cfg config.Config, path string) error {
 	var r io.Reader = os.Stdin
 	if path != "-" {
 		f, err := os.Open(path)

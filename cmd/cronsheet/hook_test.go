@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/config"
 	"cronsheet/internal/testwait"
 	"cronsheet/server"
 	"cronsheet/task"
@@ -136,10 +137,10 @@ func TestHookFlags(t *testing.T) {
 // prints the delivery and reports done back, and the run ends done with
 // the hook's message.
 func TestHookReportsFeedback(t *testing.T) {
-	cfg := server.DefaultConfig()
+	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NodeID = "hook-test"
-	cfg.Auth = server.AuthLocalDev
+	cfg.Auth = config.AuthLocalDev
 	cfg.Store.Path = filepath.Join(t.TempDir(), "c.db")
 	cfg.Patrol.Interval = 50 * time.Millisecond
 	cfg.HTTP.Allow = []string{"127.0.0.0/8"}

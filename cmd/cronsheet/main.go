@@ -26,6 +26,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/config"
 	"cronsheet/server"
 )
 
@@ -76,7 +77,7 @@ func run(args []string) int {
 		return 2
 	}
 
-	cfg, err := server.LoadConfig(*configPath, os.Getenv)
+	cfg, err := config.Load(*configPath, os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cronsheet:", err)
 		return 2

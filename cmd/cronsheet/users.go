@@ -18,6 +18,7 @@ import (
 
 	"cronsheet/api/authapi"
 	"cronsheet/auth"
+	"cronsheet/config"
 	"cronsheet/server"
 	"cronsheet/store"
 	"cronsheet/task"
@@ -98,7 +99,7 @@ func runUsersCmd(ctx context.Context, cmd string, args []string, cio cliIO) int 
 	if err != nil {
 		return 2
 	}
-	cfg, err := server.LoadConfig(f.config, os.Getenv)
+	cfg, err := config.Load(f.config, os.Getenv)
 	if err != nil {
 		fmt.Fprintln(cio.err, "cronsheet:", err)
 		return 2

@@ -42,6 +42,13 @@ var forbiddenDeps = map[string][]string{
 	// Admission sits below the API: it decides when a delivery goes and
 	// knows nothing of who asked.
 	"cronsheet/admission": aboveEngine,
+	// Arming fires through the firer and sits below the API like
+	// admission; it knows nothing of the jobs API either.
+	"cronsheet/arming": slices.Concat(aboveEngine, []string{"cronsheet/jobs"}),
+	// The configuration and the executors built from it know nothing of
+	// storage, delivery or serving.
+	"cronsheet/config":               {"cronsheet/server", "cronsheet/store", "cronsheet/fire", "cronsheet/executors"},
+	"cronsheet/executors/configured": {"cronsheet/store", "cronsheet/fire", "cronsheet/server", "cronsheet/webtable"},
 }
 
 // belowAPI is what the HTTP surface (api/, webtable) must not reach: the

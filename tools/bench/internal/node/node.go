@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"cronsheet/config"
 	"cronsheet/server"
 	"cronsheet/task"
 )
@@ -43,7 +44,7 @@ type Settings struct {
 }
 
 // DefaultArmWindow is the default configuration's fire.arm_window.
-func DefaultArmWindow() time.Duration { return server.DefaultConfig().Fire.ArmWindow }
+func DefaultArmWindow() time.Duration { return config.Default().Fire.ArmWindow }
 
 // Node is a running node.
 type Node struct {
@@ -73,10 +74,10 @@ func Start(ctx context.Context, s Settings) (*Node, error) {
 }
 
 func start(ctx context.Context, s Settings, dir string) (*Node, error) {
-	cfg := server.DefaultConfig()
+	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NodeID = "bench"
-	cfg.Auth = server.AuthLocalDev
+	cfg.Auth = config.AuthLocalDev
 	cfg.LogLevel = "warn"
 	cfg.Store.Path = filepath.Join(dir, DBFile)
 	cfg.Patrol.Lease = time.Minute

@@ -1,4 +1,4 @@
-package server
+package arming
 
 import (
 	"context"
@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/go-co-op/gocron/v2"
 
 	"cronsheet/executors"
 	"cronsheet/fire"
@@ -121,12 +119,12 @@ func TestArmBatch(t *testing.T) {
 
 // armerTest is what the armer tests run on: a fresh SQLite store, a
 // Firer of node "n" over fs (the store itself when nil) with an SMS
-// executor that always succeeds, and a scheduler (started when start);
-// all closed when the test ends.
+// executor that always succeeds, and armers whose scheduler is started
+// when start; all closed when the test ends.
 type armerTest struct {
 	st        *sqlite.Store
 	firer     *fire.Firer
-	sched     gocron.Scheduler
+	start     bool
 	delivered chan task.Delivery // what the SMS executor was given (when there is room)
 }
 
@@ -153,20 +151,22 @@ func newArmerTest(t *testing.T, cfg fire.Config, fs func(*sqlite.Store) fire.Sto
 	cfg.Node = "n"
 	firer := fire.New(slog.New(slog.DiscardHandler), cfg, fst, execs, nil)
 	t.Cleanup(func() { firer.Shutdown(context.Background()) })
-	sched, err := gocron.NewScheduler()
+	return &armerTest{st: st, firer: firer, start: start, delivered: delivered}
+}
+
+// armer returns an armer over the bundle with st as its store, its
+// scheduler started when the bundle's start is set.
+func (b *armerTest) armer(t *testing.T, st Store) *Armer {
+	t.Helper()
+	a, err := New(t.Context(), slog.New(slog.DiscardHandler), Config{}, b.firer, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if start {
-		sched.Start()
+	if b.start {
+		a.sched.Start()
 	}
-	t.Cleanup(func() { sched.Shutdown() })
-	return &armerTest{st: st, firer: firer, sched: sched, delivered: delivered}
-}
-
-// armer returns an armer over the bundle with st as its store.
-func (b *armerTest) armer(t *testing.T, st armStore) *armer {
-	return newArmer(t.Context(), slog.New(slog.DiscardHandler), b.sched, b.firer, st)
+	t.Cleanup(func() { a.Shutdown() })
+	return a
 }
 
 // claimedTasks stores each task as a memos row's task and returns them
@@ -280,7 +280,7 @@ func TestFireDuringOutageIsNotDropped(t *testing.T) {
 // once at that instant, and each goes on to its own next slot.
 func TestOneJobPerInstant(t *testing.T) {
 	b := newArmerTest(t, fire.Config{}, nil, true)
-	st, sched := b.st, b.sched
+	st := b.st
 	a := b.armer(t, st)
 
 	const n = 40
@@ -299,7 +299,7 @@ func TestOneJobPerInstant(t *testing.T) {
 			t.Fatalf("arm %s: %v", claimed[i].TaskID, err)
 		}
 	}
-	if jobs := len(sched.Jobs()); jobs != 1 {
+	if jobs := a.Scheduled(); jobs != 1 {
 		t.Fatalf("gocron holds %d jobs for %d tasks due at one instant, want 1", jobs, n)
 	}
 	a.Disarm("t0")
@@ -475,7 +475,7 @@ func TestBucketGroupsDeliverOnce(t *testing.T) {
 // every patrol pass would claim, fail and release it again).
 func TestUnschedulableHeldOnce(t *testing.T) {
 	b := newArmerTest(t, fire.Config{}, nil, false)
-	st, sched := b.st, b.sched
+	st := b.st
 	a := b.armer(t, st)
 	job := &task.Task{TaskID: "nodue", Scenario: task.JobScenario, TaskType: task.ChannelHTTP, ExecuteType: task.Once,
 		TTL: time.Second, Misfire: task.MisfireOnce, State: task.StateRunning, IsEnable: 1,
@@ -486,8 +486,8 @@ func TestUnschedulableHeldOnce(t *testing.T) {
 	if err := a.Arm(t.Context(), job); err != nil {
 		t.Fatalf("Arm of an unschedulable task = %v, want it held", err)
 	}
-	if !slices.Contains(a.Armed(), "nodue") || len(sched.Jobs()) != 0 {
-		t.Errorf("armed %v, gocron jobs %d; want it held without a job", a.Armed(), len(sched.Jobs()))
+	if !slices.Contains(a.Armed(), "nodue") || a.Scheduled() != 0 {
+		t.Errorf("armed %v, gocron jobs %d; want it held without a job", a.Armed(), a.Scheduled())
 	}
 	if got, err := st.GetTask(t.Context(), "nodue"); err != nil || got.LastStatus != "unschedulable" {
 		t.Errorf("task = %+v, %v; want last_status unschedulable", got, err)
@@ -501,7 +501,7 @@ func TestUnschedulableHeldOnce(t *testing.T) {
 // afresh) instead of firing its old schedule.
 func TestArmWindowParksAndPromotes(t *testing.T) {
 	b := newArmerTest(t, fire.Config{}, nil, true)
-	st, sched := b.st, b.sched
+	st := b.st
 	a := b.armer(t, st)
 	a.window = 5 * time.Second
 
@@ -529,7 +529,7 @@ func TestArmWindowParksAndPromotes(t *testing.T) {
 	if got := parked(); !slices.Equal(got, []string{"edited", "far"}) {
 		t.Fatalf("parked after arming: %v, want [edited far]", got)
 	}
-	if jobs := len(sched.Jobs()); jobs != 1 {
+	if jobs := a.Scheduled(); jobs != 1 {
 		t.Fatalf("gocron holds %d jobs, want 1 (the near task's bucket; parked tasks have none)", jobs)
 	}
 	// Edit "edited" in the store: its version moves on.
@@ -736,4 +736,55 @@ func periodicSMS(id, every string, anchor time.Time) *task.Task {
 	return &task.Task{TaskID: id, Scenario: "memos", TaskType: task.ChannelSMS, ExecuteType: task.Periodic,
 		CronPara: every, TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip, State: task.StateRunning,
 		IsEnable: 1, Anchor: anchor, TaskPara: "v1"}
+}
+
+// TestRunPromotesAndSweeps: Run starts the scheduler and, on its own,
+// promotes a parked task as its slot enters the window (it fires at its
+// exact slot) and removes the spent one-time job; once ctx ends, Run
+// returns.
+func TestRunPromotesAndSweeps(t *testing.T) {
+	b := newArmerTest(t, fire.Config{}, nil, false)
+	a := b.armer(t, b.st)
+	a.window = 5 * time.Second
+
+	anchor := time.Now().Truncate(time.Second)
+	claimed := b.claimedTasks(t, periodicSMS("far", "every 7s", anchor))
+	if err := a.Arm(t.Context(), claimed[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n := a.Scheduled(); n != 0 {
+		t.Fatalf("gocron holds %d jobs for a parked task, want 0", n)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan struct{})
+	go func() { defer close(ran); a.Run(ctx) }()
+
+	farSlot := anchor.Add(7 * time.Second)
+	deadline := farSlot.Add(15 * time.Second)
+	for {
+		runs, err := b.st.ListRuns(t.Context(), "far", time.Time{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) > 0 {
+			if !runs[len(runs)-1].Slot.Equal(farSlot) {
+				t.Errorf("the promoted task fired slot %s, want %s", runs[len(runs)-1].Slot, farSlot)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the parked task did not fire its slot %s", farSlot)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// Its next slot is beyond the window again: parked, and the spent job
+	// is swept within a pass or two.
+	for a.Scheduled() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("gocron still holds %d jobs after the fire", a.Scheduled())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cancel()
+	<-ran
 }

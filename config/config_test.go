@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"os"
@@ -21,7 +21,7 @@ func noEnv(string) string { return "" }
 
 func TestLoadConfigShipped(t *testing.T) {
 	t.Parallel()
-	cfg, err := LoadConfig("../config.yaml", noEnv)
+	cfg, err := Load("../config.yaml", noEnv)
 	if err != nil {
 		t.Fatalf("shipped config.yaml: %v", err)
 	}
@@ -34,7 +34,7 @@ func TestLoadConfigShipped(t *testing.T) {
 func TestLoadConfigDefaultsAndSecrets(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"CRONSHEET_SMTP_PASSWORD": "s3cret", "TWILIO_AUTH_TOKEN": "tok"}
-	cfg, err := LoadConfig(writeConfig(t, "sms: {mode: send, account_sid: AC1, from: '+15005550006'}\n"),
+	cfg, err := Load(writeConfig(t, "sms: {mode: send, account_sid: AC1, from: '+15005550006'}\n"),
 		func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestLoadConfigDefaultsAndSecrets(t *testing.T) {
 	if cfg.NodeID == "" || cfg.Store.Path != "./data/cronsheet.db" || cfg.Patrol.Batch != 500 {
 		t.Errorf("defaults not applied: %+v", cfg)
 	}
-	empty, err := LoadConfig(writeConfig(t, ""), noEnv)
+	empty, err := Load(writeConfig(t, ""), noEnv)
 	if err != nil || empty.Listen != "127.0.0.1:8080" {
 		t.Errorf("empty file: %+v, %v; want all defaults", empty, err)
 	}
@@ -85,9 +85,9 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := LoadConfig(writeConfig(t, tt.body), noEnv)
+			_, err := Load(writeConfig(t, tt.body), noEnv)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("LoadConfig(%q) error = %v, want it to name %q", tt.body, err, tt.want)
+				t.Errorf("Load(%q) error = %v, want it to name %q", tt.body, err, tt.want)
 			}
 		})
 	}
@@ -95,7 +95,7 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 
 func TestLoadConfigMissingFile(t *testing.T) {
 	t.Parallel()
-	if _, err := LoadConfig(filepath.Join(t.TempDir(), "nope.yaml"), noEnv); err == nil {
+	if _, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), noEnv); err == nil {
 		t.Error("missing file accepted")
 	}
 }

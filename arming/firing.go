@@ -1,0 +1,208 @@
+package arming
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"cronsheet/fire"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// onFire is the gocron task of one instant: it fires every task due then.
+func (a *Armer) onFire(key int64) {
+	slot := time.Unix(0, key)
+	if d := slot.Sub(a.now()); d > 0 {
+		time.Sleep(d) // a fire is never early
+	}
+	a.mu.Lock()
+	b := a.buckets[key]
+	if b == nil {
+		a.mu.Unlock()
+		return
+	}
+	delete(a.buckets, key)
+	if b.job != uuid.Nil {
+		a.ran = append(a.ran, b.job)
+	}
+	due := make([]*armedTask, 0, len(b.tasks))
+	armed := make(map[string]*task.Task, len(b.tasks))
+	for id, e := range b.tasks {
+		if a.jobs[id] == e && e.due.UnixNano() == key {
+			e.due = time.Time{}
+			due = append(due, e)
+			armed[id] = e.task
+		}
+	}
+	a.mu.Unlock()
+	// In id order: job and trigger ids grow with time (package timeid),
+	// so the runs, job events and statuses the fires write go to the ends
+	// of their indexes, a few pages per group commit, rather than in
+	// random order all over them.
+	slices.SortFunc(due, func(x, y *armedTask) int { return strings.Compare(x.id, y.id) })
+	// The fires of each chunk start as soon as its tasks are read; the
+	// next chunk is read while they run. A chunk's fires go in groups of
+	// fireGroup, each group one FireAll on one goroutine (its ledger
+	// records one submission to the group commit), not a goroutine each:
+	// thousands of runnable fire goroutines would take the cores from the loop
+	// that starts them and from the next chunk's read.
+	var wg sync.WaitGroup
+	for start := 0; start < len(due); start += store.MaxStatusBatch {
+		chunk := due[start:min(start+store.MaxStatusBatch, len(due))]
+		read := a.readTasks(chunk, armed)
+		var group []*armedTask
+		var ps []fire.Params
+		flush := func() {
+			if len(group) == 0 {
+				return
+			}
+			g, gps := group, ps
+			group, ps = nil, nil
+			wg.Go(func() {
+				for i, res := range a.firer.FireAll(a.ctx, gps) {
+					a.settle(g[i], gps[i], res)
+				}
+			})
+		}
+		for _, e := range chunk {
+			p := a.fireParams(e, slot, armed, read)
+			if !groupable(p) {
+				wg.Go(func() { a.fireWith(e, p) })
+				continue
+			}
+			group, ps = append(group, e), append(ps, p)
+			if len(group) == fireGroup {
+				flush()
+			}
+		}
+		flush()
+	}
+	wg.Wait()
+}
+
+// fireGroup is how many tasks of a bucket one FireAll fires.
+const fireGroup = 100
+
+// groupable reports whether p's fire may share a FireAll: its task was
+// read with the bucket and has no targets, so checking it reads nothing
+// more from the store (one that does fires on its own goroutine, its
+// reads not queued behind the others').
+func groupable(p fire.Params) bool {
+	return p.Preread && p.Read != nil && len(p.Read.Targets) == 0
+}
+
+// fireParams is the fire of e's slot of a bucket (its tasks read as read,
+// nil when that read failed), after arming e's next slot; it marks the
+// fire's start for the fire hook.
+func (a *Armer) fireParams(e *armedTask, slot time.Time, armed map[string]*task.Task, read *bucketRead) fire.Params {
+	if a.fireHook != nil {
+		a.fireHook(slot, a.now().Sub(slot))
+	}
+	var next time.Time
+	if !e.slots.Once() {
+		next = e.slots.Next(slot)
+	}
+	if !next.IsZero() {
+		if err := a.schedule(e, next); err != nil {
+			// Not armed any more: reconcile releases the claim and
+			// publish arms it again (the slot, if missed, is a
+			// misfire then).
+			a.logger.Error("schedule next slot", "task_id", e.id, "error", err)
+			a.disarmGen(e.id, e.gen)
+		}
+	}
+	p := fire.Params{Armed: armed[e.id], Slot: slot, Trigger: task.TriggerSchedule, NextFire: next}
+	if read != nil && !read.moved[e.id] {
+		p.Preread, p.Read = true, read.tasks[e.id] // nil: deleted, the fire is stale
+	}
+	return p
+}
+
+// readTasks reads the tasks of a chunk of a bucket (at most
+// store.MaxStatusBatch) in one go (nil when the read failed, or for a
+// single task: each fire then reads its own task, and reports the store's
+// error itself). It reads only their heads: a task still of the version
+// it was armed at has the content armed holds, so the heads (claim, done,
+// fire status) are set over a copy of that; a task whose version moved is
+// marked so, and its fire reads it whole.
+func (a *Armer) readTasks(chunk []*armedTask, armed map[string]*task.Task) *bucketRead {
+	if len(chunk) < 2 {
+		return nil
+	}
+	ids := make([]string, len(chunk))
+	for i, e := range chunk {
+		ids[i] = e.id
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
+	heads, err := a.store.TaskHeads(ctx, ids)
+	cancel()
+	if err != nil {
+		return nil
+	}
+	out := &bucketRead{tasks: make(map[string]*task.Task, len(chunk)), moved: map[string]bool{}}
+	for _, h := range heads {
+		if t := h.Apply(armed[h.TaskID]); t != nil {
+			out.tasks[h.TaskID] = t
+		} else {
+			out.moved[h.TaskID] = true
+		}
+	}
+	return out
+}
+
+// bucketRead is what readTasks read of a bucket's tasks.
+type bucketRead struct {
+	tasks map[string]*task.Task // current, with the content of the armed copy
+	moved map[string]bool       // tasks whose version moved since they were armed
+}
+
+// fire fires one slot of e and handles the outcome.
+func (a *Armer) fire(e *armedTask, slot time.Time, trigger task.TriggerType, next time.Time) {
+	a.mu.Lock()
+	armed := e.task
+	a.mu.Unlock()
+	a.fireWith(e, fire.Params{Armed: armed, Slot: slot, Trigger: trigger, NextFire: next})
+}
+
+// fireWith fires p for e and handles the outcome.
+func (a *Armer) fireWith(e *armedTask, p fire.Params) {
+	a.settle(e, p, a.firer.FireAll(a.ctx, []fire.Params{p})[0])
+}
+
+// settle handles the outcome of e's fire p.
+func (a *Armer) settle(e *armedTask, p fire.Params, res fire.Result) {
+	slot, outcome, t, err := p.Slot, res.Outcome, res.Task, res.Err
+	switch {
+	case errors.Is(err, context.Canceled):
+	case err != nil:
+		// The store could not take the fire (an outage): the slot is in
+		// no ledger. Disarm the task: reconcile releases its claim and
+		// publish arms it again once the store answers, and arming fires
+		// the slots missed since the ledger's last one by the task's
+		// misfire policy, exactly as after a restart. Nothing is dropped
+		// silently: each missed slot ends in the ledger or is counted as
+		// skipped by the policy.
+		a.logger.Error("fire failed; the task is re-armed and its missed slots follow its misfire policy",
+			"task_id", e.id, "slot", slot, "error", err)
+		a.disarmGen(e.id, e.gen)
+	case outcome == fire.Stale:
+		a.disarmGen(e.id, e.gen)
+	case outcome == fire.Duplicate:
+		a.logger.Debug("slot already fired", "task_id", e.id, "slot", slot)
+	case t.Version != p.Armed.Version:
+		a.mu.Lock()
+		if e.version < t.Version {
+			e.version = t.Version // same schedule, new content
+			if e.task != nil {
+				e.task = t
+			}
+		}
+		a.mu.Unlock()
+	}
+}
