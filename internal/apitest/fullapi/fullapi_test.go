@@ -17,8 +17,10 @@ func TestMain(m *testing.M) {
 }
 
 // TestControlEndpointsNeedNoExtraDeps checks that targets, task states,
-// run queries, feedback and a row's audit trail come from the store alone:
-// no store lacks them, so none of them answers 501.
+// run queries and a row's audit trail come from the store alone: no store
+// lacks them, so none of them answers 501. A manual trigger and feedback
+// go to the firer (the run's owner), which the server always wires:
+// without it they answer 501, with it feedback on an unknown run is 404.
 func TestControlEndpointsNeedNoExtraDeps(t *testing.T) {
 	t.Parallel()
 	b := fullapi.Setup(t) // Store only: no Deps.Trigger
@@ -30,7 +32,6 @@ func TestControlEndpointsNeedNoExtraDeps(t *testing.T) {
 		{http.MethodGet, "/api/v1/targets", "", http.StatusOK},
 		{http.MethodGet, "/api/v1/targets/x", "", http.StatusNotFound},
 		{http.MethodDelete, "/api/v1/targets/x", "", http.StatusNotFound},
-		{http.MethodPost, "/api/v1/runs/tr1/feedback", `{"status":0}`, http.StatusNotFound},
 		{http.MethodGet, "/api/v1/runs?state=done", "", http.StatusOK},
 		{http.MethodGet, "/api/v1/runs?task_id=t1", "", http.StatusOK},
 		{http.MethodGet, "/api/v1/scenarios/memos/rows/r1/audit", "", http.StatusOK},
@@ -43,4 +44,9 @@ func TestControlEndpointsNeedNoExtraDeps(t *testing.T) {
 	// A manual trigger needs the firer (tasksapi.Deps.Trigger), which the server
 	// always wires.
 	apitest.WantError(t, b.Do(t, http.MethodPost, "/api/v1/tasks/t1/trigger", ""), http.StatusNotImplemented, "", "not available")
+	apitest.WantError(t, b.Do(t, http.MethodPost, "/api/v1/runs/tr1/feedback", `{"status":0}`), http.StatusNotImplemented, "", "not taken")
+	ctl := fullapi.SetupControl(t)
+	if w := ctl.Do(t, http.MethodPost, "/api/v1/runs/tr1/feedback", `{"status":0}`); w.Code != http.StatusNotFound {
+		t.Errorf("feedback on an unknown run with the firer wired = %d %s, want 404", w.Code, w.Body)
+	}
 }
