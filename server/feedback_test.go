@@ -55,14 +55,7 @@ func startEarlyHook(t *testing.T) *earlyHook {
 // report posts body as the final report on run id and waits for the
 // node's answer.
 func (h *earlyHook) report(base, id, body string) {
-	resp, err := http.Post(base+"/api/v1/runs/"+id+"/feedback", "application/json", strings.NewReader(body))
-	if err == nil {
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("feedback on %s: status %d", id, resp.StatusCode)
-		}
-	}
-	if err != nil {
+	if err := postFeedback(base, id, body); err != nil {
 		h.mu.Lock()
 		h.errs = append(h.errs, err)
 		h.mu.Unlock()

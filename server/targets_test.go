@@ -63,19 +63,26 @@ func (h *hook) stopReports() {
 	h.reports.Wait()
 }
 
+// postFeedback posts body as a report on run id to the node at base and
+// fails unless the node answers 200.
+func postFeedback(base, id, body string) error {
+	resp, err := http.Post(base+"/api/v1/runs/"+id+"/feedback", "application/json", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("feedback on %s: status %d", id, resp.StatusCode)
+	}
+	return nil
+}
+
 // report posts a progress and then a final report on run id, after the
 // hook's answer has gone back.
 func (h *hook) report(base, id string) {
 	time.Sleep(50 * time.Millisecond)
 	for _, body := range []string{`{"status":0,"message":"half way","progress":true}`, `{"status":0,"message":"all done","output":"42 rows"}`} {
-		resp, err := http.Post(base+"/api/v1/runs/"+id+"/feedback", "application/json", strings.NewReader(body))
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				err = fmt.Errorf("feedback on %s: status %d", id, resp.StatusCode)
-			}
-		}
-		if err != nil {
+		if err := postFeedback(base, id, body); err != nil {
 			h.mu.Lock()
 			h.errs = append(h.errs, err)
 			h.mu.Unlock()
