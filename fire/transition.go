@@ -224,10 +224,7 @@ func (f *Firer) Feedback(ctx context.Context, p store.FeedbackParams) (*task.Run
 	if err != nil {
 		return nil, fmt.Errorf("add feedback to run %s: %w", p.TriggerID, err)
 	}
-	state := task.RunDone
-	if p.Feedback.Status != 0 {
-		state = task.RunDead
-	}
+	state, _ := p.Feedback.Outcome()
 	p.Status = taskStatus(t, r, state)
 	out, err := f.store.AddFeedback(ctx, p)
 	if err != nil {

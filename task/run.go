@@ -116,6 +116,19 @@ func (f *Feedback) Validate() error {
 	return nil
 }
 
+// Outcome is the final state a final report gives its run, and the run's
+// error: done for status 0; dead otherwise, with the report's message or,
+// without one, the status it reported.
+func (f *Feedback) Outcome() (RunState, string) {
+	if f.Status == 0 {
+		return RunDone, ""
+	}
+	if f.Message != "" {
+		return RunDead, f.Message
+	}
+	return RunDead, fmt.Sprintf("target reported status %d", f.Status)
+}
+
 // OutboxMessage is a delivery kept instead of sent, for channels in outbox
 // mode and for the outbox channel itself.
 type OutboxMessage struct {

@@ -188,15 +188,8 @@ func (s *Store) addFeedback(ctx context.Context, triggerID string, fb *task.Feed
 	update := bson.D{{Key: "$push", Value: bson.D{{Key: "feedback", Value: feedbackDocOf(fb)}}}}
 	var final task.RunState
 	if !fb.Progress {
-		final = task.RunDone
-		msg := ""
-		if fb.Status != 0 {
-			final = task.RunDead
-			msg = fb.Message
-			if msg == "" {
-				msg = fmt.Sprintf("target reported status %d", fb.Status)
-			}
-		}
+		var msg string
+		final, msg = fb.Outcome()
 		set := bson.D{{Key: "state", Value: final}, {Key: "finished_at", Value: store.UnixMS(fb.At)},
 			{Key: "next_attempt", Value: 0}, {Key: "deadline", Value: 0},
 			{Key: "error", Value: task.Truncate(msg, task.MaxOutput)}}

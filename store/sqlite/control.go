@@ -240,11 +240,7 @@ func (s *Store) addFeedback(ctx context.Context, tx *sql.Tx, triggerID string, f
 		r, err := scanRun(in(ctx, tx, s.st.addProgress).QueryRowContext(ctx, doc, triggerID))
 		return r, translate(err)
 	}
-	final, msg := task.RunDone, ""
-	if fb.Status != 0 {
-		final = task.RunDead
-		msg = cmp.Or(fb.Message, fmt.Sprintf("target reported status %d", fb.Status))
-	}
+	final, msg := fb.Outcome()
 	r, err := scanRun(in(ctx, tx, s.st.addFinal).QueryRowContext(ctx, doc, string(final), store.UnixMS(fb.At),
 		task.Truncate(msg, task.MaxOutput), task.Truncate(fb.Output, task.MaxOutput), triggerID))
 	if err != nil {

@@ -72,10 +72,8 @@ func (b *bundle) feedback(triggerID string, fb task.Feedback) *task.Run {
 
 // finalState is the state a final report fb ends its run in.
 func finalState(fb task.Feedback) task.RunState {
-	if fb.Status != 0 {
-		return task.RunDead
-	}
-	return task.RunDone
+	state, _ := fb.Outcome()
+	return state
 }
 
 func (b *bundle) getRun(id string) *task.Run {
