@@ -56,22 +56,22 @@ func TestJobsBlockRacesFire(t *testing.T) {
 		ids[i], due[i] = v.ID, v.DueAt
 	}
 	// Each block is sent around its job's instant: from 150 ms before to
-	// 310 ms after (425 ms on the mongo driver, whose fires take longer to
-	// reach the ledger), so some win (those well before the instant always
-	// do) and some lose, also when a loaded machine starts the fires late
+	// 310 ms after (on the mongo driver from 500 ms before to 535 ms
+	// after: its fires take longer to reach the ledger, and on a loaded
+	// machine FerretDB can answer a block sent 150 ms before the instant
+	// too late), so some win (those well before the instant always do)
+	// and some lose, also when a loaded machine starts the fires late
 	// (then a block some tens of milliseconds after the instant still
-	// wins, so the window reaches far past it) or answers a block slowly
-	// (on FerretDB a block sent 40 ms before the instant can lose the
-	// race, so the window starts 150 ms ahead).
-	step := 20 * time.Millisecond
+	// wins, so the window reaches far past it).
+	step, lead := 20*time.Millisecond, 150*time.Millisecond
 	if testDriver() == "mongo" {
-		step = 25 * time.Millisecond
+		step, lead = 45*time.Millisecond, 500*time.Millisecond
 	}
 	var mu sync.Mutex
 	blocked := map[string]bool{}
 	var wg sync.WaitGroup
 	for i, id := range ids {
-		at := due[i].Add(time.Duration(i)*step - 150*time.Millisecond)
+		at := due[i].Add(time.Duration(i)*step - lead)
 		wg.Go(func() {
 			time.Sleep(time.Until(at))
 			code, msg := b.postVerb(t, id, "block", task.CodeAlreadyRan)
