@@ -111,7 +111,7 @@ func (a *Armer) finish(ts []*task.Task, steps []armStep, of []int, statusErrs, e
 		if len(st.missed) > 0 {
 			missedFires.Go(func() {
 				for _, m := range st.missed {
-					a.fire(st.entry, m.slot, st.missedType, m.next)
+					a.fire(st.entry, st.armed, m.slot, st.missedType, m.next)
 				}
 			})
 		}
@@ -139,6 +139,7 @@ const armStatusChunk = 500
 type armStep struct {
 	status     store.TaskStatusParams
 	entry      *armedTask
+	armed      *task.Task // the task as armed, which the missed slots fire as
 	missed     []missedFire
 	missedType task.TriggerType
 	next       time.Time
@@ -153,6 +154,9 @@ type missedFire struct{ slot, next time.Time }
 // status to store, and the missed slots to fire and the next slot to
 // schedule once it is stored.
 func (a *Armer) prepare(ctx context.Context, t *task.Task, last time.Time, unfinished []*task.Run, runsRead time.Time) (armStep, error) {
+	if triggeredOnly(t) {
+		return a.holdTriggered(ctx, t, unfinished, runsRead)
+	}
 	sched, err := mapping.Schedule(t)
 	if errors.Is(err, task.ErrInvalid) {
 		// It can never be armed (a row's mapping refuses such schedules;
@@ -187,8 +191,10 @@ func (a *Armer) prepare(ctx context.Context, t *task.Task, last time.Time, unfin
 
 	if t.State != task.StateRunning {
 		// Stopped or closed: held here, its unfinished runs resumed, but
-		// no slot fires. A state change releases the claim, so it comes
-		// back through Arm under its new state at once.
+		// no slot fires and no queued run is delivered. A state change
+		// releases the claim, so it comes back through Arm under its new
+		// state at once.
+		a.firer.EndQueued(ctx, t.TaskID)
 		return armStep{status: store.TaskStatusParams{TaskID: t.TaskID, SetNextFire: true}, entry: e}, nil
 	}
 	if plan.Skipped > 0 {
@@ -203,7 +209,7 @@ func (a *Armer) prepare(ctx context.Context, t *task.Task, last time.Time, unfin
 	}
 	// A delayed job's one instant is its schedule, however late it is
 	// armed (submitted with no delay, unblocked after its time).
-	step := armStep{entry: e, missedType: task.TriggerMisfire}
+	step := armStep{entry: e, armed: t, missedType: task.TriggerMisfire}
 	if t.Job != nil && t.CronPara == "" {
 		step.missedType = task.TriggerSchedule
 	}

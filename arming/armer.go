@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-co-op/gocron/v2"
 	"github.com/google/uuid"
+	"github.com/jonboulle/clockwork"
 
 	"cronsheet/fire"
 	"cronsheet/patrol"
@@ -67,6 +68,7 @@ type Armer struct {
 	sched  gocron.Scheduler
 	firer  *fire.Firer
 	store  Store
+	clock  clockwork.Clock // Config.Clock
 	now    func() time.Time
 	// fireHook, when set, receives each fire's lag (slot → job start).
 	fireHook func(slot time.Time, lag time.Duration)
@@ -102,13 +104,24 @@ type Config struct {
 	OnFire func(slot time.Time, lag time.Duration)
 	// OnArm, when set, is called each time a task is armed.
 	OnArm func(taskID string)
+	// Clock is the time slots come due on: gocron waits on it, and the
+	// Armer reads it to plan misfires, to tell a slot due from one ahead
+	// and to park and promote (Run's passes still come every second of
+	// the host clock). Nil is the host clock. Tests give a
+	// clockwork.FakeClock (with the same clock's Now as the Firer's now)
+	// to move a node's time across a night in steps.
+	Clock clockwork.Clock
 }
 
 // New returns an Armer firing through f, over a gocron scheduler of its
 // own that Run starts and Shutdown stops. ctx is the fires' context:
 // cancel it once the firer has stopped.
 func New(ctx context.Context, logger *slog.Logger, cfg Config, f *fire.Firer, st Store) (*Armer, error) {
-	opts := []gocron.SchedulerOption{gocron.WithLogger(logger.With("component", "gocron"))}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = clockwork.NewRealClock()
+	}
+	opts := []gocron.SchedulerOption{gocron.WithLogger(logger.With("component", "gocron")), gocron.WithClock(clock)}
 	if cfg.StopTimeout > 0 {
 		opts = append(opts, gocron.WithStopTimeout(cfg.StopTimeout))
 	}
@@ -121,7 +134,8 @@ func New(ctx context.Context, logger *slog.Logger, cfg Config, f *fire.Firer, st
 		sched:    sched,
 		firer:    f,
 		store:    st,
-		now:      time.Now,
+		clock:    clock,
+		now:      clock.Now,
 		ctx:      ctx,
 		fireHook: cfg.OnFire,
 		armHook:  cfg.OnArm,
@@ -227,12 +241,15 @@ func (a *Armer) Arm(ctx context.Context, t *task.Task) error {
 	return a.ArmBatch(ctx, []*task.Task{t})[0]
 }
 
-// Disarm removes a task's schedule.
+// Disarm removes a task's schedule. Runs of it queued here (overlap:
+// queue) end at once when the task was switched off, stopped, closed or
+// deleted (fire.Firer.EndQueued); otherwise they wait for their turn.
 func (a *Armer) Disarm(taskID string) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.removeJobLocked(taskID)
 	delete(a.jobs, taskID)
+	a.mu.Unlock()
+	a.firer.EndQueued(a.ctx, taskID) // outside a.mu: the armer never holds it over the firer's lock
 }
 
 // disarmGen disarms taskID when it is still armed under gen (not

@@ -19,7 +19,7 @@ import (
 func (a *Armer) onFire(key int64) {
 	slot := time.Unix(0, key)
 	if d := slot.Sub(a.now()); d > 0 {
-		time.Sleep(d) // a fire is never early
+		a.clock.Sleep(d) // a fire is never early
 	}
 	a.mu.Lock()
 	b := a.buckets[key]
@@ -162,11 +162,11 @@ type bucketRead struct {
 	moved map[string]bool       // tasks whose version moved since they were armed
 }
 
-// fire fires one slot of e and handles the outcome.
-func (a *Armer) fire(e *armedTask, slot time.Time, trigger task.TriggerType, next time.Time) {
-	a.mu.Lock()
-	armed := e.task
-	a.mu.Unlock()
+// fire fires one missed slot of e, armed as armed, and handles the
+// outcome. It takes the task as armed rather than e's: the next slot is
+// scheduled while the missed ones fire, and a next slot beyond the window
+// parks e, which drops its task from memory.
+func (a *Armer) fire(e *armedTask, armed *task.Task, slot time.Time, trigger task.TriggerType, next time.Time) {
 	a.fireWith(e, fire.Params{Armed: armed, Slot: slot, Trigger: trigger, NextFire: next})
 }
 

@@ -42,7 +42,7 @@ type FlowFuncs struct {
 // FlowDepthParam is the param a trigger_task run passes to the tasks it
 // triggers: how many trigger_task hops led there. A chain deeper than
 // MaxFlowDepth (a loop of tasks triggering each other) is refused.
-const FlowDepthParam = "cronsheet_flow_depth"
+const FlowDepthParam = task.InternalParamPrefix + "flow_depth"
 
 // MaxFlowDepth bounds chains of trigger_task.
 const MaxFlowDepth = 8

@@ -142,8 +142,10 @@ type Fire struct {
 // HTTPTarget says which hosts HTTP targets may call back. The rules,
 // in order, for the URL's host and every address dialed: an allow entry
 // permits; else a deny entry refuses; else public addresses are permitted
-// and loopback, private, link-local (cloud metadata) and other special
-// addresses are refused. Entries are CIDRs, IPs, host names or ".domain".
+// and loopback, private, link-local (cloud metadata), documentation and
+// other special addresses are refused. Entries are CIDRs, IPs, host names
+// or ".domain". Both lists are empty by default; allow 127.0.0.0/8 and
+// ::1/128 to reach hooks on this machine (local development).
 type HTTPTarget struct {
 	Allow []string `yaml:"allow"`
 	Deny  []string `yaml:"deny"`

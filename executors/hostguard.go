@@ -17,8 +17,10 @@ import (
 //  2. else a Deny entry matching the name or the address refuses;
 //  3. else public unicast addresses are permitted, and loopback, private
 //     (RFC 1918, fc00::/7), link-local (169.254.0.0/16 with the metadata
-//     address 169.254.169.254, fe80::/10), unspecified, multicast and other
-//     special-purpose addresses are refused.
+//     address 169.254.169.254, fe80::/10), unspecified, multicast,
+//     documentation (192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24,
+//     2001:db8::/32, 3fff::/20) and other special-purpose addresses are
+//     refused.
 //
 // A HostGuard is immutable and safe for concurrent use.
 type HostGuard struct {
@@ -225,6 +227,13 @@ func specialRanges() []specialRange {
 		{netip.MustParsePrefix("198.18.0.0/15"), "reserved"},
 		{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 		{netip.MustParsePrefix("100::/64"), "reserved"},
+		// Documentation ranges (RFC 5737, RFC 3849, RFC 9637): never a
+		// real service, so a target naming one is a mistake or a probe.
+		{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},
+		{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
+		{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},
+		{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
+		{netip.MustParsePrefix("3fff::/20"), "documentation"},
 	}
 }
 

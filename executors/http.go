@@ -188,7 +188,7 @@ func (h *HTTP) newRequest(ctx context.Context, d task.Delivery, t *task.HTTPTarg
 			addQuery(u, d.Params, task.Placeholders(t.URL))
 		}
 	case http.MethodPost:
-		body, contentType, err = postBody(d, t.Body, vars)
+		body, contentType, err = postBody(d, t, vars)
 		if err != nil {
 			return nil, err
 		}
@@ -286,12 +286,18 @@ func addQuery(u *url.URL, params map[string]string, placed []string) {
 // postBody returns the body of a POST and its default content type: the
 // delivery's JSON document without a template, else the expanded template
 // (as it is with nil vars; application/json when it is valid JSON, else
-// text/plain).
-func postBody(d task.Delivery, tmpl string, vars map[string]string) ([]byte, string, error) {
+// text/plain). Values are escaped for the body's kind (bodyKind): JSON
+// string escaping in a JSON body, form encoding in a form, so a value never
+// adds fields or breaks the body.
+func postBody(d task.Delivery, t *task.HTTPTarget, vars map[string]string) ([]byte, string, error) {
+	tmpl := t.Body
 	if tmpl == "" {
 		return d.Document(), "application/json", nil
 	}
-	s, err := expandUnlessRaw(tmpl, vars)
+	s, err := tmpl, error(nil)
+	if vars != nil {
+		s, err = task.ExpandEscaped(tmpl, vars, bodyEscaper(bodyKind(tmpl, t.Headers)))
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("http body template: %w", err)
 	}

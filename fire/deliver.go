@@ -17,6 +17,13 @@ func (f *Firer) deliver(ctx context.Context, t *task.Task, tg *task.Target, run 
 	if !sleep(ctx, run.NextAttempt.Sub(f.now())) {
 		return
 	}
+	if run.State == task.RunPending {
+		// A queued run's turn: delivered only while its task still is.
+		if !f.startQueued(ctx, t, tg, run) {
+			return
+		}
+		stored = true
+	}
 	for {
 		wait, again := f.step(ctx, t, tg, run, stored)
 		stored = false
@@ -158,6 +165,9 @@ func (f *Firer) attempt(ctx context.Context, t *task.Task, tg *task.Target, run 
 	actx, cancel := context.WithTimeout(ctx, ttl)
 	defer cancel()
 	params := mergeParams(t.Params, run.Params)
+	if kind != task.ChannelBuiltin {
+		params = task.ExternalParams(params) // the builtin executor alone reads them
+	}
 	d := task.Delivery{
 		TaskID:      t.TaskID,
 		TriggerID:   run.TriggerID,

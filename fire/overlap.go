@@ -133,19 +133,47 @@ func (f *Firer) busy(taskID string) bool {
 // enqueue queues one slot's runs (overlap: queue) behind the task's
 // deliveries in progress, or starts them when those ended meanwhile.
 func (f *Firer) enqueue(slot []queuedRun) {
-	id := slot[0].run.TaskID
 	f.mu.Lock()
+	next := f.enqueueLocked(slot)
+	f.mu.Unlock()
+	for _, q := range next {
+		f.deliverAsync(q.t, q.target, q.run, false)
+	}
+}
+
+// enqueueLocked queues slot (f.mu held) and returns the runs to start now:
+// the task's oldest queued slot when no delivery of it is in progress.
+func (f *Firer) enqueueLocked(slot []queuedRun) []queuedRun {
+	id := slot[0].run.TaskID
 	f.queued[id] = append(f.queued[id], slot)
 	for _, q := range slot {
 		f.waiting[q.run.TriggerID] = true
 	}
-	var next []queuedRun
 	if f.active[id] == 0 {
-		next = f.popQueuedLocked(id)
+		return f.popQueuedLocked(id)
 	}
+	return nil
+}
+
+// queueReserved hands a run this process reserved (rescue) over to its
+// task's queue, in one step so that no Resume finds it neither reserved
+// nor queued: the reservation ends without starting a queued slot, and
+// the run waits as a slot queued at its fire does (enqueue).
+func (f *Firer) queueReserved(q queuedRun) {
+	id, taskID := q.run.TriggerID, q.run.TaskID
+	f.mu.Lock()
+	delete(f.inflight, id)
+	if f.counted[id] {
+		delete(f.counted, id)
+		if f.active[taskID]--; f.active[taskID] <= 0 {
+			delete(f.active, taskID)
+		}
+	}
+	next := f.enqueueLocked([]queuedRun{q})
 	f.mu.Unlock()
-	for _, q := range next {
-		f.deliverAsync(q.t, q.target, q.run, false)
+	f.wg.Done()
+	for _, n := range next {
+		f.deliverAsync(n.t, n.target, n.run, false)
 	}
 }
 
@@ -167,6 +195,18 @@ func (f *Firer) popQueuedLocked(taskID string) []queuedRun {
 	return next
 }
 
+// overlapOf is the overlap policy a fire of trigger follows for t. A
+// missed slot replayed at arming (misfire) is never skipped for overlap:
+// the misfire policy chose to deliver it, so under skip it queues as
+// under queue, one at a time behind the runs before it, in slot order.
+func overlapOf(t *task.Task, trigger task.TriggerType) task.Overlap {
+	o := task.OverlapOf(t)
+	if trigger == task.TriggerMisfire && o == task.OverlapSkip {
+		return task.OverlapQueue
+	}
+	return o
+}
+
 // holdForOverlap applies a busy task's overlap policy to the runs of a
 // scheduled fire about to be recorded: skip ends each run that would be
 // delivered as skipped, with the reason; queue records it pending, to be
@@ -185,4 +225,62 @@ func holdForOverlap(routes []route, policy task.Overlap, now time.Time) {
 			r.run.State, r.run.Deadline = task.RunPending, time.Time{}
 		}
 	}
+}
+
+// EndQueued ends the runs of taskID queued here when the task may no
+// longer be delivered to (heldBack: gone, switched off, stopped, closed):
+// each ends cancelled with the reason at once, rather than when the
+// delivery before it ends. A task that may still be delivered to keeps
+// its queue, as does one that cannot be read. It returns how many runs it
+// ended.
+func (f *Firer) EndQueued(ctx context.Context, taskID string) int {
+	if !f.hasQueued(taskID) {
+		return 0
+	}
+	t, why, err := f.heldBack(ctx, taskID)
+	if err != nil || why == "" {
+		return 0
+	}
+	if t == nil {
+		t = &task.Task{TaskID: taskID}
+	}
+	n := 0
+	for _, q := range f.takeQueued(taskID) {
+		if f.finish(ctx, t, q.target, q.run, task.RunCancelled, why) == nil {
+			n++
+		}
+		f.release(q.run)
+	}
+	return n
+}
+
+// hasQueued reports whether runs of taskID are queued here.
+func (f *Firer) hasQueued(taskID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.queued[taskID]) > 0
+}
+
+// takeQueued takes all the queued runs of taskID out of its queue, each
+// reserved (in flight here, not counted for the overlap policy) in the
+// same step, so that no Resume finds one neither queued nor reserved.
+// Each is to be released (release) once ended. After Shutdown it takes
+// none.
+func (f *Firer) takeQueued(taskID string) []queuedRun {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil // left pending, for whoever resumes the task next
+	}
+	var out []queuedRun
+	for _, slot := range f.queued[taskID] {
+		for _, q := range slot {
+			delete(f.waiting, q.run.TriggerID)
+			f.inflight[q.run.TriggerID] = true
+			f.wg.Add(1)
+			out = append(out, q)
+		}
+	}
+	delete(f.queued, taskID)
+	return out
 }

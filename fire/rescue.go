@@ -217,9 +217,16 @@ func (f *Firer) rescue(ctx context.Context, t *task.Task, r *task.Run, why strin
 	}
 	f.logger.InfoContext(ctx, "run taken over", "task_id", t.TaskID, "trigger_id", taken.TriggerID,
 		"from_node", r.Node, "fence", taken.Fence, "state", r.State, "deadline", r.Deadline, "why", why)
-	// The stored attempt was cut short (running, pending) or failed and
-	// awaits its retry (failed): either way it counts, and the next one
-	// is attempt+1. deliver honours the stored next_attempt.
+	if taken.State == task.RunPending {
+		// Queued and never attempted: it keeps its attempt count and
+		// waits for its turn behind the task's deliveries here, which
+		// checks the task again (startQueued).
+		f.queueReserved(queuedRun{t: t, target: tg, run: taken})
+		return true, nil
+	}
+	// The stored attempt was cut short (running) or failed and awaits its
+	// retry (failed): either way it counts, and the next one is
+	// attempt+1. deliver honours the stored next_attempt.
 	taken.Attempt++
 	taken.State = task.RunRunning
 	f.start(t, tg, taken, false)

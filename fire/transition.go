@@ -18,6 +18,10 @@ import (
 // the task (taskStatus), and then tells the observers through observe:
 //
 //	fire            ─▶ pending | running | rejected | skipped  (Fire, Trigger, alerts)
+//	pending         ─▶ running           startQueued (a queued run's turn: startAttempt)
+//	running         ─▶ cancelled         startQueued, right after: its task was switched
+//	                                     off, stopped, closed or deleted while it was queued
+//	pending         ─▶ cancelled         EndQueued (the same, before its turn)
 //	running         ─▶ running           startAttempt, renew
 //	running         ─▶ failed            failAttempt (a retry follows)
 //	running         ─▶ done | dead       finish (the target's answer, retries exhausted)
@@ -118,6 +122,58 @@ func (f *Firer) failAttempt(ctx context.Context, t *task.Task, tg *task.Target, 
 	}
 	f.observe(t, tg, run)
 	return nil
+}
+
+// startQueued starts the turn of a queued run (recorded pending: overlap
+// queue, or a missed slot replayed behind the others) and reports whether
+// it is to be delivered. It first takes the run from pending to running
+// with a fenced write, and only then reads its task again: a task that
+// was switched off, stopped (paused, blocked), closed (cancelled) or
+// deleted while the run waited ends the run cancelled with the reason,
+// undelivered. A cancel that writes the task's state before the run's
+// turn is thus always seen; a turn whose read came first had started
+// before the cancel was written, like a slot fired just before it. A
+// task that cannot be read is delivered to, as the fire's own check
+// allowed. A run taken over meanwhile is refused the write and left to
+// its new owner.
+func (f *Firer) startQueued(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run) bool {
+	if err := f.startAttempt(ctx, t, run); err != nil {
+		f.logger.InfoContext(ctx, "queued run not started", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
+		return false
+	}
+	now, why, err := f.heldBack(ctx, run.TaskID)
+	if err != nil {
+		f.logger.WarnContext(ctx, "queued run: task not read again; delivering", "task_id", run.TaskID,
+			"trigger_id", run.TriggerID, "error", err)
+		return true
+	}
+	if why == "" {
+		return true
+	}
+	f.logger.InfoContext(ctx, "queued run not delivered", "task_id", run.TaskID, "trigger_id", run.TriggerID, "why", why)
+	if now == nil {
+		now = &task.Task{TaskID: run.TaskID}
+	}
+	_ = f.finish(ctx, now, tg, run, task.RunCancelled, why) // logged
+	return false
+}
+
+// heldBack reads task id and says why a queued run of it must not be
+// delivered now ("" when it may): the task is gone, switched off, or not
+// running (stopped or closed). It returns the task as read (nil when gone).
+func (f *Firer) heldBack(ctx context.Context, id string) (*task.Task, string, error) {
+	t, err := f.getTask(ctx, id)
+	switch {
+	case errors.Is(err, task.ErrNotFound):
+		return nil, "the task was deleted while this run was queued", nil
+	case err != nil:
+		return nil, "", err
+	case t.IsEnable != 1:
+		return t, "the task was switched off while this run was queued", nil
+	case t.State != task.StateRunning:
+		return t, fmt.Sprintf("the task was %s while this run was queued", t.State), nil
+	}
+	return t, "", nil
 }
 
 // finish records a run's final state with its task's status and tells

@@ -25,6 +25,19 @@ func (e *Engine) Advance(ctx context.Context, id string) (*task.Execution, error
 			return nil, fmt.Errorf("advance execution %s: %w", id, err)
 		}
 		if x.State.Final() {
+			// Its step runs' records still follow their runs to their end.
+			switch changed, err := e.refreshEnded(ctx, x); {
+			case err != nil:
+				return nil, fmt.Errorf("advance execution %s: %w", id, err)
+			case !changed:
+				return x, nil
+			}
+			switch err := e.st.UpdateExecution(ctx, x); {
+			case errors.Is(err, task.ErrConflict):
+				continue
+			case err != nil:
+				return nil, fmt.Errorf("advance execution %s: %w", id, err)
+			}
 			return x, nil
 		}
 		open := openRuns(x)
@@ -53,7 +66,10 @@ func (e *Engine) Advance(ctx context.Context, id string) (*task.Execution, error
 
 // step advances x in memory and reports whether it changed.
 func (e *Engine) step(ctx context.Context, x *task.Execution) (bool, error) {
-	changed := false
+	changed, err := e.refreshEnded(ctx, x)
+	if err != nil {
+		return false, err
+	}
 	now := e.cfg.Now()
 	// Step runs planned in this pass are fired in the next one, after the
 	// plan is stored: a crash in between leaves them planned, not lost.
@@ -127,11 +143,7 @@ func (e *Engine) stepRun(ctx context.Context, x *task.Execution, sr *task.StepRu
 		sr.Slot, sr.Triggered = x.NextSlot(now), false
 		return true, nil
 	}
-	seen := make([]task.StepTargetRun, 0, len(runs))
-	for _, r := range runs {
-		seen = append(seen, task.StepTargetRun{Target: r.Target, TriggerID: r.TriggerID, State: r.State,
-			Output: r.Output, Error: r.Error})
-	}
+	seen := targetRuns(runs)
 	if !sameRuns(sr.Runs, seen) {
 		sr.Runs, changed = seen, true
 	}

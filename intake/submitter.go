@@ -14,6 +14,9 @@ import (
 type Submitter interface {
 	// Submit validates and stores one job (see jobs.Service.Submit).
 	Submit(ctx context.Context, r jobs.Request) (*jobs.View, error)
+	// SubmitBatch submits each request on its own (see
+	// jobs.Service.SubmitBatch); an error means the store failed.
+	SubmitBatch(ctx context.Context, reqs []jobs.Request) ([]jobs.BatchResult, error)
 	// OnFinal registers fn to receive each job that becomes final and
 	// that wants reports true for (see jobs.Service.OnFinal).
 	OnFinal(wants func(id string) bool, fn func(*jobs.View))
@@ -59,6 +62,8 @@ func clientError(err error) (msg, field string, ok bool) {
 		return ve.Error(), ve.Field, true
 	case errors.As(err, &re):
 		return re.msg, "", true
+	case errors.Is(err, task.ErrConflict) && task.CodeOf(err) == task.CodeAlreadyExists:
+		return err.Error(), "key", true // the key is held by a job a different request made
 	case errors.Is(err, task.ErrInvalid), errors.Is(err, task.ErrConflict):
 		return err.Error(), "", true
 	}

@@ -225,6 +225,9 @@ type wsMessage struct {
 
 // handle submits message seq and answers it; false ends the connection.
 func (w *WebSocket) handle(ctx context.Context, c *wsConn, seq int, typ websocket.MessageType, data []byte) bool {
+	if typ == websocket.MessageText && isBatch(data) {
+		return w.handleBatch(ctx, c, seq, data)
+	}
 	mark, end := w.recent.window(&w.mu)
 	defer end()
 	v, err := w.submit(ctx, c, typ, data)

@@ -121,6 +121,11 @@ func TestWebSocket(t *testing.T) {
 		if res := readMsg(t, conn); res.Type != "result" || res.Job == nil || res.Job.State != task.JobCancelled {
 			t.Fatalf("got %+v, want the finished job's result at once", res)
 		}
+		// The key with another request: refused, naming the key, as on HTTP.
+		if got := exchange(t, conn, `{"method":"GET","name":"http://example.com/other","key":"k1","delay":60}`); got.Type != "error" ||
+			got.Field != "key" || !strings.Contains(got.Error, "different request") {
+			t.Fatalf("key with a different request: got %+v, want an error naming key", got)
+		}
 	})
 
 	t.Run("BinaryMessage", func(t *testing.T) {
@@ -189,6 +194,9 @@ type fakeSubmitter struct {
 }
 
 func (f *fakeSubmitter) Submit(ctx context.Context, _ jobs.Request) (*jobs.View, error) {
+	return nil, errors.New("not used")
+}
+func (f *fakeSubmitter) SubmitBatch(context.Context, []jobs.Request) ([]jobs.BatchResult, error) {
 	return nil, errors.New("not used")
 }
 func (f *fakeSubmitter) OnFinal(wants func(string) bool, fn func(*jobs.View)) {

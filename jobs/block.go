@@ -59,9 +59,23 @@ func (s *Service) Block(ctx context.Context, id string) (*View, error) {
 		}
 		held = true
 	}
+	if err := s.stop(ctx, t, slot, held); err != nil {
+		return nil, err
+	}
+	s.wake()
+	return s.Get(ctx, id)
+}
+
+// stop writes job t stopped and hands over its blocked transition, under
+// stopMu (a run ending meanwhile adds no pending after it). slot is its
+// current slot, held whether the block took it already.
+func (s *Service) stop(ctx context.Context, t *task.Task, slot time.Time, held bool) error {
+	s.stopMu.Lock()
+	defer s.stopMu.Unlock()
+	id := t.TaskID
 	now := s.now()
 	if _, err := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: task.StateStopped, Anchor: now, Now: now}); err != nil {
-		return nil, err
+		return err
 	}
 	if !held && !slot.IsZero() && !slot.After(s.now().Add(blockGuard)) {
 		// The slot came close while the state was written: a fire may have
@@ -69,14 +83,13 @@ func (s *Service) Block(ctx context.Context, id string) (*View, error) {
 		// undoes the block.
 		if err := s.holdSlot(ctx, t, slot); err != nil {
 			if _, rerr := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: t.State, Anchor: t.Anchor, Now: s.now()}); rerr != nil {
-				return nil, errors.Join(err, fmt.Errorf("undo block of job %s: %w", id, rerr))
+				return errors.Join(err, fmt.Errorf("undo block of job %s: %w", id, rerr))
 			}
-			return nil, err
+			return err
 		}
 	}
-	s.event(store.JobEvent{JobID: id, At: now, State: task.JobBlocked, Reason: "blocked"})
-	s.wake()
-	return s.Get(ctx, id)
+	s.eventNow(ctx, store.JobEvent{JobID: id, At: now, State: task.JobBlocked, Reason: "blocked"})
+	return nil
 }
 
 // Unblock lets a blocked job run again: a delayed job whose slot the block
@@ -121,7 +134,7 @@ func (s *Service) Unblock(ctx context.Context, id string) (*View, error) {
 	if _, err := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: task.StateRunning, Anchor: now, Now: now}); err != nil {
 		return nil, err
 	}
-	s.event(store.JobEvent{JobID: id, At: now, State: task.JobPending, Reason: "unblocked"})
+	s.eventNow(ctx, store.JobEvent{JobID: id, At: now, State: task.JobPending, Reason: "unblocked"})
 	s.wake()
 	return s.Get(ctx, id)
 }

@@ -38,10 +38,13 @@ func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
 		}
 		return nil, tooLate("job %s already fired (it is %s), so it cannot be cancelled", id, state)
 	}
+	s.stopMu.Lock()
 	if _, err := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: task.StateClosed, Now: s.now()}); err != nil {
+		s.stopMu.Unlock()
 		return nil, err
 	}
-	s.event(store.JobEvent{JobID: id, At: s.now(), State: task.JobCancelled, Reason: "cancelled"})
+	s.eventNow(ctx, store.JobEvent{JobID: id, At: s.now(), State: task.JobCancelled, Reason: "cancelled"})
+	s.stopMu.Unlock()
 	s.wake()
 	s.wakeWaiters(id)
 	s.announce(id)
@@ -70,8 +73,10 @@ func (s *Service) cancelSlot(ctx context.Context, t *task.Task, why string) (boo
 		if ok || err != nil {
 			return ok, err
 		}
-		// A block holds the slot: nothing fired, so the cancel wins.
-		r, err := s.runAt(ctx, t.TaskID, t.Job.DueAt)
+		// A block holds the slot: the cancel wins when nothing fired
+		// since, i.e. the job's newest run is still the block's marker (an
+		// unblock or a backfill fires it under a later slot of its own).
+		r, err := s.latestRun(ctx, t.TaskID)
 		return r != nil && isBlockMarker(r), err
 	}
 	slot := t.NextFire

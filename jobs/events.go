@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"cronsheet/fire"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -21,7 +21,64 @@ func (s *Service) OnRun(t *task.Task, r task.Run) {
 	if t.Job == nil {
 		return
 	}
-	ev := store.JobEvent{JobID: t.TaskID, At: s.now(), TriggerID: r.TriggerID, Attempt: r.Attempt, Reason: r.Error}
+	ev := transitionOf(t, &r, s.now())
+	if t.CronPara != "" && r.State.Final() && (ev.State == task.JobPending || ev.State == task.JobCancelled) {
+		s.stopMu.RLock()
+		switch stop, ok := s.stoppedMeanwhile(t.TaskID, ev.State); {
+		case ok && stop == "": // the job is gone: no history to add to
+		case ok:
+			// The run's end is kept in the history, under the job's stop
+			// (a backfill's run too: its backfilling transition is
+			// followed by one saying how it ended).
+			ev.Reason = task.Truncate(fmt.Sprintf("run %s ended %s (%s); the job stays %s", r.TriggerID, r.State, ev.Reason, stop), 300)
+			ev.State = stop
+			s.event(ev)
+		default:
+			s.event(ev)
+		}
+		s.stopMu.RUnlock()
+	} else {
+		s.event(ev)
+	}
+	if r.State.Final() {
+		s.wakeWaiters(t.TaskID)
+		s.announce(t.TaskID)
+	}
+}
+
+// stoppedMeanwhile reports whether the transition to state that a final
+// run of cron job id means would undo the job's stop — pending after the
+// job was closed (cancelled or replaced) or stopped (blocked), or
+// cancelled (a queued run ended undelivered) after it was blocked — and
+// the state the job stays in (none when the job is gone). The run's outcome is in the ledger either
+// way; the job's history ends at its stop. The task the firer passed may
+// have been read at fire time, so the store is asked; when it cannot say,
+// the transition is recorded as the run means it (the run's outcome is not
+// lost from the history).
+func (s *Service) stoppedMeanwhile(id string, state task.JobState) (task.JobState, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cur, err := s.store.GetTask(ctx, id)
+	if errors.Is(err, task.ErrNotFound) {
+		return "", true
+	}
+	if err != nil {
+		s.logger.Warn("read job state for its run's end", "job_id", id, "error", err)
+		return "", false
+	}
+	switch {
+	case cur.State == task.StateStopped:
+		return task.JobBlocked, true
+	case cur.State == task.StateClosed && state == task.JobPending:
+		return task.JobCancelled, true
+	}
+	return "", false
+}
+
+// transitionOf is the transition of job t that run r's change (stored at
+// at) means.
+func transitionOf(t *task.Task, r *task.Run, at time.Time) store.JobEvent {
+	ev := store.JobEvent{JobID: t.TaskID, At: at, TriggerID: r.TriggerID, Attempt: r.Attempt, Reason: r.Error}
 	switch r.State {
 	case task.RunRunning, task.RunPending:
 		ev.State = task.JobRunning
@@ -40,18 +97,17 @@ func (s *Service) OnRun(t *task.Task, r task.Run) {
 			ev.State = task.JobPending
 		}
 		ev.Reason = task.Truncate(r.Output, 200)
-	default: // dead, rejected, timeout
+	case task.RunCancelled: // a run ended by hand (POST /api/v1/runs/{id}/cancel)
+		ev.State = task.JobCancelled
+		ev.Reason = "run cancelled: " + r.Error
+	default: // dead, rejected, timeout, skipped
 		ev.State = task.JobDead
 		if t.CronPara != "" {
 			ev.State = task.JobPending
 		}
 		ev.Reason = fmt.Sprintf("%s: %s", r.State, r.Error)
 	}
-	s.event(ev)
-	if r.State.Final() {
-		s.wakeWaiters(t.TaskID)
-		s.announce(t.TaskID)
-	}
+	return ev
 }
 
 // transition is a job transition handed to the recorder. stored says it
@@ -61,10 +117,29 @@ func (s *Service) OnRun(t *task.Task, r task.Run) {
 type transition struct {
 	ev     store.JobEvent
 	stored bool
+	// written, when set, is closed once the recorder has written the
+	// batch holding ev (and every transition handed over before it).
+	written chan struct{}
 }
 
 // event hands ev to the recorder, to be stored.
 func (s *Service) event(ev store.JobEvent) { s.handOver(transition{ev: ev}) }
+
+// eventNow hands ev to the recorder and returns once it is written, so
+// that a transition the API answers (a cancel, a block, an unblock, a
+// replace) is durable with its answer, and stored after every transition
+// handed over before it (a run's end that read the job before a cancel
+// stays before the cancel in the history). It returns early only when ctx
+// ends or the service closes; the recorder still writes ev then.
+func (s *Service) eventNow(ctx context.Context, ev store.JobEvent) {
+	tr := transition{ev: ev, written: make(chan struct{})}
+	s.handOver(tr)
+	select {
+	case <-tr.written:
+	case <-ctx.Done():
+	case <-s.done:
+	}
+}
 
 // storedEvent hands ev, stored already, to the recorder for the OnEvents
 // subscribers.
@@ -108,6 +183,11 @@ func (s *Service) recordEvents() {
 			s.logger.Error("store job transitions", "n", len(evs), "attempt", attempt+1, "error", err)
 			time.Sleep(100 * time.Millisecond << attempt)
 		}
+		for _, tr := range batch {
+			if tr.written != nil {
+				close(tr.written)
+			}
+		}
 		s.mu.Lock()
 		subs := slices.Clone(s.stored)
 		s.mu.Unlock()
@@ -150,79 +230,6 @@ func (s *Service) recordEvents() {
 	}
 }
 
-// Backfill re-runs chosen dead or cancelled jobs (trigger type backfill)
-// in the background, at most BackfillRate per second; their state shows
-// backfilling, then done or dead.
-func (s *Service) Backfill(ctx context.Context, req BackfillRequest) (*BackfillAnswer, error) {
-	if req.Limit < 0 || req.Limit > MaxBackfill {
-		return nil, task.Invalid("limit", "must be 0 to %d", MaxBackfill)
-	}
-	if req.Limit == 0 {
-		req.Limit = MaxBackfill
-	}
-	if len(req.IDs) > MaxBackfill {
-		return nil, task.Invalid("ids", "at most %d", MaxBackfill)
-	}
-	ids := req.IDs
-	if len(ids) == 0 {
-		state := req.State
-		if state == "" {
-			state = task.JobDead
-		}
-		if state != task.JobDead && state != task.JobCancelled {
-			return nil, task.Invalid("state", "backfill takes dead or cancelled jobs; got %q", state)
-		}
-		views, _, err := s.List(ctx, ListQuery{State: state, Method: req.Method, Name: req.Name, Limit: req.Limit})
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range views {
-			ids = append(ids, v.ID)
-		}
-	}
-	ans := &BackfillAnswer{Accepted: []string{}, Refused: map[string]string{}, Rate: s.rate}
-	for _, id := range ids {
-		v, err := s.Get(ctx, id)
-		switch {
-		case errors.Is(err, task.ErrNotFound):
-			ans.Refused[id] = "no such job"
-		case err != nil:
-			return nil, err
-		case v.State != task.JobDead && v.State != task.JobCancelled:
-			ans.Refused[id] = fmt.Sprintf("job is %s; backfill re-runs dead or cancelled jobs", v.State)
-		default:
-			ans.Accepted = append(ans.Accepted, id)
-		}
-	}
-	if len(ans.Accepted) > 0 {
-		accepted := append([]string(nil), ans.Accepted...)
-		s.background(func() { s.runBackfill(accepted) })
-	}
-	return ans, nil
-}
-
-// runBackfill triggers each job, paced at s.rate per second.
-func (s *Service) runBackfill(ids []string) {
-	tick := time.NewTicker(time.Duration(float64(time.Second) / s.rate))
-	defer tick.Stop()
-	for i, id := range ids {
-		if i > 0 {
-			select {
-			case <-tick.C:
-			case <-s.ctx.Done():
-				return
-			}
-		}
-		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-		_, err := s.trigger(ctx, fire.TriggerParams{TaskID: id, At: s.now(), Type: task.TriggerBackfill})
-		cancel()
-		if err != nil {
-			s.logger.Error("backfill", "job_id", id, "error", err)
-			s.event(store.JobEvent{JobID: id, At: s.now(), State: task.JobDead, Reason: "backfill failed: " + err.Error()})
-		}
-	}
-}
-
 // maxJobScan bounds the jobs one List call of pending or blocked jobs
 // reads; a page may come back short, with a cursor to go on from.
 const maxJobScan = 10_000
@@ -233,27 +240,30 @@ func matches(q *ListQuery, v *View) bool {
 		(q.Name == "" || strings.Contains(v.Name, q.Name))
 }
 
-// runStateOf returns the run state whose runs may belong to jobs in state js.
-func runStateOf(js task.JobState) (task.RunState, error) {
+// runStatesOf returns the run states whose runs may belong to jobs in
+// state js: a job's newest run decides its state (task.DeriveJobState), so
+// every job in js has a run in one of them. A dead job's newest run ended
+// dead, rejected, timeout or skipped.
+func runStatesOf(js task.JobState) ([]task.RunState, error) {
 	switch js {
 	case task.JobDead:
-		return task.RunDead, nil
+		return []task.RunState{task.RunDead, task.RunRejected, task.RunTimeout, task.RunSkipped}, nil
 	case task.JobCancelled:
-		return task.RunCancelled, nil
+		return []task.RunState{task.RunCancelled}, nil
 	case task.JobFailed:
-		return task.RunFailed, nil
+		return []task.RunState{task.RunFailed}, nil
 	case task.JobRunning, task.JobBackfilling:
-		return task.RunRunning, nil
+		return []task.RunState{task.RunRunning}, nil
 	case task.JobDone:
-		return task.RunDone, nil
+		return []task.RunState{task.RunDone}, nil
 	}
-	return "", task.Invalid("state", "must be pending, blocked, running, backfilling, failed, done, dead or cancelled; got %q",
+	return nil, task.Invalid("state", "must be pending, blocked, running, backfilling, failed, done, dead or cancelled; got %q",
 		task.Truncate(string(js), 40))
 }
 
 // List returns jobs whose newest run puts them in q.State (dead letters
-// with State dead), newest first, and the cursor of the next page (zero on
-// the last).
+// with State dead), newest first by that run's (fired_at, trigger_id), and
+// the cursor of the next page (zero on the last).
 func (s *Service) List(ctx context.Context, q ListQuery) ([]*View, store.RunCursor, error) {
 	if q.Limit <= 0 || q.Limit > MaxBackfill {
 		q.Limit = 100
@@ -261,7 +271,7 @@ func (s *Service) List(ctx context.Context, q ListQuery) ([]*View, store.RunCurs
 	if q.State == task.JobPending || q.State == task.JobBlocked {
 		return s.listByJob(ctx, q)
 	}
-	rs, err := runStateOf(q.State)
+	states, err := runStatesOf(q.State)
 	if err != nil {
 		return nil, store.RunCursor{}, err
 	}
@@ -269,7 +279,7 @@ func (s *Service) List(ctx context.Context, q ListQuery) ([]*View, store.RunCurs
 	cursor := q.Cursor
 	seen := map[string]bool{}
 	for len(out) < q.Limit {
-		runs, err := s.store.QueryRuns(ctx, store.RunQuery{Target: task.JobTargetID, State: rs, Before: cursor, Limit: q.Limit})
+		runs, err := s.jobRunsIn(ctx, states, cursor, q.Limit)
 		if err != nil {
 			return nil, store.RunCursor{}, err
 		}
@@ -279,18 +289,11 @@ func (s *Service) List(ctx context.Context, q ListQuery) ([]*View, store.RunCurs
 				continue
 			}
 			seen[r.TaskID] = true
-			t, err := s.store.GetTask(ctx, r.TaskID)
-			if errors.Is(err, task.ErrNotFound) || err == nil && t.Job == nil {
-				continue
-			}
+			v, err := s.listed(ctx, r.TaskID)
 			if err != nil {
 				return nil, store.RunCursor{}, err
 			}
-			latest, err := s.store.ListRuns(ctx, r.TaskID, time.Time{}, 1)
-			if err != nil {
-				return nil, store.RunCursor{}, err
-			}
-			if v := viewOf(t, latest); matches(&q, v) {
+			if v != nil && matches(&q, v) {
 				out = append(out, v)
 				if len(out) == q.Limit {
 					return out, cursor, nil
@@ -302,6 +305,45 @@ func (s *Service) List(ctx context.Context, q ListQuery) ([]*View, store.RunCurs
 		}
 	}
 	return out, cursor, nil
+}
+
+// listed returns the view of job id with its newest run, nil when it is
+// gone or not a job.
+func (s *Service) listed(ctx context.Context, id string) (*View, error) {
+	t, err := s.store.GetTask(ctx, id)
+	if errors.Is(err, task.ErrNotFound) || err == nil && t.Job == nil {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	latest, err := s.store.ListRuns(ctx, id, time.Time{}, 1)
+	if err != nil {
+		return nil, err
+	}
+	return viewOf(t, latest), nil
+}
+
+// jobRunsIn returns up to limit job runs in any of states, newest first
+// by (fired_at, trigger_id), strictly before the cursor before: one query
+// per state, merged. Each query returns its newest limit runs, so the
+// merged page's first limit are the newest of all; a page shorter than
+// limit means every state is exhausted.
+func (s *Service) jobRunsIn(ctx context.Context, states []task.RunState, before store.RunCursor, limit int) ([]*task.Run, error) {
+	var all []*task.Run
+	for _, st := range states {
+		runs, err := s.store.QueryRuns(ctx, store.RunQuery{Target: task.JobTargetID, State: st, Before: before, Limit: limit})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, runs...)
+	}
+	if len(states) > 1 {
+		slices.SortFunc(all, func(a, b *task.Run) int {
+			return cmp.Or(b.FiredAt.Compare(a.FiredAt), strings.Compare(b.TriggerID, a.TriggerID))
+		})
+	}
+	return all[:min(len(all), limit)], nil
 }
 
 // listByJob does List for the states a job may be in without any run

@@ -9,6 +9,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,6 +53,10 @@ type Deps struct {
 	// it until then, as a node would hand it back once armed. 0: every job
 	// is claimable at once.
 	ArmWindow time.Duration
+	// RepairAfter is how long after New the service looks for final job
+	// transitions a crash lost (RepairFinalEvents, for the runs ended
+	// before New): 0 takes the default (5 s), a negative value never.
+	RepairAfter time.Duration
 }
 
 // Service runs the jobs API. Close stops its background work.
@@ -72,11 +77,19 @@ type Service struct {
 	cancel  context.CancelFunc
 	mu      sync.Mutex
 	waiters map[string][]chan struct{}
-	closed  bool
-	finals  []finalSub // OnFinal subscribers
-	stored  []func([]store.JobEvent)
+	// backfills holds the jobs a backfill of this node has reserved and
+	// not yet fired (see Backfill).
+	backfills map[string]bool
+	closed    bool
+	finals    []finalSub // OnFinal subscribers
+	stored    []func([]store.JobEvent)
 	// creates group-commits single creates.
 	creates *creates
+	// stopMu orders a cron job's stop (cancel, block, replace: its state
+	// written and its transition handed over, under the write lock) with
+	// the end of its runs (OnRun reads the state and hands over pending
+	// under the read lock), so pending never follows the stop.
+	stopMu sync.RWMutex
 }
 
 // eventBuffer bounds transitions waiting to be stored; past it, OnRun
@@ -100,7 +113,7 @@ func New(d Deps) *Service {
 	}
 	s := &Service{logger: d.Logger, store: d.Store, trigger: d.Trigger, check: d.Check, wake: d.Wake, now: d.Now,
 		rate: d.BackfillRate, window: d.ArmWindow, events: make(chan transition, eventBuffer), done: make(chan struct{}),
-		waiters: map[string][]chan struct{}{}}
+		waiters: map[string][]chan struct{}{}, backfills: map[string]bool{}}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -117,6 +130,10 @@ func New(d Deps) *Service {
 	s.creates = newCreates(d.Store)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Go(s.recordEvents)
+	if d.RepairAfter >= 0 {
+		until := s.now()
+		s.wg.Go(func() { s.repairLater(cmp.Or(d.RepairAfter, defaultRepairAfter), until) })
+	}
 	return s
 }
 
@@ -136,13 +153,14 @@ func (s *Service) Close() {
 }
 
 // background runs fn on a goroutine that Close waits for, unless the
-// service is closed.
-func (s *Service) background(fn func()) {
+// service is closed; it reports whether fn was started.
+func (s *Service) background(fn func()) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
 		s.wg.Go(fn) // under mu: Close's Wait cannot have begun
 	}
+	return !s.closed
 }
 
 // NewID returns a new job id: "job_" and 20 characters of
@@ -179,9 +197,12 @@ func viewOf(t *task.Task, runs []*task.Run) *View {
 }
 
 // Submit validates and stores one job. With a key that a job holds
-// already, it returns that job (Created false): a repeated submission does
-// not make a second job. When the request asks to wait, Submit waits for
-// the result until the job is final or the wait ends.
+// already, it returns that job (Created false) when the request is the
+// one that made it (the same task.Job.Digest): a repeated submission does
+// not make a second job. A different request under the key is
+// task.ErrConflict, code task.CodeAlreadyExists, naming the key (see
+// sameRequest). When the request asks to wait, Submit waits for the
+// result until the job is final or the wait ends.
 func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
 	b, err := s.build(r)
 	if err != nil {
@@ -189,7 +210,7 @@ func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
 	}
 	if key := b.Task.Job.Key; key != "" {
 		if old, err := s.store.JobByKey(ctx, key); err == nil {
-			return s.waitOrGet(ctx, old.TaskID, b.Wait, false)
+			return s.repeat(ctx, old, b)
 		} else if !errors.Is(err, task.ErrNotFound) {
 			return nil, err
 		}
@@ -197,9 +218,9 @@ func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
 	now := s.now()
 	if err := s.createJob(ctx, b.Task, submitted(b.Task, now, "submitted")); err != nil {
 		if errors.Is(err, task.ErrConflict) && b.Task.Job.Key != "" {
-			// Another submission with the key won the race: it is this one.
+			// Another submission with the key won the race.
 			if old, gerr := s.store.JobByKey(ctx, b.Task.Job.Key); gerr == nil {
-				return s.waitOrGet(ctx, old.TaskID, b.Wait, false)
+				return s.repeat(ctx, old, b)
 			}
 		}
 		return nil, fmt.Errorf("store job: %w", err)
@@ -208,6 +229,29 @@ func (s *Service) Submit(ctx context.Context, r Request) (*View, error) {
 		s.wake()
 	}
 	return s.answerNew(ctx, b)
+}
+
+// repeat answers a submission b whose key old holds: old, when b is the
+// request that made it.
+func (s *Service) repeat(ctx context.Context, old *task.Task, b Built) (*View, error) {
+	if err := sameRequest(old, b.Task); err != nil {
+		return nil, err
+	}
+	return s.waitOrGet(ctx, old.TaskID, b.Wait, false)
+}
+
+// sameRequest is nil when the new job t repeats the request that made old,
+// the job holding t's key: their digests (jobapi's digest: method, name,
+// params, when, cc, retries, ttl, overlap) are equal, or old has none.
+// Otherwise it is a conflict naming the key.
+func sameRequest(old, t *task.Task) error {
+	if old.Job == nil || old.Job.Digest == "" || old.Job.Digest == t.Job.Digest {
+		return nil
+	}
+	return task.Conflict(task.CodeAlreadyExists, "key: job %s holds key %q and was made by a different request "+
+		"(its method, name, params, delay/at/cron, cc, max_retries, ttl or overlap differ); send the same request "+
+		"to get it back, use another key, or PUT /api/v1/jobs/by-key/{key} to replace it",
+		old.TaskID, task.Truncate(t.Job.Key, 60))
 }
 
 // createJob stores the new job t as store.Jobs.CreateJob does, with ev,
@@ -269,8 +313,12 @@ func deferred(t *task.Task, now time.Time) bool {
 
 // Upsert puts a job under key: a pending job holding it is cancelled and
 // replaced by the new one; a job that already fired keeps running (or
-// stays finished) and the key moves to the new job. Without a holder it
-// creates the job.
+// stays finished) and the key moves to the new job (the answer's Replaced
+// names the job that held it). Without a holder it creates the job
+// (Replaced empty). Upserts of one key racing each other (on this node or
+// others) all succeed, one after the other: the store decides between
+// them (a key has one holder, a job is replaced once), and the one that
+// loses reads the key's new holder and replaces that in turn.
 func (s *Service) Upsert(ctx context.Context, key string, r Request) (*View, error) {
 	if key == "" || len(key) > task.MaxJobKey {
 		return nil, task.Invalid("key", "1 to %d bytes", task.MaxJobKey)
@@ -283,34 +331,86 @@ func (s *Service) Upsert(ctx context.Context, key string, r Request) (*View, err
 	if err != nil {
 		return nil, err
 	}
-	old, err := s.store.JobByKey(ctx, key)
-	replaced := false // the old job's node lets it go sooner when woken
 	ev := submitted(b.Task, s.now(), "submitted under key "+key)
-	switch {
-	case errors.Is(err, task.ErrNotFound):
-		if err := s.createJob(ctx, b.Task, ev); err != nil {
-			return nil, fmt.Errorf("store job: %w", err)
+	var replaced string
+	for attempt := 1; ; attempt++ {
+		replaced, err = s.upsertOnce(ctx, key, b.Task, ev)
+		if !errors.Is(err, errKeyMoved) {
+			break
 		}
-	case err != nil:
-		return nil, err
-	default:
-		cancelled, cerr := s.cancelSlot(ctx, old, "replaced by "+b.Task.TaskID)
-		if cerr != nil {
-			return nil, cerr
+		if attempt == upsertTries {
+			return nil, conflict(task.CodeAlreadyExists, "key %q: other requests changed its job %d times while this one "+
+				"tried to replace it; send it again", task.Truncate(key, 60), upsertTries)
 		}
-		if err := s.store.ReplaceJob(ctx, key, old.TaskID, b.Task); err != nil {
-			return nil, fmt.Errorf("replace job %s: %w", old.TaskID, err)
+		select { // let the other request finish its move
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(min(attempt, 20)) * time.Millisecond):
 		}
-		if cancelled {
-			s.event(store.JobEvent{JobID: old.TaskID, At: s.now(), State: task.JobCancelled, Reason: "replaced by " + b.Task.TaskID})
-		}
-		s.event(ev)
-		replaced = true
 	}
-	if replaced || !deferred(b.Task, s.now()) {
+	if err != nil {
+		return nil, err
+	}
+	if replaced != "" || !deferred(b.Task, s.now()) {
 		s.wake()
 	}
-	return s.answerNew(ctx, b)
+	v, err := s.answerNew(ctx, b)
+	if err == nil {
+		v.Replaced = replaced
+	}
+	return v, err
+}
+
+// upsertTries bounds the holders of its key one Upsert tries to replace.
+const upsertTries = 64
+
+// errKeyMoved is returned by upsertOnce when another request took or moved
+// the key between its read of the holder and its write.
+var errKeyMoved = errors.New("the key's holder changed")
+
+// upsertOnce creates job t under key, or replaces the job holding it, and
+// returns the replaced job's id (empty when t was created). A race lost
+// to another request on the key is errKeyMoved.
+func (s *Service) upsertOnce(ctx context.Context, key string, t *task.Task, ev store.JobEvent) (string, error) {
+	old, err := s.store.JobByKey(ctx, key)
+	switch {
+	case errors.Is(err, task.ErrNotFound):
+		err := s.createJob(ctx, t, ev)
+		if errors.Is(err, task.ErrConflict) {
+			return "", errKeyMoved // another request created a job under the key
+		}
+		if err != nil {
+			return "", fmt.Errorf("store job: %w", err)
+		}
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	why := "replaced under key " + key
+	cancelled, err := s.cancelSlot(ctx, old, why)
+	if err == nil && !cancelled {
+		// Another request replacing old may have taken its slot first.
+		var r *task.Run
+		r, err = s.runAt(ctx, old.TaskID, old.Job.DueAt)
+		cancelled = r != nil && r.State == task.RunCancelled && r.Error == why
+	}
+	if err != nil {
+		return "", err
+	}
+	s.stopMu.Lock()
+	if err := s.store.ReplaceJob(ctx, key, old.TaskID, t); err != nil {
+		s.stopMu.Unlock()
+		if errors.Is(err, task.ErrConflict) {
+			return "", errKeyMoved // another request replaced old first
+		}
+		return "", fmt.Errorf("replace job %s: %w", old.TaskID, err)
+	}
+	if cancelled {
+		s.eventNow(ctx, store.JobEvent{JobID: old.TaskID, At: s.now(), State: task.JobCancelled, Reason: "replaced by " + t.TaskID})
+	}
+	s.stopMu.Unlock()
+	s.eventNow(ctx, ev)
+	return old.TaskID, nil
 }
 
 // answerNew answers the submission of the new job b: the job as stored,

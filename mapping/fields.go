@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -32,11 +33,14 @@ var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadd
 // (ReservedFieldNames); values that are text, numbers
 // (float64, json.Number or Go integers), true/false or null; text at most
 // 64 KiB in the task_para field and 4 KiB elsewhere. The scenario's mapped
-// fields are type-checked: text fields take text, ttl and max_retries whole
-// numbers, active 1/0/true/false, the id field a valid id. Value ranges,
-// enums, times and the schedule are ToTask's business, so a row can be saved
-// and then flagged. Errors are *task.ValidationError naming the row field
-// ("fields" when the problem is the set of fields as a whole).
+// fields are type-checked: text fields take text, ttl, max_retries and
+// alert_after whole numbers (or text holding one), alert_absent a number
+// of seconds or text ("600", "10m"), active 1/0/true/false, the id field
+// a valid id; title, to and alert_to one line each (they become mail
+// headers); no text holds a NUL. Value ranges, enums, times and the
+// schedule are ToTask's business, so a row can be saved and then flagged.
+// Errors are *task.ValidationError naming the row field ("fields" when
+// the problem is the set of fields as a whole).
 func (s *Scenario) ValidateFields(fields map[string]any) error {
 	if len(fields) > MaxFields {
 		return task.Invalid("fields", "has %d fields; at most %d", len(fields), MaxFields)
@@ -52,6 +56,9 @@ func (s *Scenario) ValidateFields(fields map[string]any) error {
 		canon, mapped := s.byRow[name]
 		if str, ok := v.(string); ok && len(str) > maxTextFor(canon) {
 			return task.Invalid(name, "is %d bytes long; at most %d", len(str), maxTextFor(canon))
+		}
+		if str, ok := v.(string); ok && strings.ContainsRune(str, 0) {
+			return task.Invalid(name, "holds a NUL character (\\0); remove it")
 		}
 		if mapped && !isEmpty(v) {
 			if err := checkKind(canon, v); err != nil {
@@ -108,10 +115,22 @@ func checkKind(canon string, v any) error {
 		}
 	case FieldActive:
 		_, err = flagValue(v)
-	case FieldTTL, FieldMaxRetries:
+	case FieldTTL, FieldMaxRetries, FieldAlertAfter:
 		_, err = intValue(v)
+	case FieldAlertAbsent:
+		// Seconds as a number or text, or a duration text ("10m").
+		if _, isNum := numberValue(v); !isNum {
+			_, err = textValue(v, maxText)
+		}
 	case FieldParams:
 		_, err = readParams(v) // a bad params field is refused when saved
+	case FieldTitle, FieldTo, FieldAlertTo:
+		// These become mail headers (Subject, To): a line break in one
+		// would start another header.
+		var text string
+		if text, err = textValue(v, maxTextFor(canon)); err == nil && strings.ContainsAny(text, "\r\n") {
+			err = errors.New("must be a single line (it becomes a mail header)")
+		}
 	default:
 		_, err = textValue(v, maxTextFor(canon))
 	}

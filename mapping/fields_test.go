@@ -53,7 +53,7 @@ func TestValidateFields(t *testing.T) {
 		{name: "List", fields: map[string]any{"tags": []any{"a"}}, wantField: "tags", wantMsg: "must be text, a number, true/false or null, got a list"},
 		{name: "Object", fields: map[string]any{"meta": map[string]any{}}, wantField: "meta", wantMsg: "got an object"},
 		{name: "NaN", fields: map[string]any{"n": math.NaN()}, wantField: "n", wantMsg: "must be a finite number"},
-		{name: "BadJSONNumber", fields: map[string]any{"n": json.Number("1x")}, wantField: "n", wantMsg: "got a json.Number"},
+		{name: "BadJSONNumber", fields: map[string]any{"n": json.Number("1x")}, wantField: "n", wantMsg: "got a value of another kind"},
 		{name: "ContentMax", fields: map[string]any{"content": strings.Repeat("x", 64<<10)}},
 		{name: "ContentTooLong", fields: map[string]any{"content": strings.Repeat("x", 64<<10+1)}, wantField: "content", wantMsg: "is 65537 bytes long; at most 65536"},
 		{name: "TitleTooLong", fields: map[string]any{"title": strings.Repeat("x", 4<<10+1)}, wantField: "title", wantMsg: "is 4097 bytes long; at most 4096"},

@@ -63,7 +63,7 @@ func kind(v any) string {
 	if _, ok := numberValue(v); ok {
 		return "a number"
 	}
-	return fmt.Sprintf("a %T", v)
+	return "a value of another kind"
 }
 
 // numberValue reads any Go or JSON number.
@@ -335,10 +335,14 @@ func readRetries(v any) (int, error) {
 	return int(n), nil
 }
 
-// checkID validates a task id: 1..64 of [A-Za-z0-9_.-].
+// checkID validates a task id: 1..64 of [A-Za-z0-9_.-], not only dots
+// (in a URL path "." and ".." are dot segments, naming no row).
 func checkID(id string) error {
 	if !idRE.MatchString(id) {
 		return fmt.Errorf("%q must be 1..%d of [A-Za-z0-9_.-]", truncate(id), maxIDLen)
+	}
+	if strings.Trim(id, ".") == "" {
+		return fmt.Errorf("%q must hold a letter, a digit, _ or -, not only dots", id)
 	}
 	return nil
 }
@@ -375,7 +379,7 @@ func readTargets(v any) ([]string, error) {
 		for _, e := range x {
 			s, ok := e.(string)
 			if !ok {
-				return nil, fmt.Errorf("must be target ids (texts), got %T", e)
+				return nil, fmt.Errorf("must be target ids (texts), got %s", kind(e))
 			}
 			parts = append(parts, s)
 		}
@@ -434,6 +438,10 @@ func readParams(v any) (map[string]string, error) {
 			return fmt.Errorf("param key %q must not hold braces, =, ; or control characters", truncate(k))
 		case len(val) > task.MaxParamValue:
 			return fmt.Errorf("param %q is %d bytes; at most %d", truncate(k), len(val), task.MaxParamValue)
+		case strings.ContainsRune(val, 0):
+			return fmt.Errorf("param %q holds a NUL character", truncate(k))
+		case (k == task.ParamTo || k == task.ParamTitle) && strings.ContainsAny(val, "\r\n"):
+			return fmt.Errorf("param %q must be a single line (it becomes a mail header)", k)
 		case len(out) >= task.MaxParams:
 			return fmt.Errorf("more than %d params", task.MaxParams)
 		}

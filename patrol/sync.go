@@ -101,6 +101,17 @@ func (s *Sync) RunOnce(ctx context.Context) (SyncResult, error) {
 		res.Failed, len(rows), more, errors.Join(errs...))
 }
 
+// SyncRow syncs one row, as just written (with its version), the way a
+// pass does: its task takes the row's state at once, for a caller that
+// must not answer before it has (a row switched off). A row edited again
+// or deleted meanwhile is left to that edit (its sync, or DeleteRow's
+// retire); the error is a store error, the row then staying unfetched for
+// the next pass.
+func (s *Sync) SyncRow(ctx context.Context, row *task.Row) error {
+	var res SyncResult
+	return s.syncRow(ctx, row, &res)
+}
+
 func (s *Sync) syncRow(ctx context.Context, row *task.Row, res *SyncResult) error {
 	now := s.now()
 	p := store.ApplySyncParams{Scenario: row.Scenario, RowID: row.ID, RowVersion: row.Version, Now: now}

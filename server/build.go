@@ -44,6 +44,7 @@ type built struct {
 	scenarios map[string]*mapping.Scenario
 	execs     *configured.Executors
 	table     *webtable.Table
+	sync      *patrol.Sync // the runner's, also run for one row by the web table (a row switched off)
 }
 
 // build assembles the node from its configuration, in named steps; each
@@ -99,12 +100,12 @@ func (s *Server) buildDelivery(b *built) error {
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
 		OnRun: s.onRun, Gate: s.gate, Peers: s.nodes.peers, MaxDeliveries: cfg.Fire.Workers,
 		Instance: s.nodes.self.Incarnation,
-	}, s.store, b.execs.Registry, nil)
+	}, s.store, b.execs.Registry, s.slotNow())
 	return nil
 }
 
 // buildScheduler makes the armer (and its gocron scheduler). Its
-// observers read the hooks when called: the options set them after build.
+// observers read the hooks when called.
 func (s *Server) buildScheduler(*built) error {
 	onFire := func(slot time.Time, lag time.Duration) {
 		if s.fireHook != nil {
@@ -121,7 +122,7 @@ func (s *Server) buildScheduler(*built) error {
 	armCtx, stopArm := context.WithCancel(context.Background())
 	var err error
 	s.armer, err = arming.New(armCtx, s.logger, arming.Config{Node: s.cfg.NodeID, Window: s.cfg.Fire.ArmWindow,
-		StopTimeout: s.cfg.ShutdownTimeout, OnFire: onFire, OnArm: onArm}, s.firer, s.store)
+		StopTimeout: s.cfg.ShutdownTimeout, OnFire: onFire, OnArm: onArm, Clock: s.slotClock}, s.firer, s.store)
 	if err != nil {
 		stopArm()
 		return err
@@ -144,6 +145,7 @@ func (s *Server) buildPatrols(b *built) error {
 		mappers[name] = sc
 	}
 	p := cfg.Patrol
+	b.sync = patrol.NewSync(s.logger, s.store, mappers, p.Batch, s.slotNow())
 	reconcile := patrol.NewReconcile(s.logger, s.store, s.armer, cfg.NodeID, s.clock.Now)
 	reconcile.ExpireOnlyWhen(s.nodes.judging)
 	s.runner = patrol.NewRunner(s.logger, patrol.RunnerConfig{Interval: p.Interval, RenewEvery: p.Lease / 3,
@@ -151,7 +153,7 @@ func (s *Server) buildPatrols(b *built) error {
 			return errors.Join(s.clock.measure(ctx), s.nodes.beat(ctx), s.cc.renew(ctx))
 		},
 		Rescue: func(ctx context.Context) (int, error) { return s.firer.Rescue(ctx, p.Batch) }},
-		patrol.NewSync(s.logger, s.store, mappers, p.Batch, nil),
+		b.sync,
 		patrol.NewPublish(s.logger, s.store, s.armer, cfg.NodeID, p.Lease, p.Batch, s.clock.Now),
 		reconcile,
 		patrol.NewRenew(s.store, cfg.NodeID, p.Lease, s.clock.Now),
@@ -208,17 +210,17 @@ func (s *Server) buildHTTP(b *built) error {
 	engine.Use(httpapi.Middleware(s.logger)...)
 	engine.Use(guard.Middleware())
 	httpapi.RegisterNotFound(engine)
+	httpapi.RegisterMethodNotAllowed(engine)
 	guard.Register(engine)
 	s.registerAPI(engine, b)
 	engine.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	engine.GET("/api/v1/status", s.serveStatus)
-	s.setMissingAssets(static.Missing(static.FS))
 	webtable.NewPages(static.FS).Register(engine.Group("/", s.pagesAvailable))
 	s.http = &http.Server{
 		Handler:           engine,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
+		WriteTimeout:      httpapi.WriteTimeout, // above the longest job wait
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
@@ -228,7 +230,8 @@ func (s *Server) buildHTTP(b *built) error {
 // registerAPI mounts the web table and the REST API's handler packages
 // on engine, each over the part of the node it needs.
 func (s *Server) registerAPI(engine *gin.Engine, b *built) {
-	webtable.New(webtable.Deps{Logger: s.logger, Store: s.store, Scenarios: b.scenarios, Wake: s.runner.Wake}).Register(engine)
+	webtable.New(webtable.Deps{Logger: s.logger, Store: s.store, Scenarios: b.scenarios, Wake: s.runner.Wake,
+		Sync: b.sync}).Register(engine)
 	b.table.Register(engine)
 	auditapi.New(s.logger, s.store, b.scenarios).Register(engine)
 	tasksapi.New(tasksapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, Wake: s.runner.Wake,

@@ -309,7 +309,7 @@ func TestJobsKeysBlockBatch(t *testing.T) {
 	b, h := setupJobs(t)
 	var a, c jobView
 	body := map[string]any{"method": "POST", "delay": 60, "name": h.srv.URL + "/k"}
-	if code := b.call(t, "PUT", "/api/v1/jobs/by-key/nightly", body, &a); code != http.StatusOK || a.State != task.JobPending {
+	if code := b.call(t, "PUT", "/api/v1/jobs/by-key/nightly", body, &a); code != http.StatusCreated || a.State != task.JobPending {
 		t.Fatalf("upsert 1: %d %+v", code, a)
 	}
 	if code := b.call(t, "PUT", "/api/v1/jobs/by-key/nightly", body, &c); code != http.StatusOK || c.ID == a.ID {

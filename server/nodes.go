@@ -39,6 +39,8 @@ type nodeRegistry struct {
 	// healthySince is when this node's heartbeats started succeeding
 	// again (its start, or the end of a store outage it saw).
 	healthySince time.Time
+
+	fence *idFence // whether this process still holds its node id
 }
 
 func newNodeRegistry(logger *slog.Logger, st store.Nodes, id string, lease time.Duration, now func() time.Time, held func() int) *nodeRegistry {
@@ -55,6 +57,7 @@ func newNodeRegistry(logger *slog.Logger, st store.Nodes, id string, lease time.
 		now:          now,
 		held:         held,
 		healthySince: started,
+		fence:        newIDFence(),
 	}
 }
 
@@ -136,15 +139,21 @@ func processAlive(pid int) bool {
 }
 
 // beat records a heartbeat. Another process having taken this node id
-// (this one stalled past the lease) is logged loudly: both now believe
-// they own its claims until the stalled one stops.
+// (this one stalled past the lease) ends this one's standing: it delivers
+// nothing more and stops (fence.lose), since both would otherwise
+// believe they own the id's claims and runs.
 func (r *nodeRegistry) beat(ctx context.Context) error {
 	n := r.self
 	n.BeatAt = r.now()
 	if r.held != nil {
 		n.Held = r.held()
 	}
+	began := time.Now()
 	if err := r.store.BeatNode(ctx, n); err != nil {
+		if errors.Is(err, task.ErrConflict) {
+			r.fence.lose(fmt.Errorf("node_id %q was taken by another process while this one did not beat for patrol.lease (%s): "+
+				"this process stops so that only one delivers under it: %w", r.self.ID, r.lease, err))
+		}
 		r.mu.Lock()
 		r.healthySince = time.Time{} // set again by the next beat that succeeds
 		r.mu.Unlock()
@@ -155,6 +164,7 @@ func (r *nodeRegistry) beat(ctx context.Context) error {
 		r.healthySince = n.BeatAt
 	}
 	r.mu.Unlock()
+	r.fence.beaten(began)
 	return nil
 }
 

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"cronsheet/admission"
 	"cronsheet/arming"
 	"cronsheet/config"
@@ -25,6 +27,7 @@ import (
 	"cronsheet/metrics"
 	"cronsheet/patrol"
 	"cronsheet/sink"
+	"cronsheet/static"
 	"cronsheet/store"
 	"cronsheet/store/mongo"
 	"cronsheet/store/sqlite"
@@ -68,6 +71,8 @@ type Server struct {
 	// WithArmObserver); without fireHook, the fire lag goes to metrics.
 	fireHook func(slot time.Time, lag time.Duration)
 	armHook  func(taskID string)
+	// slotClock is the time slots come due on (WithClock); nil: the host's.
+	slotClock clockwork.Clock
 }
 
 // Option adjusts a Server at construction (benchmarks and tests).
@@ -91,6 +96,27 @@ func WithRunObserver(f func(r task.Run)) Option {
 	return func(s *Server) { s.runHook = f }
 }
 
+// WithClock runs the node's schedule on c: gocron waits on it, the armer
+// and the firer read it (slots due, misfires, run deadlines) and the sync
+// patrol anchors edited rows' schedules at its Now. Leases, heartbeats and
+// the APIs stay on the host's and the store's clocks, so with an arming
+// window a task parked far ahead is handed back at an instant of c that
+// publish compares with the store's clock: a test that moves c far from
+// the host's sets fire.arm_window 0. It is for tests that move a node's
+// time (a clockwork.FakeClock across a DST night); a node runs on the
+// host clock without it.
+func WithClock(c clockwork.Clock) Option {
+	return func(s *Server) { s.slotClock = c }
+}
+
+// slotNow is the Now of WithClock's clock, nil (the host clock) without it.
+func (s *Server) slotNow() func() time.Time {
+	if s.slotClock == nil {
+		return nil
+	}
+	return s.slotClock.Now
+}
+
 // New builds a node from cfg and binds its listener; Run starts it.
 func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Option) (*Server, error) {
 	st, err := openStore(ctx, cfg.Store)
@@ -98,6 +124,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		return nil, err
 	}
 	s := &Server{cfg: cfg, logger: logger, store: st}
+	s.setMissingAssets(static.Missing(static.FS))
+	for _, opt := range opts {
+		opt(s) // before build: WithClock is built in
+	}
 	err = s.firstAdmin(ctx)
 	if err == nil {
 		err = s.build()
@@ -128,9 +158,6 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		_ = ln.Close()
 		s.closeBuilt()
 		return nil, err
-	}
-	for _, opt := range opts {
-		opt(s)
 	}
 	return s, nil
 }
@@ -228,6 +255,8 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	case err = <-serveErr:
 		err = fmt.Errorf("serve http: %w", err)
+	case <-s.nodes.fence.lost:
+		err = s.nodes.fence.lostErr()
 	}
 	s.logger.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
@@ -277,11 +306,15 @@ func (s *Server) stopFlow(ctx context.Context, flowID string) (int, error) {
 	return s.flows.StopFlow(ctx, flowID)
 }
 
-// gate is the firer's flow control: a job's concurrency group (its FIFO
+// gate is the firer's flow control: this process's standing under its
+// node id (nodeRegistry.standing), then a job's concurrency group (its FIFO
 // on this node, then one of the group's slots in the store, so that the
 // limit holds across nodes), then the callback host's rate limit (per
 // node).
 func (s *Server) gate(ctx context.Context, t *task.Task, tg *task.Target) (func(), error) {
+	if err := s.nodes.standing(ctx); err != nil {
+		return nil, err // no delivery under a node id another process holds
+	}
 	var (
 		req   admission.Request
 		admit admission.Admit
@@ -373,6 +406,12 @@ func (s *Server) shutdown(ctx context.Context) {
 			}
 		}
 		s.stopArm()
+		if err := s.nodes.fence.lostErr(); err != nil {
+			// The claims, cc slots and registry entry under this node id
+			// are the other process's now: nothing to release.
+			s.closeStoreAfterLoss()
+			return
+		}
 		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		// Deliveries released their cc slots as they ended; any row left

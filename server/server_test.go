@@ -39,8 +39,9 @@ type testBundle struct {
 }
 
 // setup starts a node on a fresh SQLite file with email sent to a real
-// in-process SMTP server; mutate may adjust the config.
-func setup(t *testing.T, mutate func(*config.Config)) *testBundle {
+// in-process SMTP server; mutate may adjust the config, and opts are
+// passed to New.
+func setup(t *testing.T, mutate func(*config.Config), opts ...Option) *testBundle {
 	t.Helper()
 	mail := testsmtp.Start(t)
 	cfg := config.Default()
@@ -70,7 +71,7 @@ func setup(t *testing.T, mutate func(*config.Config)) *testBundle {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := New(ctx, cfg, logger)
+	srv, err := New(ctx, cfg, logger, opts...)
 	if err != nil {
 		cancel()
 		t.Fatalf("new server: %v", err)
@@ -315,5 +316,36 @@ func TestUnknownAPIRoute(t *testing.T) {
 	}
 	if body.Code != string(task.CodeNotFound) || !strings.Contains(body.Error, "/api/v1/no-such-thing") {
 		t.Errorf("body = %+v, want code not_found naming the route", body)
+	}
+}
+
+// TestWrongMethodOnKnownRoute: a wrong method on a path the node routes
+// answers 405 with Allow, through the guard; unknown paths, the pages and
+// their assets answer as before.
+func TestWrongMethodOnKnownRoute(t *testing.T) {
+	b := setup(t, nil)
+	req, err := http.NewRequest(http.MethodPut, b.base+"/api/v1/scenarios/memos/rows", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(resp.Header.Get("Allow"), "POST") ||
+		!strings.Contains(resp.Header.Get("Allow"), "GET") {
+		t.Errorf("PUT …/rows = %d Allow %q, want 405 Allow GET, POST", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+	// Without `make static` the pages answer 503; either way they are served.
+	for _, path := range []string{"/", "/assets/app.js"} {
+		if code := b.call(t, http.MethodGet, path, nil, nil); code != http.StatusOK && code != http.StatusServiceUnavailable {
+			t.Errorf("GET %s = %d, want the page (200, or 503 without assets)", path, code)
+		}
+	}
+	for _, path := range []string{"/no-such-page", "/api/v1/no-such-thing"} {
+		if code := b.call(t, http.MethodGet, path, nil, nil); code != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", path, code)
+		}
 	}
 }

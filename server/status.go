@@ -187,7 +187,7 @@ func (s *Server) serveStatus(c *gin.Context) {
 	for _, q := range []struct {
 		state task.RunState
 		into  *[]string
-	}{{task.RunRunning, &st.Running}, {task.RunFailed, &st.Failed}, {task.RunDead, &st.Dead}} {
+	}{{task.RunRunning, &st.Running}, {task.RunFailed, &st.Failed}} {
 		*q.into = []string{}
 		runs, err := s.store.QueryRuns(ctx, store.RunQuery{Target: task.JobTargetID, State: q.state, Limit: maxStatusIDs})
 		if err != nil {
@@ -209,6 +209,9 @@ func (s *Server) serveStatus(c *gin.Context) {
 				*q.into = append(*q.into, r.TaskID)
 			}
 		}
+	}
+	if st.Dead, err = s.deadJobIDs(ctx); err != nil {
+		st.Store.OK, st.Store.Error = false, err.Error()
 	}
 	st.Nodes = []statusNode{}
 	if nodes, err := s.nodes.nodes(ctx); err != nil {

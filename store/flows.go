@@ -48,6 +48,13 @@ type Flows interface {
 	// t.Job may be nil) unless a task with its id exists, which is left
 	// as it is. A flow step fires through such a task.
 	EnsureTask(ctx context.Context, t *task.Task) error
+	// RetireTasks marks the tasks ids that have no row (a deleted flow's
+	// step tasks) deleted and disabled, version+1, as a deleted row's
+	// tasks are: the node holding one disarms it, and PurgeDeleted
+	// removes it once no node holds it (then EnsureTask may create the id
+	// afresh). Missing ids, row tasks and tasks retired already are
+	// skipped; it returns how many it marked. At most MaxStatusBatch ids.
+	RetireTasks(ctx context.Context, ids []string) (int, error)
 }
 
 // FlowDumper moves flows and executions between stores (cronsheet export

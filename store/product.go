@@ -10,9 +10,10 @@ import (
 // jobs), the web table (RowTable), the row audit trail (AuditLog),
 // export/import (Dumper, FlowDumper), the health check (Prober), the
 // cluster-wide concurrency-group slots (CCSlots), the status charts'
-// figures (RunStats), users and credentials (Users) and task flows
-// (Flows). Both drivers implement all of it; the server refuses to start
-// on a store that does not (see AsProduct).
+// figures (RunStats), users and credentials (Users), task flows (Flows)
+// and the tasks using a target (TargetUsers). Both drivers implement all
+// of it; the server refuses to start on a store that does not (see
+// AsProduct).
 type Product interface {
 	Store
 	RowTable
@@ -24,6 +25,7 @@ type Product interface {
 	RunStats
 	Users
 	Flows
+	TargetUsers
 }
 
 // AsProduct returns st as a Product, or an error naming each interface it
@@ -60,6 +62,9 @@ func AsProduct(st Store) (Product, error) {
 	}
 	if _, ok := st.(Flows); !ok {
 		missing = append(missing, "Flows (task flows)")
+	}
+	if _, ok := st.(TargetUsers); !ok {
+		missing = append(missing, "TargetUsers (which tasks use a target)")
 	}
 	return nil, fmt.Errorf("store %T cannot serve cronsheet: it lacks %s", st, strings.Join(missing, ", "))
 }

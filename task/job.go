@@ -72,7 +72,8 @@ const (
 	MaxJobCC        = 100 // concurrency group name length
 	MaxJobCCLimit   = 1000
 	MaxJobDelay     = 366 * 24 * 3600 // seconds
-	MaxJobWait      = 300             // seconds a request may block
+	MaxJobWait      = 50              // seconds a request may block; the HTTP write timeout derives from it
+	MaxJobPast      = 24 * 3600       // seconds an "at" may lie in the past (it then runs at once)
 	DefaultJobRetry = 5
 )
 
@@ -97,6 +98,10 @@ type Job struct {
 	DueAt time.Time `json:"due_at,omitzero"`
 	// ReplacedBy is the id of the job that replaced this one (PUT by key).
 	ReplacedBy string `json:"replaced_by,omitempty"`
+	// Digest identifies the request that made the job (jobapi.Build): a
+	// repeat under the job's key is the same job only with the same
+	// digest. "" = not known (taken as the same).
+	Digest string `json:"digest,omitempty"`
 }
 
 // JobTargetID is the ledger target of a job's runs.

@@ -377,8 +377,11 @@ func (b *BuiltinTarget) validate() error {
 }
 
 // ValidParams checks a params map against the bounds: at most MaxParams
-// keys, keys 1..MaxParamKey bytes, values at most MaxParamValue bytes.
-// field names the map in the error ("params").
+// keys, keys 1..MaxParamKey bytes, values at most MaxParamValue bytes, no
+// NUL in a key or a value, and the params that become mail headers
+// (ParamTo, ParamTitle: To and Subject) one line each, since a line
+// break would start another header. field names the map in the error
+// ("params").
 func ValidParams(field string, p map[string]string) error {
 	if len(p) > MaxParams {
 		return Invalid(field, "at most %d keys; got %d", MaxParams, len(p))
@@ -387,8 +390,17 @@ func ValidParams(field string, p map[string]string) error {
 		if k == "" || len(k) > MaxParamKey {
 			return Invalid(field, "keys are 1 to %d bytes; got %q", MaxParamKey, Truncate(k, 40))
 		}
+		if strings.ContainsRune(k, 0) {
+			return Invalid(field, "key %q holds a NUL character", Truncate(k, 40))
+		}
 		if len(v) > MaxParamValue {
 			return Invalid(field+"."+k, "at most %d bytes", MaxParamValue)
+		}
+		if strings.ContainsRune(v, 0) {
+			return Invalid(field+"."+k, "holds a NUL character (\\0); remove it")
+		}
+		if (k == ParamTo || k == ParamTitle) && strings.ContainsAny(v, "\r\n") {
+			return Invalid(field+"."+k, "must be a single line (it becomes a mail header)")
 		}
 	}
 	return nil

@@ -102,7 +102,13 @@ func (a *API) batch(c *gin.Context) {
 		a.record(ctx, user, sc.Name(), row.ID, store.AuditUpdate, p.cur.Fields, row.Fields)
 		saved = append(saved, row)
 	}
+	for _, r := range saved {
+		a.switchOff(ctx, sc, r)
+	}
 	a.wake()
+	for _, r := range saved {
+		hideIdleNextFire(sc, r, nil)
+	}
 	c.JSON(http.StatusOK, batchSaved{Rows: saved})
 }
 
@@ -148,6 +154,7 @@ func (a *API) planBatch(c *gin.Context, sc *mapping.Scenario, edits []batchEdit)
 	ctx := c.Request.Context()
 	now := a.Now()
 	plans := make([]batchPlan, 0, len(edits))
+	targets := a.newTargetCheck()
 	var refused []batchRefusal
 	refuse := func(id string, err error) {
 		status, body := httpapi.Classify(err)
@@ -169,6 +176,9 @@ func (a *API) planBatch(c *gin.Context, sc *mapping.Scenario, edits []batchEdit)
 		}
 		if err == nil {
 			err = syncRefusal(sc, cur, fields, e.Fields, now)
+		}
+		if err == nil {
+			err = targets.check(ctx, sc, fields, cur.Fields)
 		}
 		if err != nil {
 			refuse(e.ID, err)

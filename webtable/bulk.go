@@ -171,6 +171,7 @@ func (a *API) bulkActive(c *gin.Context, sc *mapping.Scenario, field, id string,
 		err = httpapi.Describe(err, task.ErrNotFound, "row %q was deleted while saving", id)
 		return httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict, "row %q changed while your edit was saved; try again", id)
 	}
+	a.switchOff(ctx, sc, row)
 	a.record(ctx, user, sc.Name(), id, action, cur.Fields, row.Fields)
 	return nil
 }

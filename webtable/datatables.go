@@ -160,10 +160,12 @@ func (t *Table) addOutcomes(ctx context.Context, rows []tableRow) error {
 	return nil
 }
 
-// tableRows pairs a page's rows with their tasks.
-func tableRows(page *store.RowPage) []tableRow {
+// tableRows pairs a page's rows of scenario sc (nil: not known) with
+// their tasks; a row that does not fire shows no next fire.
+func tableRows(sc *mapping.Scenario, page *store.RowPage) []tableRow {
 	out := make([]tableRow, len(page.Rows))
 	for i, r := range page.Rows {
+		hideIdleNextFire(sc, r, page.Tasks[r.ID])
 		out[i] = tableRow{Row: r, Task: page.Tasks[r.ID]}
 	}
 	return out
@@ -235,7 +237,7 @@ func (t *Table) serve(c *gin.Context) {
 		return
 	}
 	answer := tableAnswer{Draw: req.draw, RecordsTotal: page.Total,
-		RecordsFiltered: page.Filtered, CountsCapped: page.Capped, Data: tableRows(page)}
+		RecordsFiltered: page.Filtered, CountsCapped: page.Capped, Data: tableRows(t.scenarios[name], page)}
 	if err := t.addOutcomes(c.Request.Context(), answer.Data); err != nil {
 		fail(err)
 		return

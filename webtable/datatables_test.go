@@ -290,10 +290,13 @@ func TestTableExportCSV(t *testing.T) {
 	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/csv") {
 		t.Fatalf("%d %s %s", rec.Code, rec.Header(), rec.Body)
 	}
-	want := "memo_id,title,content,is_active\n" +
-		"zz,\"'=HYPERLINK(\"\"x\"\")\",\"zebra, \"\"quoted\"\"\nline\",1\n" +
-		"m17,memo r,feed the zebra,1\n" +
-		"m07,memo h,feed the zebra,1\n"
+	// Every field the scenario maps and the status columns, whatever
+	// columns the view shows; the view's search and order choose the rows.
+	want := "\uFEFFmemo_id,title,content,tz,when,repeat,channel,to,active,start,end,timeout,retries,misfire,overlap," +
+		"targets,alert,alert_to,alert_after,alert_absent,params,is_active,next_fire,last_fire,last_status,error\n" +
+		"zz,\"'=HYPERLINK(\"\"x\"\")\",\"zebra, \"\"quoted\"\"\nline\",,,,,,,,,,,,,,,,,,,1,,,,\n" +
+		"m17,memo r,feed the zebra,,every 1h,,outbox,,,,,,,,,,,,,,,1,,,,\n" +
+		"m07,memo h,feed the zebra,,every 1h,,outbox,,,,,,,,,,,,,,,1,,,,\n"
 	if got := rec.Body.String(); got != want {
 		t.Errorf("csv =\n%s\nwant\n%s", got, want)
 	}

@@ -1,18 +1,23 @@
 package webtable
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"cronsheet/api/httpapi"
+	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -22,9 +27,15 @@ import (
 const maxExportRows = 100_000
 
 // exportCSV handles GET /api/v1/scenarios/:scenario/table.csv with the
-// table's parameters (search, order, columns): the current view, every
-// page of it up to maxExportRows rows, as CSV with a header of the
-// columns' data keys. start and length are ignored.
+// table's parameters (search, order): the rows of the view, every page of
+// it up to maxExportRows rows, as a full backup that the import reads back
+// as the same rows. The file is UTF-8 with a byte order mark. The header
+// names every field the scenario maps (in mapping order), then every
+// other field a row of the export holds (sorted), then the status columns
+// (exportStatus), which an import reads over; cells are written as
+// csvCell says. The columns parameters only order the rows; start and
+// length are ignored. The rows are read into a temporary file first, as
+// the header depends on all of them.
 func (t *Table) exportCSV(c *gin.Context) {
 	name := c.Param("scenario")
 	cols, ok := t.columns[name]
@@ -44,11 +55,19 @@ func (t *Table) exportCSV(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusBadRequest, httpapi.ErrorBody{Error: err.Error()})
 		return
 	}
-	sent := sentColumns(form, cols)
 	q := req.query
 	q.Scenario, q.Offset, q.Limit = name, 0, store.MaxRowPage
 	ctx := c.Request.Context()
-	page, err := t.store.QueryRows(ctx, q)
+	spool, err := os.CreateTemp("", "cronsheet-export-*.jsonl")
+	if err != nil {
+		c.AbortWithStatusJSON(http.StatusInternalServerError, httpapi.ErrorBody{Error: "cannot write a temporary file for the export"})
+		return
+	}
+	defer func() {
+		_ = spool.Close()
+		_ = os.Remove(spool.Name())
+	}()
+	extras, err := t.spoolExport(ctx, q, spool)
 	if err != nil {
 		status, body := httpapi.Classify(err)
 		c.AbortWithStatusJSON(status, body)
@@ -56,55 +75,123 @@ func (t *Table) exportCSV(c *gin.Context) {
 	}
 	c.Header("Content-Type", "text/csv; charset=utf-8")
 	c.Header("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.csv"`, name, time.Now().UTC().Format("20060102-150405")))
-	w := csv.NewWriter(c.Writer)
-	header := make([]string, len(sent))
-	for i, col := range sent {
-		header[i] = strings.TrimPrefix(col.Data, "fields.")
+	if err := writeExport(c.Writer, spool, exportFields(t.scenarios[name], extras)); err != nil &&
+		!errors.Is(err, context.Canceled) {
+		t.Logger().ErrorContext(ctx, "csv export failed midway", "scenario", name, "error", err)
 	}
-	_ = w.Write(header)
-	written := 0
-	for {
+}
+
+// exportStatus are the status columns an export writes after the fields;
+// the service computes them, and an import reads over them
+// (exportStatusColumn).
+var exportStatus = [...]string{"is_active", "next_fire", "last_fire", "last_status", "error"}
+
+// exportRow is one row of an export as spooled: its fields and its status
+// cells (exportStatus).
+type exportRow struct {
+	Fields map[string]any `json:"f"`
+	Status []string       `json:"s"`
+}
+
+// spoolExport writes the rows of q, page by page up to maxExportRows, to
+// spool as JSON lines (exportRow) and returns the names of the fields
+// they hold.
+func (t *Table) spoolExport(ctx context.Context, q store.RowQuery, spool io.Writer) (map[string]bool, error) {
+	names := map[string]bool{}
+	bw := bufio.NewWriter(spool)
+	enc := json.NewEncoder(bw)
+	sc := t.scenarios[q.Scenario]
+	for written := 0; ; q.Offset += q.Limit {
+		page, err := t.store.QueryRows(ctx, q)
+		if err != nil {
+			return nil, err
+		}
 		for _, row := range page.Rows {
-			rec := make([]string, len(sent))
-			for i, col := range sent {
-				rec[i] = csvSafe(cellText(row, col))
+			hideIdleNextFire(sc, row, page.Tasks[row.ID])
+			er := exportRow{Fields: row.Fields, Status: make([]string, len(exportStatus))}
+			for i, col := range exportStatus {
+				er.Status[i] = cellText(row, Column{Data: col})
 			}
-			if err := w.Write(rec); err != nil {
-				return // the client went away
+			for k := range row.Fields {
+				names[k] = true
+			}
+			if err := enc.Encode(er); err != nil {
+				return nil, fmt.Errorf("spool the export: %w", err)
 			}
 			written++
 		}
 		if len(page.Rows) < q.Limit || written >= maxExportRows {
 			break
 		}
-		q.Offset += q.Limit
-		if page, err = t.store.QueryRows(ctx, q); err != nil {
-			if !errors.Is(err, context.Canceled) {
-				t.Logger().ErrorContext(ctx, "csv export failed midway", "scenario", name, "error", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, fmt.Errorf("spool the export: %w", err)
+	}
+	return names, nil
+}
+
+// exportFields is an export's field columns: every field sc maps, in
+// the order of mapping.CanonicalFields, then the other names of held,
+// sorted.
+func exportFields(sc *mapping.Scenario, held map[string]bool) []string {
+	var out []string
+	mapped := map[string]bool{}
+	for _, canon := range mapping.CanonicalFields() {
+		if f := sc.Field(canon); f != "" && !mapped[f] {
+			out = append(out, f)
+			mapped[f] = true
+		}
+	}
+	var extras []string
+	for k := range held {
+		if !mapped[k] {
+			extras = append(extras, k)
+		}
+	}
+	slices.Sort(extras)
+	return append(out, extras...)
+}
+
+// writeExport writes the CSV of the rows spooled in spool: a UTF-8 byte
+// order mark, the header (fields, then exportStatus) and one line per row.
+func writeExport(out io.Writer, spool *os.File, fields []string) error {
+	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("read the spooled export: %w", err)
+	}
+	// A byte order mark first: spreadsheets then read the file as UTF-8
+	// (Chinese text included); the import drops it.
+	if _, err := io.WriteString(out, "\uFEFF"); err != nil {
+		return err
+	}
+	w := csv.NewWriter(out)
+	if err := w.Write(append(slices.Clone(fields), exportStatus[:]...)); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bufio.NewReader(spool))
+	dec.UseNumber()
+	rec := make([]string, len(fields)+len(exportStatus))
+	for {
+		var er exportRow
+		if err := dec.Decode(&er); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return fmt.Errorf("read the spooled export: %w", err)
+		}
+		for i, f := range fields {
+			rec[i] = ""
+			if v, ok := er.Fields[f]; ok {
+				rec[i] = csvCell(v)
 			}
-			break // the status is sent; a cut file is all we can do
+		}
+		for i, s := range er.Status {
+			rec[len(fields)+i] = csvSafe(s)
+		}
+		if err := w.Write(rec); err != nil {
+			return err // the client went away
 		}
 	}
 	w.Flush()
-}
-
-// sentColumns is the columns the request names, in its order, or every
-// column when it names none. parseTableRequest has checked them.
-func sentColumns(form map[string][]string, cols []Column) []Column {
-	var out []Column
-	for i := 0; i < maxTableColumns; i++ {
-		v, ok := form[fmt.Sprintf("columns[%d][data]", i)]
-		if !ok {
-			break
-		}
-		if col, found := findColumn(cols, v[0]); found {
-			out = append(out, col)
-		}
-	}
-	if len(out) == 0 {
-		return cols
-	}
-	return out
+	return w.Error()
 }
 
 // cellText is a row's value in a column as plain text.

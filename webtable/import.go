@@ -84,9 +84,11 @@ type importRow struct {
 // lists the lines' errors (400, or 409 for existing ids, with their exact
 // count). Otherwise every row not yet stored is inserted and the answer is
 // 201 (200 when all were stored already) with the counts. Empty cells are
-// left out of the row, so the scenario's defaults apply. A file the table
-// export wrote imports as it is: its status columns are read over and its
-// formula guard (a leading apostrophe, see csvSafe) is taken off.
+// left out of the row, so the scenario's defaults apply; a cell "=" + a
+// JSON number, true/false, null or quoted text holds that value (csvValue),
+// any other cell is text. A file the table export wrote imports as the
+// same rows: its status columns are read over and its formula guard (a
+// leading apostrophe, see csvSafe) is taken off.
 //
 // An import is idempotent rather than one transaction (the mongo driver
 // has no multi-document transaction on FerretDB): lines without an id get
@@ -116,6 +118,14 @@ func (a *API) importCSV(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
+	if refused, err := a.importTargetErrors(ctx, sc, rows); err != nil || refused != nil {
+		if err != nil {
+			a.WriteError(c, err)
+		} else {
+			c.AbortWithStatusJSON(http.StatusBadRequest, refused)
+		}
+		return
+	}
 	done := importDone{ImportID: importID, IDs: make([]string, 0, len(rows))}
 	todo, err := a.importTodo(ctx, sc, rows, &done)
 	var inserted []importRow
@@ -385,8 +395,8 @@ func readImportLines(rd *csv.Reader, sc *mapping.Scenario, data []byte, header [
 // sync patrol would.
 func checkImportLine(sc *mapping.Scenario, header, rec []string, line int, now time.Time, importID string) (importRow, *lineError) {
 	fields := make(map[string]any, len(header))
-	for i, v := range rec {
-		if v = csvUnguard(v); v != "" && header[i] != "" {
+	for i, cell := range rec {
+		if v, ok := csvValue(cell); ok && header[i] != "" {
 			fields[header[i]] = v
 		}
 	}

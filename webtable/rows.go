@@ -1,7 +1,9 @@
 package webtable
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -45,13 +47,17 @@ func (a *API) createRow(c *gin.Context) {
 		a.WriteError(c, err)
 		return
 	}
+	ctx := c.Request.Context()
+	if err := a.newTargetCheck().check(ctx, sc, fields, nil); err != nil {
+		a.WriteError(c, err)
+		return
+	}
 	row := &task.Row{
 		Scenario: sc.Name(),
 		ID:       id,
 		Fields:   fields,
 		IsActive: isActive(sc, fields),
 	}
-	ctx := c.Request.Context()
 	if err := a.store.InsertRow(ctx, row); err != nil {
 		a.WriteError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeAlreadyExists, "row %q already exists in scenario %q", id, sc.Name()))
 		return
@@ -64,7 +70,7 @@ func (a *API) createRow(c *gin.Context) {
 	}
 	a.record(ctx, httpapi.Who(c), sc.Name(), id, store.AuditCreate, nil, saved.Fields)
 	c.Header("Location", strings.TrimSuffix(c.Request.URL.Path, "/")+"/"+url.PathEscape(id))
-	writeRow(c, http.StatusCreated, saved)
+	writeRow(c, http.StatusCreated, sc, saved)
 }
 
 // getRow handles GET /api/v1/scenarios/:scenario/rows/:id.
@@ -80,7 +86,7 @@ func (a *API) getRow(c *gin.Context) {
 		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", id, sc.Name()))
 		return
 	}
-	writeRow(c, http.StatusOK, row)
+	writeRow(c, http.StatusOK, sc, row)
 }
 
 // listRows handles GET /api/v1/scenarios/:scenario/rows?after=&limit=.
@@ -106,6 +112,9 @@ func (a *API) listRows(c *gin.Context) {
 		a.WriteError(c, err)
 		return
 	}
+	for _, r := range rows {
+		hideIdleNextFire(sc, r, nil)
+	}
 	page := rowsPage{Rows: rows}
 	if len(rows) > limit {
 		page.Rows = rows[:limit]
@@ -117,10 +126,18 @@ func (a *API) listRows(c *gin.Context) {
 	c.JSON(http.StatusOK, page)
 }
 
+// patchAttempts bounds how often a PATCH without If-Match re-reads and
+// re-merges a row that another edit changed between its read and its
+// write; every lost attempt means another edit was saved.
+const patchAttempts = 32
+
 // patchRow handles PATCH /api/v1/scenarios/:scenario/rows/:id: the body's
 // fields are merged onto the stored ones (null removes a field), the result
-// is validated and saved if the row still has the version the edit was
-// based on.
+// is validated and saved. With If-Match (or the body's _version) the row
+// must still have that version, else 409. Without, the edit applies to the
+// row as it is when saved (the last writer wins field by field): a
+// concurrent edit between the read and the write makes it read and merge
+// again, up to patchAttempts times.
 func (a *API) patchRow(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
 	if err != nil {
@@ -139,40 +156,65 @@ func (a *API) patchRow(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	cur, err := a.store.GetRow(ctx, sc.Name(), id)
-	if err != nil {
-		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", id, sc.Name()))
+	for range patchAttempts {
+		cur, row, err := a.patchOnce(ctx, sc, id, patch, want)
+		if errors.Is(err, errEditRace) {
+			continue
+		}
+		if err != nil {
+			a.WriteError(c, err)
+			return
+		}
+		a.switchOff(ctx, sc, row)
+		a.wake()
+		a.record(ctx, httpapi.Who(c), sc.Name(), id, store.AuditUpdate, cur.Fields, row.Fields)
+		writeRow(c, http.StatusOK, sc, row)
 		return
 	}
+	a.WriteError(c, task.Conflict(task.CodeVersionConflict, "row %q kept changing while your edit was saved; try again", id))
+}
+
+// errEditRace is patchOnce's answer when another edit saved the row between
+// its read and its write and the PATCH named no version: read again.
+var errEditRace = errors.New("row changed between read and write")
+
+// patchOnce reads row id, merges patch onto it, validates and saves it on
+// the version read. It returns the row as read and as saved.
+func (a *API) patchOnce(ctx context.Context, sc *mapping.Scenario, id string, patch map[string]any,
+	want int64) (cur, saved *task.Row, err error) {
+	cur, err = a.store.GetRow(ctx, sc.Name(), id)
+	if err != nil {
+		return nil, nil, httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", id, sc.Name())
+	}
 	if want > 0 && want != cur.Version {
-		a.WriteError(c, task.VersionConflict(fmt.Sprintf("row %q", id), cur.Version, want))
-		return
+		return nil, nil, task.VersionConflict(fmt.Sprintf("row %q", id), cur.Version, want)
 	}
 	fields, err := merge(sc, cur, patch)
 	if err != nil {
-		a.WriteError(c, err)
-		return
+		return nil, nil, err
 	}
 	if err := sc.ValidateFields(fields); err != nil {
-		a.WriteError(c, err)
-		return
+		return nil, nil, err
 	}
-	row, err := a.store.UpdateRowFields(ctx, store.UpdateRowParams{
+	if err := a.newTargetCheck().check(ctx, sc, fields, cur.Fields); err != nil {
+		return nil, nil, err
+	}
+	saved, err = a.store.UpdateRowFields(ctx, store.UpdateRowParams{
 		Scenario:  sc.Name(),
 		ID:        id,
 		Fields:    fields,
-		IfVersion: cur.Version, // also guards the read-merge-write against a concurrent edit
+		IfVersion: cur.Version, // guards the read-merge-write against a concurrent edit
 	})
-	if err != nil {
-		err = httpapi.Describe(err, task.ErrNotFound, "row %q was deleted while saving", id)
-		err = httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict, "row %q changed while your edit was saved "+
-			"(you sent version %d); reload and try again", id, cur.Version)
-		a.WriteError(c, err)
-		return
+	switch {
+	case err == nil:
+		return cur, saved, nil
+	case want == 0 && errors.Is(err, task.ErrConflict):
+		return nil, nil, errEditRace
 	}
-	a.wake()
-	a.record(ctx, httpapi.Who(c), sc.Name(), id, store.AuditUpdate, cur.Fields, row.Fields)
-	writeRow(c, http.StatusOK, row)
+	err = httpapi.Describe(err, task.ErrNotFound, "row %q was deleted while saving", id)
+	err = httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict, "row %q changed while your edit was saved "+
+		"(you sent version %d); reload and try again", id, want)
+	return nil, nil, err
 }
 
 // deleteRow handles DELETE /api/v1/scenarios/:scenario/rows/:id.
@@ -199,8 +241,10 @@ func (a *API) deleteRow(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
-// writeRow answers with row and its version as ETag, for If-Match.
-func writeRow(c *gin.Context, status int, row *task.Row) {
+// writeRow answers with row (no next fire when it does not fire) and its
+// version as ETag, for If-Match.
+func writeRow(c *gin.Context, status int, sc *mapping.Scenario, row *task.Row) {
+	hideIdleNextFire(sc, row, nil)
 	httpapi.WriteVersioned(c, status, row.Version, row)
 }
 

@@ -50,6 +50,9 @@ type Store interface {
 	DeleteRow(ctx context.Context, scenario, id string) error
 	// ListRows pages a scenario's rows in id order after afterID.
 	ListRows(ctx context.Context, scenario, afterID string, limit int) ([]*task.Row, error)
+	// GetTarget returns a target or task.ErrNotFound: a row may name only
+	// stored targets.
+	GetTarget(ctx context.Context, id string) (*task.Target, error)
 }
 
 // Every store the server accepts satisfies Store.
@@ -65,6 +68,9 @@ type Deps struct {
 	Scenarios map[string]*mapping.Scenario
 	// Wake wakes the patrol loops after an edit; nil = no-op.
 	Wake func()
+	// Sync disables a switched-off row's task before the edit is answered;
+	// nil leaves it to the sync patrol.
+	Sync RowSyncer
 	// Now is the clock; nil = time.Now.
 	Now func() time.Time
 }
@@ -76,6 +82,7 @@ type API struct {
 	store     Store
 	scenarios map[string]*mapping.Scenario
 	wake      func()
+	sync      RowSyncer
 }
 
 // New returns an API over d. It panics when d.Store is nil, a wiring bug.
@@ -85,6 +92,7 @@ func New(d Deps) *API {
 		store:     httpapi.Require("webtable", "Deps.Store", d.Store),
 		scenarios: maps.Clone(d.Scenarios),
 		wake:      d.Wake,
+		sync:      d.Sync,
 	}
 	if a.wake == nil {
 		a.wake = func() {}

@@ -19,6 +19,7 @@ import (
 	"cronsheet/api/httpapi"
 	"cronsheet/mapping"
 	"cronsheet/store"
+	"cronsheet/task"
 )
 
 // Store is the part of the audit log the API reads (store.AuditLog).
@@ -140,6 +141,7 @@ func (a *API) queryAudit(c *gin.Context) {
 		a.WriteError(c, err)
 		return
 	}
+	redactTargets(recs)
 	page := auditPage{Records: recs}
 	if len(recs) > limit || (len(recs) == limit && q.Limit == limit) {
 		page.Records, page.NextBefore = recs[:limit], recs[limit-1].ID
@@ -148,4 +150,19 @@ func (a *API) queryAudit(c *gin.Context) {
 		page.Records = []*store.AuditRecord{}
 	}
 	c.JSON(http.StatusOK, page)
+}
+
+// redactTargets masks the URL secrets of target records (task.RedactURL)
+// whatever the stored record holds, so the trail never shows a secret.
+func redactTargets(recs []*store.AuditRecord) {
+	for _, r := range recs {
+		if r.Scenario != store.AuditKindTarget {
+			continue
+		}
+		for _, m := range []map[string]any{r.Old, r.New} {
+			if u, ok := m["url"].(string); ok {
+				m["url"] = task.RedactURL(u)
+			}
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -71,6 +72,9 @@ type Guard struct {
 	policy  map[string]Access
 	hosts   map[string]bool
 	limiter *auth.Limiter
+	// admins serializes the user changes that could leave no active
+	// admin (see keepAnAdmin).
+	admins sync.Mutex
 }
 
 // NewGuard returns the guard for cfg. It panics when cfg.Users is nil, a
@@ -123,15 +127,17 @@ func (g *Guard) Middleware() gin.HandlerFunc {
 			g.refuse(c, err)
 			return
 		}
-		if err := g.checkBrowser(c, p, route); err != nil {
-			g.WriteError(c, err)
-			return
-		}
 		if p != nil {
 			httpapi.SetPrincipal(c, p)
 		}
+		// Who may call comes first, so a caller without credentials is
+		// told 401 whatever else is wrong with the request.
 		if err := g.authorize(p, access, c.Request.URL.Path); err != nil {
 			g.refuse(c, err)
+			return
+		}
+		if err := g.checkBrowser(c, p, route); err != nil {
+			g.WriteError(c, err)
 			return
 		}
 		c.Next()
@@ -294,8 +300,9 @@ func isPage(route string) bool {
 // that change state (and WebSocket upgrades) without a bearer token, which
 // a browser never adds by itself, must come from this origin: a
 // Sec-Fetch-Site other than same-origin or an Origin of another host is
-// refused. State-changing /api/v1 requests with a body must send JSON, so
-// that a cross-site text/plain or form POST never reaches a handler.
+// refused. State-changing /api/v1 requests with a body must send JSON (the
+// CSV import text/csv; see bodyMediaType), so that a cross-site text/plain
+// or form POST never reaches a handler.
 func (g *Guard) checkBrowser(c *gin.Context, p *Principal, route string) error {
 	r := c.Request
 	unsafe := r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions
@@ -312,11 +319,11 @@ func (g *Guard) checkBrowser(c *gin.Context, p *Principal, route string) error {
 			}
 		}
 	}
-	if unsafe && strings.HasPrefix(r.URL.Path, "/api/v1/") && !jsonBodyExempt(route) && hasBody(r) {
+	if want := bodyMediaType(route); unsafe && strings.HasPrefix(r.URL.Path, "/api/v1/") && want != "" && hasBody(r) {
 		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if mt != "application/json" {
-			return httpapi.Err(http.StatusUnsupportedMediaType, "Content-Type", "must be application/json, got %q",
-				httpapi.CutUTF8(r.Header.Get("Content-Type"), 100))
+		if mt != want {
+			return httpapi.Err(http.StatusUnsupportedMediaType, "Content-Type", "must be %s, got %q",
+				want, httpapi.CutUTF8(r.Header.Get("Content-Type"), 100))
 		}
 	}
 	return nil

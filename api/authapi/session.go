@@ -1,9 +1,14 @@
 package authapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -188,7 +193,9 @@ func (g *Guard) patchUser(c *gin.Context) {
 		}
 		p.PasswordHash = &h
 	}
-	u, err := g.users.UpdateUser(c.Request.Context(), p)
+	g.admins.Lock()
+	u, err := g.updateKeepingAnAdmin(c.Request.Context(), p)
+	g.admins.Unlock()
 	if err != nil {
 		g.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "no user %q", httpapi.CutUTF8(p.Name, 100)))
 		return
@@ -199,11 +206,17 @@ func (g *Guard) patchUser(c *gin.Context) {
 
 func (g *Guard) deleteUser(c *gin.Context) {
 	name := c.Param("name")
-	if err := g.users.DeleteUser(c.Request.Context(), name); err != nil {
+	g.admins.Lock()
+	old, err := g.deleteKeepingAnAdmin(c.Request.Context(), name)
+	g.admins.Unlock()
+	if err != nil {
 		g.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "no user %q", httpapi.CutUTF8(name, 100)))
 		return
 	}
-	g.record(c, store.AuditKindUser, name, store.AuditDelete, nil)
+	g.Logger().InfoContext(c.Request.Context(), "auth change", "kind", store.AuditKindUser, "id", name,
+		"action", store.AuditDelete, "by", httpapi.Who(c))
+	// What was deleted is the old state (never the password hash).
+	g.RecordDelete(c, store.AuditKindUser, name, userSummary(old, old.PasswordHash != ""))
 	c.Status(http.StatusNoContent)
 }
 
@@ -212,8 +225,29 @@ type tokenRequest struct {
 	User string    `json:"user"`
 	Name string    `json:"name"`
 	Role task.Role `json:"role"`
-	// ExpiresIn is a Go duration ("720h"); "" = never.
-	ExpiresIn string `json:"expires_in"`
+	// ExpiresIn is a duration ("720h") or a number of seconds (3600 or
+	// "3600"); none or "" = never.
+	ExpiresIn json.RawMessage `json:"expires_in"`
+}
+
+// expiresText reads a token request's expires_in: text as it is, a number
+// as its digits (seconds), null or none as "".
+func expiresText(raw json.RawMessage) (string, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if len(raw) == 0 || dec.Decode(&v) != nil {
+		return "", nil
+	}
+	switch x := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return x, nil
+	case json.Number:
+		return x.String(), nil
+	}
+	return "", task.Invalid("expires_in", "must be a duration such as 720h or 90m, or a number of seconds")
 }
 
 // tokenAnswer is a new token: its clear value, shown this once.
@@ -245,8 +279,13 @@ func (g *Guard) addToken(c *gin.Context) {
 		g.WriteError(c, err)
 		return
 	}
+	expires, err := expiresText(req.ExpiresIn)
+	if err != nil {
+		g.WriteError(c, err)
+		return
+	}
 	cred, value, err := NewToken(c.Request.Context(), g.users, TokenParams{User: req.User, Name: req.Name,
-		Role: req.Role, ExpiresIn: req.ExpiresIn, Now: g.Now()})
+		Role: req.Role, ExpiresIn: expires, Now: g.Now()})
 	if err != nil {
 		g.WriteError(c, err)
 		return
@@ -269,7 +308,9 @@ func (g *Guard) deleteToken(c *gin.Context) {
 		g.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "no token %q", httpapi.CutUTF8(id, 100)))
 		return
 	}
-	g.record(c, store.AuditKindToken, cred.ID, store.AuditDelete, tokenSummary(cred))
+	g.Logger().InfoContext(ctx, "auth change", "kind", store.AuditKindToken, "id", cred.ID,
+		"action", store.AuditDelete, "by", httpapi.Who(c))
+	g.RecordDelete(c, store.AuditKindToken, cred.ID, tokenSummary(cred)) // what was deleted is the old state
 	c.Status(http.StatusNoContent)
 }
 
@@ -277,7 +318,8 @@ func (g *Guard) deleteToken(c *gin.Context) {
 type TokenParams struct {
 	User, Name string
 	Role       task.Role
-	// ExpiresIn is a Go duration; "" = never.
+	// ExpiresIn is a duration ("720h") or a number of seconds ("3600");
+	// "" = never.
 	ExpiresIn string
 	Now       time.Time
 }
@@ -294,9 +336,9 @@ func NewToken(ctx context.Context, users store.Users, p TokenParams) (*store.Cre
 	}
 	var ttl time.Duration
 	if p.ExpiresIn != "" {
-		d, err := time.ParseDuration(p.ExpiresIn)
+		d, err := parseExpiry(p.ExpiresIn)
 		if err != nil || d <= 0 {
-			return nil, "", task.Invalid("expires_in", "must be a positive Go duration such as 720h")
+			return nil, "", task.Invalid("expires_in", "must be a positive duration such as 720h or 90m, or a number of seconds")
 		}
 		ttl = d
 	}
@@ -334,4 +376,17 @@ func userSummary(u *store.User, passwordSet bool) map[string]any {
 // tokenSummary is what the audit trail keeps of a token: never its hash.
 func tokenSummary(c *store.Credential) map[string]any {
 	return map[string]any{"user": c.User, "name": c.Name, "role": string(c.Role)}
+}
+
+// parseExpiry reads a duration ("720h", "90m") or a number of seconds
+// ("3600").
+func parseExpiry(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if secs, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(secs) || secs > float64(math.MaxInt64/int64(time.Second)) {
+			return 0, errors.New("out of range")
+		}
+		return time.Duration(secs * float64(time.Second)), nil
+	}
+	return time.ParseDuration(s)
 }

@@ -46,6 +46,9 @@ type FlowEngine interface {
 	// is the version before (0: created), cur the flow after (nil:
 	// deleted).
 	SyncSchedule(ctx context.Context, flowID string, oldVersion int64, cur *task.Flow) error
+	// Retire stops a deleted flow's running executions and closes its
+	// step tasks.
+	Retire(ctx context.Context, f *task.Flow) error
 }
 
 // Store is the part of storage the flows API calls (of store.Flows).
@@ -58,10 +61,13 @@ type Store interface {
 	GetExecution(ctx context.Context, id string) (*task.Execution, error)
 	ListExecutions(ctx context.Context, flowID string, limit int) ([]*task.Execution, error)
 	RunningExecutions(ctx context.Context, limit int) ([]*task.Execution, error)
+	// GetTarget returns a target or task.ErrNotFound: steps name only
+	// stored targets.
+	GetTarget(ctx context.Context, id string) (*task.Target, error)
 }
 
-// Every store that keeps flows satisfies Store.
-var _ Store = store.Flows(nil)
+// Every store the server accepts satisfies Store.
+var _ Store = store.Product(nil)
 
 // API serves the flows API; build it with New and mount it with Register.
 type API struct {
@@ -167,6 +173,10 @@ func (f *API) create(c *gin.Context) {
 		f.WriteError(c, err)
 		return
 	}
+	if err := f.checkStepTargets(c.Request.Context(), fl); err != nil {
+		f.WriteError(c, err)
+		return
+	}
 	if err := f.store.CreateFlow(c.Request.Context(), fl); err != nil {
 		f.WriteError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeAlreadyExists, "flow %q already exists", fl.ID))
 		return
@@ -225,6 +235,10 @@ func (f *API) put(c *gin.Context) {
 		f.WriteError(c, err)
 		return
 	}
+	if err := f.checkStepTargets(c.Request.Context(), fl); err != nil {
+		f.WriteError(c, err)
+		return
+	}
 	saved, err := f.store.UpdateFlow(c.Request.Context(), fl, want)
 	if err != nil {
 		err = httpapi.Describe(err, task.ErrNotFound, "flow %q not found", id)
@@ -262,6 +276,11 @@ func (f *API) delete(c *gin.Context) {
 	if err := f.engine.SyncSchedule(c.Request.Context(), id, old.Version, nil); err != nil {
 		// A fire of the schedule task left open is refused and closes it.
 		f.Logger().ErrorContext(c.Request.Context(), "flow schedule", "flow_id", id, "error", err)
+	}
+	if err := f.engine.Retire(c.Request.Context(), old); err != nil {
+		// A step task left open is held without a schedule and fires
+		// only when an execution triggers it.
+		f.Logger().ErrorContext(c.Request.Context(), "retire deleted flow", "flow_id", id, "error", err)
 	}
 	c.Status(http.StatusNoContent)
 }

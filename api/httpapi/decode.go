@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"cronsheet/task"
+	"cronsheet/api/httpapi/jsontype"
 )
 
 // MaxBodyBytes bounds every JSON request body that ReadJSON and ReadObject
@@ -62,13 +63,20 @@ func ReadBody(c *gin.Context, limit int64) ([]byte, error) {
 
 // ReadJSON decodes the request body, at most MaxBodyBytes, as one JSON
 // object into v (a pointer to a struct), refusing fields v does not name.
+// Where v takes a number, a text holding one ("30") is taken as that
+// number (jsontype.NumbersFromText).
 // With optional, an empty body is no error and leaves v as it is. Errors
 // are 400s naming the field (413 for a body over the limit).
 func ReadJSON(c *gin.Context, v any, optional bool) error {
-	if err := LimitBody(c, MaxBodyBytes); err != nil {
-		return err
+	data, err := ReadBody(c, MaxBodyBytes)
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		return err // the 413
+	case err != nil:
+		return BodyError(err)
 	}
-	dec := json.NewDecoder(c.Request.Body)
+	dec := json.NewDecoder(bytes.NewReader(jsontype.NumbersFromText(data, reflect.TypeOf(v))))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if optional && errors.Is(err, io.EOF) {
@@ -128,9 +136,9 @@ func decodeError(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if te.Field == "" {
-			return Err(http.StatusBadRequest, "body", "body: must be a JSON object; got %s", jsonKind(te.Value))
+			return Err(http.StatusBadRequest, "body", "body: must be a JSON object; got %s", jsontype.Got(te.Value))
 		}
-		return Err(http.StatusBadRequest, te.Field, "%s: must be %s; got %s", te.Field, goKind(te.Type), jsonKind(te.Value))
+		return Err(http.StatusBadRequest, te.Field, "%s: %s", te.Field, jsontype.Message(te))
 	}
 	// encoding/json has no type for it; the message is its API.
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
@@ -140,46 +148,4 @@ func decodeError(err error) error {
 		return Err(http.StatusBadRequest, name, "%s: unknown field", name)
 	}
 	return BodyError(err)
-}
-
-// goKind says in words what JSON a Go type takes.
-func goKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer (in range)"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Slice, reflect.Array:
-		return "a list"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	case reflect.Pointer:
-		return goKind(t.Elem())
-	}
-	return "another kind of value"
-}
-
-// jsonKind shortens json.UnmarshalTypeError.Value ("number 1.5") to the
-// kind of JSON value ("a number").
-func jsonKind(v string) string {
-	kind, num, _ := strings.Cut(v, " ")
-	switch kind {
-	case "array":
-		return "a list"
-	case "object":
-		return "an object"
-	case "number":
-		if num != "" {
-			return "the number " + task.Truncate(num, 32)
-		}
-		return "a number"
-	case "":
-		return "a value"
-	}
-	return "a " + kind
 }

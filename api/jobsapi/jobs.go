@@ -21,15 +21,20 @@ import (
 
 // The jobs API (design notes 002/003, docs/SEEDS.md):
 //
-//	POST   /api/v1/jobs                  one job → 201 {id, state, …} (200 when its key named an existing job),
+//	POST   /api/v1/jobs                  one job → 201 {id, state, …} (200 when its key named a job made by
+//	                                     the same request; 409 naming key when that job's request differs),
 //	                                     or with "wait" the job once final (or when the wait ends);
 //	                                     a JSON array or {"jobs": [...]} → 200 [{index, job | error, field}]
-//	GET    /api/v1/jobs/:id?wait=N       the job with its runs and transitions; wait = long poll (≤ 300 s)
+//	GET    /api/v1/jobs/:id?wait=N       the job with its runs and transitions; wait = long poll (≤ 50 s,
+//	                                     task.MaxJobWait, below the server's write timeout; more → 400)
 //	DELETE /api/v1/jobs/:id              cancel → 200; 409 when it already fired
-//	PUT    /api/v1/jobs/by-key/:key      upsert: a pending job under key is cancelled and replaced
+//	PUT    /api/v1/jobs/by-key/:key      upsert: 201 when the key is new; 200 when a job held it (a pending
+//	                                     one is cancelled and replaced; "replaced" names it)
 //	POST   /api/v1/jobs/:id/block        never runs while blocked
 //	POST   /api/v1/jobs/:id/unblock
-//	POST   /api/v1/jobs/backfill         {ids} or {state: dead|cancelled, limit} → 202 {accepted, refused, rate}
+//	POST   /api/v1/jobs/backfill         {ids} or {state: dead|cancelled, limit} → 202 {accepted, refused, rate};
+//	                                     each job is taken once (duplicate ids collapse); a job an earlier
+//	                                     backfill queued or re-runs is in refused with the reason, never run twice
 //	GET    /api/v1/jobs?state=&method=&name=&cursor=&limit=
 //	                                     jobs by state (dead letters: state=dead, the default), newest
 //	                                     first; method and name (a substring) narrow it
@@ -81,7 +86,7 @@ func (a *API) submitJobs(c *gin.Context) {
 	}
 	v, err := a.jobs.Submit(c.Request.Context(), req)
 	if err != nil {
-		a.WriteError(c, err)
+		a.WriteError(c, keyConflict(err))
 		return
 	}
 	status := http.StatusCreated
@@ -115,12 +120,30 @@ func (a *API) submitBatch(c *gin.Context, body []byte) {
 			out[i].Error, out[i].Field = ve.Error(), ve.Field
 		case errors.Is(r.Err, task.ErrConflict) || errors.Is(r.Err, task.ErrInvalid):
 			out[i].Error = r.Err.Error()
+			if isKeyConflict(r.Err) {
+				out[i].Field = "key"
+			}
 		default:
 			a.WriteError(c, r.Err)
 			return
 		}
 	}
 	c.JSON(http.StatusOK, out)
+}
+
+// isKeyConflict reports whether err is the jobs service's refusal of a
+// key that a job made by a different request holds.
+func isKeyConflict(err error) bool {
+	return errors.Is(err, task.ErrConflict) && task.CodeOf(err) == task.CodeAlreadyExists
+}
+
+// keyConflict answers a key held by a job made by a different request as
+// a 409 naming the field key; other errors are returned as they are.
+func keyConflict(err error) error {
+	if !isKeyConflict(err) {
+		return err
+	}
+	return httpapi.CodedErr(http.StatusConflict, task.CodeAlreadyExists, "key", "%s", err.Error())
 }
 
 // waitParam reads ?wait=seconds.
@@ -130,10 +153,10 @@ func waitParam(c *gin.Context) (time.Duration, error) {
 		return 0, nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || f > task.MaxJobWait {
-		return 0, task.Invalid("wait", "must be 0 to %d seconds", task.MaxJobWait)
+	if err != nil {
+		return 0, task.Invalid("wait", "must be a number: 0 to %d seconds; got %q", task.MaxJobWait, task.Truncate(s, 40))
 	}
-	return time.Duration(f * float64(time.Second)), nil
+	return jobapi.WaitSeconds(f)
 }
 
 func (a *API) getJob(c *gin.Context) {
@@ -190,7 +213,12 @@ func (a *API) upsertJob(c *gin.Context) {
 		a.WriteError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, v)
+	status := http.StatusCreated // the key was new
+	if v.Replaced != "" {
+		status = http.StatusOK // the key existed: its job was replaced
+	}
+	c.Header("Location", "/api/v1/jobs/"+v.ID)
+	c.JSON(status, v)
 }
 
 func (a *API) blockJob(c *gin.Context) {

@@ -178,8 +178,8 @@ func TestRunDetailAndFeedback(t *testing.T) {
 			field, msg     string
 		}{
 			{"NoStatus", "tr-full", `{"message":"x"}`, 400, "status", "required"},
-			{"StatusType", "tr-full", `{"status":"ok"}`, 400, "status", "must be an integer"},
-			{"StatusFraction", "tr-full", `{"status":1.5}`, 400, "status", "must be an integer"},
+			{"StatusType", "tr-full", `{"status":"ok"}`, 400, "status", "must be a whole number"},
+			{"StatusFraction", "tr-full", `{"status":1.5}`, 400, "status", "must be a whole number"},
 			{"StatusRange", "tr-full", `{"status":4294967296}`, 400, "status", "from -2147483648"},
 			{"ProgressType", "tr-full", `{"status":0,"progress":"yes"}`, 400, "progress", "true or false"},
 			{"LongMessage", "tr-full", `{"status":0,"message":"` + strings.Repeat("m", task.MaxFeedbackMessage+1) + `"}`, 400, "message", "at most"},

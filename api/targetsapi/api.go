@@ -27,10 +27,14 @@ type Store interface {
 	UpdateTarget(ctx context.Context, t *task.Target, ifVersion int64) (*task.Target, error)
 	DeleteTarget(ctx context.Context, id string) error
 	ListTargets(ctx context.Context, afterID string, limit int) ([]*task.Target, error)
+	// TasksUsingTarget and ListFlows find what names a target, so that a
+	// target in use is not deleted (store.TargetUsers, store.Flows).
+	TasksUsingTarget(ctx context.Context, id string, limit int) ([]string, int, error)
+	ListFlows(ctx context.Context, afterID string, limit int) ([]*task.Flow, error)
 }
 
-// Every store's targets satisfy Store.
-var _ Store = store.Targets(nil)
+// Every store the server accepts satisfies Store.
+var _ Store = store.Product(nil)
 
 // Deps are the dependencies of the targets API.
 type Deps struct {
@@ -81,16 +85,32 @@ func (a *API) Register(r gin.IRouter) {
 }
 
 // targetSummary is what the audit trail keeps of a target: no headers or
-// body, which may hold credentials.
+// body, and the URL with its secrets masked (task.RedactURL).
 func targetSummary(t *task.Target) map[string]any {
 	m := map[string]any{"name": t.Name, "kind": string(t.Kind), "state": string(t.State), "version": t.Version}
 	switch {
 	case t.HTTP != nil:
-		m["url"] = t.HTTP.URL
+		m["url"] = task.RedactURL(t.HTTP.URL)
 	case t.Exec != nil:
 		m["command"] = t.Exec.Command
 	case t.Kafka != nil:
 		m["topic"] = t.Kafka.Topic
+	}
+	return m
+}
+
+// deletedSummary is what the audit trail keeps of a deleted target: its
+// summary and, for an HTTP target, its headers, with every secret masked
+// (task.Target.Redacted).
+func deletedSummary(t *task.Target) map[string]any {
+	r := t.Redacted()
+	m := targetSummary(r)
+	if r.HTTP != nil && len(r.HTTP.Headers) > 0 {
+		h := make(map[string]any, len(r.HTTP.Headers))
+		for k, v := range r.HTTP.Headers {
+			h[k] = v
+		}
+		m["headers"] = h
 	}
 	return m
 }

@@ -1,6 +1,7 @@
 package targetsapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -22,6 +23,8 @@ import (
 //	PUT    /api/v1/targets/:id            → 200 the target (404; 409 stale If-Match)
 //	DELETE /api/v1/targets/:id            → 204 (404)
 //
+// Answers show a target's secrets as task.SecretMask (see task.Target.Redacted);
+// a PUT that sends the mask back keeps the stored value.
 
 // targetBody is the body of POST /api/v1/targets and PUT
 // /api/v1/targets/:id: a target's fields (see task.Target). version,
@@ -80,6 +83,9 @@ func (a *API) listTargets(c *gin.Context) {
 		page.Targets = list[:limit]
 		page.NextAfter = list[limit-1].ID
 	}
+	for i, t := range page.Targets {
+		page.Targets[i] = t.Redacted()
+	}
 	if page.Targets == nil {
 		page.Targets = []*task.Target{}
 	}
@@ -97,6 +103,10 @@ func (a *API) createTarget(c *gin.Context) {
 	t := body.target()
 	if t.State == "" {
 		t.State = task.TargetPreset
+	}
+	if err := t.RestoreSecrets(nil); err != nil {
+		a.WriteError(c, err)
+		return
 	}
 	if err := a.validTarget(t); err != nil {
 		a.WriteError(c, err)
@@ -158,6 +168,10 @@ func (a *API) putTarget(c *gin.Context) {
 		return
 	}
 	t := body.target()
+	if want, err = a.restoreSecrets(c.Request.Context(), t, want); err != nil {
+		a.WriteError(c, err)
+		return
+	}
 	if err := a.validTarget(t); err != nil {
 		a.WriteError(c, err)
 		return
@@ -174,19 +188,30 @@ func (a *API) putTarget(c *gin.Context) {
 	writeTarget(c, http.StatusOK, saved)
 }
 
-// deleteTarget handles DELETE /api/v1/targets/:id. Tasks bound to it keep
-// its id; their fires to it are recorded dead.
+// deleteTarget handles DELETE /api/v1/targets/:id. A target that a task
+// (a row's, or a flow step's) or a flow names is refused 409, naming a few
+// of them and how many there are (inUse).
 func (a *API) deleteTarget(c *gin.Context) {
 	id, err := httpapi.PathID(c, "id")
 	if err != nil {
 		a.WriteError(c, err)
 		return
 	}
+	if err := a.inUse(c.Request.Context(), id); err != nil {
+		a.WriteError(c, err)
+		return
+	}
+	old, err := a.store.GetTarget(c.Request.Context(), id)
+	if err != nil {
+		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id))
+		return
+	}
 	if err := a.store.DeleteTarget(c.Request.Context(), id); err != nil {
 		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id))
 		return
 	}
-	a.RecordChange(c, store.AuditKindTarget, id, store.AuditDelete, nil)
+	// What was deleted is the old state, its secrets masked.
+	a.RecordDelete(c, store.AuditKindTarget, id, deletedSummary(old))
 	c.Status(http.StatusNoContent)
 }
 
@@ -207,7 +232,30 @@ func (a *API) validTarget(t *task.Target) error {
 	return httpapi.Err(http.StatusBadRequest, field, "%s: %v", field, err)
 }
 
-// writeTarget answers with t and its version as ETag, for If-Match.
+// restoreSecrets puts the stored secrets in the places where t, sent by a
+// client that read the target, holds task.SecretMask. It returns the
+// version the update must match: want, or without one the version the
+// secrets were read at, so that a change in between is a 409 rather than
+// an old secret written back.
+func (a *API) restoreSecrets(ctx context.Context, t *task.Target, want int64) (int64, error) {
+	if !t.HasSecretMask() {
+		return want, nil
+	}
+	old, err := a.store.GetTarget(ctx, t.ID)
+	if err != nil {
+		return want, httpapi.Describe(err, task.ErrNotFound, "target %q not found", t.ID)
+	}
+	if err := t.RestoreSecrets(old); err != nil {
+		return want, err
+	}
+	if want == 0 {
+		want = old.Version
+	}
+	return want, nil
+}
+
+// writeTarget answers with t, its secrets masked, and its version as ETag,
+// for If-Match.
 func writeTarget(c *gin.Context, status int, t *task.Target) {
-	httpapi.WriteVersioned(c, status, t.Version, t)
+	httpapi.WriteVersioned(c, status, t.Version, t.Redacted())
 }

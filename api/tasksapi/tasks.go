@@ -40,8 +40,8 @@ type stateBody struct {
 // deliveries go on in the background); 409 {"error": the reasons, "runs":
 // [...]} when every run was rejected (the task is closed, its targets
 // preset, …); 400 for bad params; 404 for an unknown task; 409 when the
-// task was already fired at this instant (or cannot fire at all); 501 when
-// this API has no firer.
+// task was already fired at this instant (or cannot fire at all), or when
+// it is a job (see notAJob); 501 when this API has no firer.
 func (a *API) triggerTask(c *gin.Context) {
 	if a.trigger == nil {
 		httpapi.NotImplemented(c, "manual triggers are not available on this server")
@@ -58,6 +58,10 @@ func (a *API) triggerTask(c *gin.Context) {
 		return
 	}
 	if err := task.ValidParams("params", body.Params); err != nil {
+		a.WriteError(c, err)
+		return
+	}
+	if err := a.notAJob(c, id); err != nil {
 		a.WriteError(c, err)
 		return
 	}
@@ -110,7 +114,8 @@ func rejected(runs []*task.Run) string {
 // stopped | closed}: 200 with the task. The change releases the task's
 // claim, and the patrols are woken so the node re-arms it under its new
 // state at once; back to running, its schedule counts from now (slots
-// missed meanwhile are not misfires). 400 bad state, 404 unknown task.
+// missed meanwhile are not misfires). 400 bad state, 404 unknown task,
+// 409 for a job (see notAJob).
 func (a *API) setTaskState(c *gin.Context) {
 	id, err := httpapi.PathID(c, "task_id")
 	if err != nil {
@@ -128,6 +133,10 @@ func (a *API) setTaskState(c *gin.Context) {
 		return
 	case !body.State.Valid():
 		a.WriteError(c, task.Invalid("state", "must be running, stopped or closed; got %q", task.Truncate(string(body.State), 40)))
+		return
+	}
+	if err := a.notAJob(c, id); err != nil {
+		a.WriteError(c, err)
 		return
 	}
 	now := a.Now()
@@ -151,5 +160,6 @@ func (a *API) getTask(c *gin.Context) {
 		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "task %q not found", id))
 		return
 	}
+	hideIdleNextFire(t)
 	c.JSON(http.StatusOK, t)
 }

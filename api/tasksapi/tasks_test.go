@@ -69,7 +69,7 @@ func TestTriggerEndpoint(t *testing.T) {
 			{"UnknownTask", "/api/v1/tasks/nope/trigger", "", http.StatusNotFound, "", `task "nope" not found`},
 			{"LongID", "/api/v1/tasks/" + strings.Repeat("x", 600) + "/trigger", "", http.StatusBadRequest, "task_id", "longer than"},
 			{"UnknownField", "/api/v1/tasks/t1/trigger", `{"parms":{}}`, http.StatusBadRequest, "parms", "unknown field"},
-			{"ParamsNotStrings", "/api/v1/tasks/t1/trigger", `{"params":{"n":1}}`, http.StatusBadRequest, "params", "must be a string"},
+			{"ParamsNotStrings", "/api/v1/tasks/t1/trigger", `{"params":{"n":1}}`, http.StatusBadRequest, "params", "must be text"},
 			{"ParamsNotObject", "/api/v1/tasks/t1/trigger", `{"params":["a"]}`, http.StatusBadRequest, "params", "must be an object"},
 			{"EmptyKey", "/api/v1/tasks/t1/trigger", `{"params":{"":"x"}}`, http.StatusBadRequest, "params", "keys are 1 to"},
 			{"LongValue", "/api/v1/tasks/t1/trigger", `{"params":{"k":"` + strings.Repeat("v", task.MaxParamValue+1) + `"}}`,
@@ -130,7 +130,7 @@ func TestTaskState(t *testing.T) {
 	}{
 		{"UnknownState", path, `{"state":"paused"}`, 400, "state", "running, stopped or closed"},
 		{"NoState", path, `{}`, 400, "state", "required"},
-		{"StateType", path, `{"state":1}`, 400, "state", "must be a string"},
+		{"StateType", path, `{"state":1}`, 400, "state", "must be text"},
 		{"UnknownField", path, `{"state":"running","why":"x"}`, 400, "why", "unknown field"},
 		{"EmptyBody", path, ``, 400, "body", "empty body"},
 		{"UnknownTask", "/api/v1/tasks/nope/state", `{"state":"running"}`, 404, "", `task "nope" not found`},

@@ -74,7 +74,7 @@ func parseCmd(name string, args []string, stderr io.Writer) (cmdFlags, error) {
 	fs.StringVar(&f.role, "role", "", "role: viewer, editor or admin")
 	fs.StringVar(&f.user, "user", "", "the token's user")
 	fs.StringVar(&f.name, "name", "", "the token's name")
-	fs.StringVar(&f.expires, "expires", "", "token lifetime, a Go duration (default: never)")
+	fs.StringVar(&f.expires, "expires", "", "token lifetime: a duration such as 720h, or a number of seconds (default: never)")
 	fs.BoolVar(&f.noPassword, "no-password", false, "a service account: no password, tokens only")
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {

@@ -217,8 +217,10 @@ func (f *slotFigures) checkSlots(taskID string, runs []*task.Run, delivered map[
 		if r.TriggerType == task.TriggerMisfire {
 			f.Misfires++
 		}
-		if r.State == task.RunSkipped {
-			f.Skipped++ // recorded, by the overlap policy: nothing to deliver
+		if r.State == task.RunSkipped && r.TriggerType != task.TriggerMisfire {
+			// Recorded, by the overlap policy: nothing to deliver. A
+			// missed slot replayed (misfire) is never skipped: it queues.
+			f.Skipped++
 		} else if !delivered[r.TriggerID] {
 			f.Undelivered++
 			if len(f.Examples) < 8 {

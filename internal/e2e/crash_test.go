@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/internal/testwait"
 	"cronsheet/store/sqlite"
 	"cronsheet/task"
 )
@@ -58,6 +59,9 @@ func TestCrashSafety(t *testing.T) {
 		row := postRow(t, node.base(), fmt.Sprintf(`{"title":"t%d","content":"tick %d","when":"every 1s","targets":"hook","misfire":"once","overlap":"allow"}`, i, i))
 		ids = append(ids, row.ID)
 	}
+	// Jobs due around the kill: a kill between a run's outcome and its
+	// job's transition must not leave the job's history short of its end.
+	jobIDs := submitJobs(t, node.base(), h, 40, 1500*time.Millisecond, 4*time.Second)
 	time.Sleep(3500 * time.Millisecond)
 	node.kill(t)
 	killedAt := time.Now()
@@ -65,6 +69,7 @@ func TestCrashSafety(t *testing.T) {
 
 	node.start(t)
 	time.Sleep(5 * time.Second) // old claims expire (lease 2s), misfires fire, ticking resumes
+	waitJobHistoriesEnd(t, node.base(), jobIDs)
 	node.stop(t)
 
 	st, err := sqlite.Open(context.Background(), dbPath)
@@ -139,4 +144,41 @@ func checkLedger(t *testing.T, id string, runs []*task.Run, delivered map[string
 	if misfires != 1 {
 		t.Errorf("task %s: %d misfire runs, want 1 for one downtime", id, misfires)
 	}
+}
+
+// waitJobHistoriesEnd waits until every job of ids is done or dead and its
+// history's last transition is that state, read through the API; it fails
+// naming the jobs whose history stops short.
+func waitJobHistoriesEnd(t *testing.T, base string, ids []string) {
+	t.Helper()
+	short := map[string]string{}
+	ended := func() bool {
+		clear(short)
+		for _, id := range ids {
+			var v struct {
+				State  task.JobState `json:"state"`
+				Events []struct {
+					State task.JobState `json:"state"`
+				} `json:"events"`
+			}
+			if _, err := callJSON(context.Background(), "GET", base+"/api/v1/jobs/"+id, nil, &v); err != nil {
+				short[id] = err.Error()
+				continue
+			}
+			last := task.JobState("")
+			if len(v.Events) > 0 {
+				last = v.Events[len(v.Events)-1].State
+			}
+			if (v.State != task.JobDone && v.State != task.JobDead) || last != v.State {
+				short[id] = fmt.Sprintf("job %s, last transition %q", v.State, last)
+			}
+		}
+		return len(short) == 0
+	}
+	t.Cleanup(func() {
+		if t.Failed() && len(short) > 0 {
+			t.Logf("jobs whose history does not end in their final state: %v", short)
+		}
+	})
+	testwait.For(t, 60*time.Second, "every job to end with a history ending in its final state", ended)
 }

@@ -1,8 +1,8 @@
 package e2e
 
 import (
+	"cronsheet/internal/testproc"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,51 +14,19 @@ import (
 	"time"
 )
 
-// The binary is built once for all tests of this package (see TestMain).
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+// bin is the cronsheet binary, built once for all tests of this package.
+var bin testproc.Binary
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
-		_ = os.RemoveAll(filepath.Dir(binPath))
-	}
+	bin.Cleanup()
 	os.Exit(code)
 }
 
-// buildBinary builds cronsheet once per test binary run (without -race:
-// the processes under test need not be race builds).
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "cronsheet-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "cronsheet")
-		if out, err := exec.Command("go", "build", "-o", binPath, "cronsheet/cmd/cronsheet").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
+// buildBinary returns the cronsheet binary, built on the first call.
+func buildBinary(t *testing.T) string { return bin.Path(t) }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freeAddr(t *testing.T) string { return testproc.FreeAddr(t) }
 
 func waitHealthy(t *testing.T, base string) {
 	t.Helper()

@@ -8,11 +8,13 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"cronsheet/api/httpapi/jsontype"
 	"cronsheet/mapping/schedule"
 	"cronsheet/task"
 )
@@ -111,14 +113,15 @@ func decodeStrict(data []byte, v any) error {
 	if len(data) > MaxRequestBytes {
 		return task.Invalid("body", "at most %d bytes", MaxRequestBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	// Where a number is meant, a text holding one is alike ("60" and 60).
+	dec := json.NewDecoder(bytes.NewReader(jsontype.NumbersFromText(data, reflect.TypeOf(v))))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &te):
-			return task.Invalid(cmpOr(te.Field, "body"), "must be %s", te.Type.String())
+			return task.Invalid(cmpOr(te.Field, "body"), "%s", jsontype.Message(te))
 		case errors.As(err, &se):
 			return task.Invalid("body", "not valid JSON at byte %d: %v", se.Offset, se)
 		case errors.Is(err, io.EOF):
@@ -223,13 +226,20 @@ func Build(r Request, id string, now time.Time) (Built, error) {
 		}
 		t.TTL = d
 	}
-	var wait time.Duration
-	if r.Wait != nil {
-		if wait, err = seconds("wait", *r.Wait, 0, task.MaxJobWait); err != nil {
-			return Built{}, err
-		}
+	wait, err := readWait(r.Wait)
+	if err != nil {
+		return Built{}, err
 	}
+	j.Digest = digest(r, t)
 	return Built{Task: t, Wait: wait}, nil
+}
+
+// readWait reads a submission's wait (nil: none).
+func readWait(v *float64) (time.Duration, error) {
+	if v == nil {
+		return 0, nil
+	}
+	return WaitSeconds(*v)
 }
 
 // readWhen sets the job's due time or cron schedule.
@@ -266,7 +276,13 @@ func readWhen(r Request, t *task.Task, now time.Time) error {
 		if at.After(now.Add(task.MaxJobDelay * time.Second)) {
 			return task.Invalid("at", "at most %d days ahead", task.MaxJobDelay/86400)
 		}
-		t.Job.DueAt = at.UTC().Truncate(time.Millisecond)
+		if past := now.Sub(at); past > task.MaxJobPast*time.Second {
+			return task.Invalid("at", "%s is %s in the past; give a time at most %d hours ago (it runs at once), "+
+				"or leave at out to run now", at.UTC().Format(time.RFC3339Nano), ago(past), task.MaxJobPast/3600)
+		}
+		// A time just past (a client's clock behind, a request slow to
+		// arrive) means now: the job is due at once, not a missed slot.
+		t.Job.DueAt = later(at, now).UTC().Truncate(time.Millisecond)
 	default:
 		delay := 0.0
 		if r.Delay != nil {
@@ -279,6 +295,36 @@ func readWhen(r Request, t *task.Task, now time.Time) error {
 		t.Job.DueAt = now.Add(d).UTC().Truncate(time.Millisecond)
 	}
 	return nil
+}
+
+// WaitSeconds reads a wait of v seconds ("wait" of a submission, ?wait=
+// of a read): 0 to task.MaxJobWait, below the HTTP server's write
+// timeout so that the answer always gets out. A longer wait is refused
+// rather than cut short: the client polls again instead.
+func WaitSeconds(v float64) (time.Duration, error) {
+	d, err := seconds("wait", v, 0, task.MaxJobWait)
+	if err != nil {
+		return 0, task.Invalid("wait", "must be 0 to %d seconds (for longer, wait again); got %s",
+			task.MaxJobWait, plainNumber(v))
+	}
+	return d, nil
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// ago says d, a time in the past, in whole hours or days: "3 hours",
+// "20435 days".
+func ago(d time.Duration) string {
+	if h := int64(d / time.Hour); h < 48 {
+		return strconv.FormatInt(h, 10) + " hours"
+	}
+	return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + " days"
 }
 
 // seconds reads a number of seconds within [lo, hi]. The error writes the
@@ -419,6 +465,11 @@ func message(j *task.Job, params map[string]string) (map[string]string, string, 
 				Body    string `json:"body"`
 			}
 			if err := json.Unmarshal([]byte(text), &m); err != nil {
+				var te *json.UnmarshalTypeError
+				if errors.As(err, &te) {
+					return nil, "", task.Invalid("params", "MAIL_TO params are {\"subject\": …, \"body\": …}: %s %s",
+						cmpOr(te.Field, "params"), jsontype.Message(te))
+				}
 				return nil, "", task.Invalid("params", "MAIL_TO params are {\"subject\": …, \"body\": …}: %v", err)
 			}
 			params[task.ParamTitle] = m.Subject

@@ -79,7 +79,7 @@ func TestBuildErrors(t *testing.T) {
 		{`{"method":"POST","name":"http://h/","delay":-1}`, "delay", "must be 0 to 31622400 seconds (366 days); got -1"},
 		{`{"method":"POST","name":"http://h/","delay":1e9}`, "delay", "must be 0 to 31622400 seconds (366 days); got 1000000000"},
 		{`{"method":"POST","name":"http://h/","ttl":0}`, "ttl", "must be 0.001 to 86400 seconds (1 day); got 0"},
-		{`{"method":"POST","name":"http://h/","delay":"1"}`, "delay", "must be"},
+		{`{"method":"POST","name":"http://h/","delay":"soon"}`, "delay", "must be a number; got text"},
 		{`{"method":"POST","name":"http://h/","delay":1,"at":"2026-12-01T00:00:00Z"}`, "delay", "one of"},
 		{`{"method":"POST","name":"http://h/","at":"tomorrow"}`, "at", "RFC 3339"},
 		{`{"method":"POST","name":"http://h/","at":"0001-01-01T00:00:00Z"}`, "at", "out of range"},

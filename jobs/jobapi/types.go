@@ -32,6 +32,9 @@ type View struct {
 	// Created is false when a submission found the job its key names
 	// (idempotent repeat).
 	Created bool `json:"created"`
+	// Replaced, in the answer of an upsert by key, is the job that held
+	// the key before (the key existed); empty when the upsert created it.
+	Replaced string `json:"replaced,omitempty"`
 }
 
 // BatchResult is one job's answer in a batch: its view, or why it was

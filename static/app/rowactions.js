@@ -54,7 +54,8 @@ export function answerDelete(btn, yes) {
   });
 }
 
-// exportURL is the CSV of the current view (search, order, columns).
+// exportURL is the CSV backup of the rows the current view finds (its
+// search and order): every field of each row, whatever columns it shows.
 export function exportURL() {
   const q = new URLSearchParams(st.lastQuery);
   q.delete("start"); q.delete("length"); q.delete("draw");

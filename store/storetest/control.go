@@ -39,6 +39,7 @@ func targetCases() []testCase {
 		{name: "UpdateChecksVersion", fn: testUpdateTarget},
 		{name: "Delete", fn: testDeleteTarget},
 		{name: "ListPages", fn: testListTargets},
+		{name: "TasksUsing", fn: testTasksUsingTarget},
 	}
 }
 

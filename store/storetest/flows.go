@@ -29,6 +29,7 @@ func RunFlows(t *testing.T, newStore func(t *testing.T) store.Product, opts ...O
 		}},
 		{"StepTasks", []testCase{
 			{name: "EnsureTaskOnce", fn: testEnsureTask},
+			{name: "RetireTasks", fn: testRetireTasks},
 		}},
 	})
 }

@@ -73,6 +73,7 @@ func newJob(id, key string) *task.Task {
 			CC:      "billing",
 			CCLimit: 3,
 			DueAt:   at(90*time.Minute + 123*time.Millisecond),
+			Digest:  "digest-of-" + id,
 		},
 	}
 }

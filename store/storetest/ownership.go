@@ -19,6 +19,7 @@ func ownershipCases(cfg config) []testCase {
 	return []testCase{
 		{name: "FencedWrites", fn: testFencedWrites},
 		{name: "TakeOverRefusals", fn: testTakeOverRefusals},
+		{name: "TakeOverQueuedRun", fn: testTakeOverQueuedRun},
 		{name: "RecordFiresRetryKeepsOwnRuns", fn: testRecordFiresRetry},
 		{name: "StrandedRuns", fn: testStrandedRuns},
 		{name: "NodeRegistry", fn: testNodeRegistry},

@@ -21,6 +21,7 @@ type Job struct {
 	CCLimit    int            `json:"cc_limit,omitempty" bson:"cc_limit,omitempty"`
 	DueAt      int64          `json:"due_at,omitempty" bson:"due_at,omitempty"`
 	ReplacedBy string         `json:"replaced_by,omitempty" bson:"replaced_by,omitempty"`
+	Digest     string         `json:"digest,omitempty" bson:"digest,omitempty"`
 }
 
 // JobOf returns j's document, nil for nil.
@@ -29,7 +30,7 @@ func JobOf(j *task.Job) *Job {
 		return nil
 	}
 	return &Job{Method: j.Method, Name: j.Name, Body: j.Body, Key: j.Key, CC: j.CC, CCLimit: j.CCLimit,
-		DueAt: store.UnixMS(j.DueAt), ReplacedBy: j.ReplacedBy}
+		DueAt: store.UnixMS(j.DueAt), ReplacedBy: j.ReplacedBy, Digest: j.Digest}
 }
 
 // Job returns the task.Job d describes, nil for nil.
@@ -38,5 +39,5 @@ func (d *Job) Job() *task.Job {
 		return nil
 	}
 	return &task.Job{Method: d.Method, Name: d.Name, Body: d.Body, Key: d.Key, CC: d.CC, CCLimit: d.CCLimit,
-		DueAt: store.FromUnixMS(d.DueAt), ReplacedBy: d.ReplacedBy}
+		DueAt: store.FromUnixMS(d.DueAt), ReplacedBy: d.ReplacedBy, Digest: d.Digest}
 }

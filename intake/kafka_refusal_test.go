@@ -1,0 +1,49 @@
+package intake
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestKafkaRefusesAsHTTP: Kafka refuses what the HTTP jobs API refuses,
+// with the same words: a MAIL_TO subject with a line break (it would
+// start another mail header), a NUL in a param, a value of the wrong type.
+func TestKafkaRefusesAsHTTP(t *testing.T) {
+	t.Parallel()
+	b := setupKafka(t)
+	run(t, b.k)
+	ctx := testContext(t)
+	sent := map[string]string{
+		"crlf":  `{"method":"MAIL_TO","name":"a@example.com","delay":60,"params":"{\"subject\":\"hi\\r\\nBcc: evil@example.com\",\"body\":\"x\"}"}`,
+		"nul":   `{"method":"GET","name":"http://example.com/hook","delay":60,"params":{"n":"a\u0000"}}`,
+		"typed": `{"method":"GET","name":"http://example.com/hook","delay":"soon"}`,
+	}
+	wantField := map[string]string{"crlf": "params.title", "nul": "params.n", "typed": "delay"}
+	producer := newClient(t, kgo.SeedBrokers(b.brokers...), kgo.DefaultProduceTopic(intakeTopic))
+	for key, body := range sent {
+		if _, err := producer.ProduceSync(ctx, &kgo.Record{Key: []byte(key), Value: []byte(body)}).First(); err != nil {
+			t.Fatalf("produce %s: %v", key, err)
+		}
+	}
+	consumer := newClient(t, kgo.SeedBrokers(b.brokers...), kgo.ConsumeTopics(resultTopic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	for _, r := range consume(t, consumer, len(sent)) {
+		key, m := string(r.Key), decodeMsg(t, r)
+		wantMsg, _ := wantRefusal(t, sent[key])
+		if m.Type != "error" || m.Field != wantField[key] || m.Error != wantMsg || m.Job != nil {
+			t.Errorf("%s: got %+v, want error %q naming %s", key, m, wantMsg, wantField[key])
+		}
+		if goTypeIn(m.Error) {
+			t.Errorf("%s: %q names a Go type", key, m.Error)
+		}
+	}
+}
+
+// goTypeIn reports whether msg names a Go type.
+func goTypeIn(msg string) bool {
+	return goTypeRE.MatchString(msg)
+}
+
+var goTypeRE = regexp.MustCompile(`\b(u?int(8|16|32|64)?|float(32|64)|string|bool)\b|jobapi\.|map\[|\[\]`)
