@@ -90,6 +90,22 @@ func TestPreview(t *testing.T) {
 			query: url.Values{"when": {"每天早上8点"}, "scenario": {"memos"}, "n": {"1"}},
 			want:  previewAnswer{Canonical: "daily 08:00", Fires: []string{"2026-01-01T08:00:00Z"}},
 		},
+		{
+			// 2026-01-01 is a Thursday.
+			name:  "ChineseWeekly",
+			query: url.Values{"when": {"每周一 10点"}, "tz": {"Asia/Shanghai"}, "n": {"1"}},
+			want:  previewAnswer{Canonical: "weekly mon 10:00", Fires: []string{"2026-01-05T10:00:00+08:00"}},
+		},
+		{
+			name:  "ChineseMonthEnd",
+			query: url.Values{"when": {"每月最后一天 18:00"}, "n": {"2"}},
+			want:  previewAnswer{Canonical: "monthly last 18:00", Fires: []string{"2026-01-31T18:00:00Z", "2026-02-28T18:00:00Z"}},
+		},
+		{
+			name:  "ChineseInterval",
+			query: url.Values{"when": {"每隔5分钟"}, "n": {"2"}},
+			want:  previewAnswer{Canonical: "every 5m", Fires: []string{"2026-01-01T00:05:00Z", "2026-01-01T00:10:00Z"}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,6 +131,8 @@ func TestPreviewErrors(t *testing.T) {
 	}{
 		{"Typo", url.Values{"when": {"dayly 8:00"}}, 400, "when", `unknown word "dayly"`},
 		{"TypoInScenario", url.Values{"when": {"dayly 8:00"}, "scenario": {"memos"}}, 400, "when", `unknown word "dayly"`},
+		{"TypoSuggests", url.Values{"when": {"weekly mnday 9:00"}}, 400, "when", `did you mean "monday"?`},
+		{"ChineseUnknownDay", url.Values{"when": {"每周八 9点"}}, 400, "when", `unknown day of the week`},
 		{"Missing", url.Values{}, 400, "when", "required"},
 		{"TooLong", url.Values{"when": {string(make([]byte, 2000))}}, 400, "when", "longer than"},
 		{"NZero", url.Values{"when": {"every 1m"}, "n": {"0"}}, 400, "n", "from 1 to 100"},

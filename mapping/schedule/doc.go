@@ -41,6 +41,9 @@
 //	    "weekly sun 00:00", "monthly 1 00:00" and "cron 0 0 0 1 1 *".
 //	@every 5m
 //	    Stored as "every 5m".
+//	每周一 10点 | 工作日 9:00 | 每月最后一天 18:00 | 每隔5分钟 | 10分钟后
+//	    A text holding Han characters is a Chinese phrase, rewritten into
+//	    the forms above before parsing (see zh.go for the phrases read).
 //	... tz Asia/Shanghai
 //	    The zone the wall-clock times are read in: an IANA name, exactly
 //	    as spelled there (case matters, except for UTC). Without it, the

@@ -201,7 +201,13 @@ func parseWeekdays(w word) (uint8, error) {
 			b, ok = dayIndex(to)
 		}
 		if !ok {
-			return 0, &ParseError{Pos: w.pos, Word: it, Msg: "unknown day", Expected: dayNameExpected()}
+			bad := from
+			if _, fromOK := dayIndex(from); fromOK {
+				bad = to
+			}
+			full := []string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+			return 0, &ParseError{Pos: w.pos, Word: it, Msg: "unknown day", Expected: dayNameExpected(),
+				Suggest: suggest(bad, append(dayNameExpected(), full...))}
 		}
 		for i := a; ; i = (i + 1) % 7 {
 			mask |= 1 << ((i + 1) % 7) // Monday-first index -> Sunday = 0

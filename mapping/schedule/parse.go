@@ -62,6 +62,9 @@ func Parse(text, defaultTZ string) (*Schedule, error) {
 	if len(text) > MaxTextLen {
 		return nil, &ParseError{Msg: fmt.Sprintf("schedule longer than %d bytes", MaxTextLen)}
 	}
+	if hasHan(text) {
+		return parseChinese(text, defaultTZ)
+	}
 	words := splitWords(text)
 	if len(words) == 0 {
 		return nil, &ParseError{Pos: 1, Msg: "empty schedule", Expected: keywordList()}
@@ -173,7 +176,9 @@ func (c *cursor) take(what string, expected ...string) (word, error) {
 // end fails if words are left over.
 func (c *cursor) end() error {
 	if c.i < len(c.words) {
-		return perr(c.words[c.i], "unexpected word", endExpected()...)
+		e := perr(c.words[c.i], "unexpected word", endExpected()...)
+		e.Suggest = suggest(c.words[c.i].low, []string{"tz"})
+		return e
 	}
 	return nil
 }
@@ -202,7 +207,9 @@ func parseBody(words []word) (*Schedule, string, error) {
 	default:
 		text, ok := macroText(kw.low)
 		if !ok {
-			return nil, "", perr(kw, "unknown word", keywordList()...)
+			e := perr(kw, "unknown word", keywordList()...)
+			e.Suggest = suggest(kw.low, append(keywordList(), "@hourly", "@daily", "@midnight", "@weekly", "@monthly", "@yearly", "@annually", "@every"))
+			return nil, "", e
 		}
 		// The macro's own text is canonical and always parses.
 		s, canon, err = parseBody(splitWords(text))

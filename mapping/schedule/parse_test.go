@@ -149,7 +149,7 @@ func TestParseErrors(t *testing.T) {
 		name, in, want string
 		pos            int
 	}{
-		{"typo keyword", "dayly 8:00", `unknown word "dayly" at 1; expected ` + kw, 1},
+		{"typo keyword", "dayly 8:00", `unknown word "dayly" at 1; did you mean "daily"?; expected ` + kw, 1},
 		{"empty", "", "empty schedule at 1; expected " + kw, 1},
 		{"blank", "   \t ", "empty schedule at 1; expected " + kw, 1},
 		{"hour 25", "daily 25:00", `time out of range "25:00" at 2; expected 00:00 to 23:59:59`, 2},
@@ -157,8 +157,8 @@ func TestParseErrors(t *testing.T) {
 		{"bad time in list", "daily 08:00,8:7", `bad time "8:7" at 2; expected HH:MM, HH:MM:SS`, 2},
 		{"missing time", "daily", "missing time at 2; expected HH:MM, HH:MM:SS", 2},
 		{"missing time before tz", "daily tz UTC", "missing time at 2; expected HH:MM, HH:MM:SS", 2},
-		{"funday", "weekly funday 09:00", `unknown day "funday" at 2; expected mon, tue, wed, thu, fri, sat, sun`, 2},
-		{"funday in list", "weekly mon, funday 09:00", `unknown day "funday" at 2; expected mon, tue, wed, thu, fri, sat, sun`, 2},
+		{"funday", "weekly funday 09:00", `unknown day "funday" at 2; did you mean "sunday"?; expected mon, tue, wed, thu, fri, sat, sun`, 2},
+		{"funday in list", "weekly mon, funday 09:00", `unknown day "funday" at 2; did you mean "sunday"?; expected mon, tue, wed, thu, fri, sat, sun`, 2},
 		{"monthly 32", "monthly 32 09:00", `bad day of month "32" at 2; expected 1 to 31, last`, 2},
 		{"monthly 0", "monthly 0 09:00", `bad day of month "0" at 2; expected 1 to 31, last`, 2},
 		{"bad tz", "daily 08:00 tz Mars/Olympus", `unknown time zone "Mars/Olympus" at 4; expected an IANA zone name such as Europe/Berlin`, 4},

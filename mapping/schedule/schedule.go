@@ -51,10 +51,11 @@ type ParseError struct {
 	Word     string   // the offending word or list item; "" when missing
 	Expected []string // what would have been accepted there, if known
 	Msg      string   // what is wrong, e.g. "unknown word"
+	Suggest  string   // the accepted word Word is a likely typo of, if any
 }
 
 // Error formats the error as
-// `unknown word "dayly" at 1; expected every, daily, ...`.
+// `unknown word "dayly" at 1; did you mean "daily"?; expected every, daily, ...`.
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Msg)
@@ -65,6 +66,11 @@ func (e *ParseError) Error() string {
 	if e.Pos > 0 {
 		b.WriteString(" at ")
 		b.WriteString(strconv.Itoa(e.Pos))
+	}
+	if e.Suggest != "" {
+		b.WriteString("; did you mean ")
+		b.WriteString(strconv.Quote(e.Suggest))
+		b.WriteByte('?')
 	}
 	if len(e.Expected) > 0 {
 		b.WriteString("; expected ")

@@ -22,6 +22,8 @@ func FuzzParse(f *testing.F) {
 		"daily 08:00 tz Asia/Shanghai", "cron 0 0 * * * * tz America/Santiago", "every 1h tz utc",
 		"dayly 8:00", "daily 25:00", "weekly funday 09:00", "monthly 32 09:00",
 		"daily 08:00 tz Mars/Olympus", "", "cron */5 * * * *",
+		"每天早上8点半", "每周一、三至五 9:00、17:30", "每月1号、最后一天 下午3点", "每隔两个小时", "10分钟后",
+		"2026年12月1日 15点 tz Asia/Shanghai", "每月1 9点", "每天二十三点五十九分",
 	}
 	for i, s := range seeds {
 		f.Add(s, int64(i)*7919*86400)
