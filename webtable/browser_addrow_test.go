@@ -1,6 +1,7 @@
 package webtable_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +79,57 @@ func TestBrowserAddRowDefaults(t *testing.T) {
 	}
 	for _, p := range console.take() {
 		t.Errorf("%s", p)
+	}
+}
+
+// TestBrowserAddFormPreview types schedules into the add form: the form
+// shows what each reads as and its next fires while typing (a Chinese
+// phrase included), a typo's error with its guess, in English and in
+// Simplified Chinese, without a console error.
+func TestBrowserAddFormPreview(t *testing.T) {
+	chromium := needBrowser(t)
+	base := startNode(t)
+	ctx := newBrowser(t, chromium)
+	console := listenConsole(t, ctx)
+	const when = `#add-fields input[name="when"]`
+	clear := chromedp.Evaluate[chromedp.Void](`document.querySelector('` + when + `').value = ""`)
+	typeWhen := func(step, text, wantJS string) {
+		run(t, ctx, step, 20*time.Second,
+			clear,
+			chromedp.SendKeys(css(when), text),
+			waitJS(wantJS),
+		)
+	}
+	preview := `(document.getElementById("add-preview").textContent || "")`
+	isError := `document.getElementById("add-preview").classList.contains("cell-error")`
+
+	run(t, ctx, "load the table", 30*time.Second,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(css(`body[data-ready="1"]`)),
+	)
+	typeWhen("a Chinese phrase", "每周一 10点",
+		preview+`.startsWith("→ weekly mon 10:00 · next: ") && !`+isError)
+	typeWhen("a typo", "weekly mnday 9:00",
+		preview+`.includes('did you mean "monday"?') && `+isError)
+
+	run(t, ctx, "switch to Chinese", 20*time.Second,
+		chromedp.Evaluate[chromedp.Void](`localStorage.setItem("cronsheet.lang", "zh")`),
+		chromedp.Navigate(base+"/"),
+		waitJS(`document.documentElement.lang === "zh-CN"`),
+		chromedp.WaitVisible(css(`body[data-ready="1"]`)),
+	)
+	typeWhen("a phrase in Chinese", "工作日 9:00",
+		preview+`.startsWith("→ weekdays 09:00 · 接下来：") && !`+isError)
+	run(t, ctx, "clear the schedule", 10*time.Second,
+		clear,
+		chromedp.SendKeys(css(when), " "),
+		waitJS(preview+` === ""`),
+	)
+	// The browser logs the preview's 400s (a phrase half typed, the typo)
+	// itself; nothing else is logged.
+	for _, e := range console.take() {
+		if !strings.Contains(e, "status of 400") || !strings.Contains(e, "/schedule/preview") {
+			t.Errorf("console error: %q", e)
+		}
 	}
 }

@@ -4,7 +4,7 @@ import { api } from "./config.js";
 import { preview } from "./editing.js";
 import { t, tOr } from "./i18n.js";
 import { st } from "./state.js";
-import { validZone, viewerZone } from "./zones.js";
+import { inZone, validZone, viewerZone, zoneOfText } from "./zones.js";
 
 // fieldInput is the form's control for column c: a list of its options
 // (the scenario's default chosen), else a text input.
@@ -69,8 +69,31 @@ async function addRow(e, box) {
   });
   if (!r.ok) { err.textContent = r.body.error; return; }
   for (const input of box.querySelectorAll("input")) input.value = input.dataset.default || "";
+  showAddPreview(box);
   notice(t("added", { id: r.body.id }));
   st.table.ajax.reload(null, false);
+}
+
+let previewTimer = null;
+// showAddPreview shows, under the form (box), what the schedule typed
+// reads as and its next fires in the form's zone, or why it is refused,
+// once typing pauses.
+function showAddPreview(box) {
+  clearTimeout(previewTimer);
+  previewTimer = setTimeout(async () => {
+    const out = document.getElementById("add-preview");
+    const when = st.cols.find((c) => c.type === "schedule");
+    const input = when && box.querySelector(`[name="${when.field}"]`);
+    const text = input ? input.value.trim() : "";
+    const tz = st.tzField && box.querySelector(`[name="${st.tzField}"]`);
+    const zone = zoneOfText(text) || (tz && validZone(tz.value.trim()) ? tz.value.trim() : "");
+    if (!text) { out.textContent = ""; out.classList.remove("cell-error"); return; }
+    const r = await preview(text, zone);
+    if (input.value.trim() !== text) return;
+    out.classList.toggle("cell-error", !!r.body.error);
+    out.textContent = r.body.error ? r.body.error : "→ " + r.body.canonical + " · " + t("next") +
+      r.body.fires.map((f) => inZone(f, zoneOfText(r.body.canonical) || zone)).join(" · ");
+  }, 250);
 }
 
 // buildAddForm builds the form: an input per editable column (but the
@@ -81,5 +104,6 @@ export function buildAddForm() {
     if (c.editable && c.type !== "switch") box.appendChild(fieldInput(c));
   }
   if (st.tzField) addZone(box);
+  box.addEventListener("input", () => showAddPreview(box));
   document.getElementById("add-row").addEventListener("submit", (e) => addRow(e, box));
 }
