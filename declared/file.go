@@ -97,7 +97,9 @@ func Parse(path string, data []byte) (*File, error) {
 	f := &File{Path: path}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &FileError{Path: path, Line: yamlErrLine(err), Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		line := yamlErrLine(err)
+		msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "yaml: "), fmt.Sprintf("line %d: ", line))
+		return nil, &FileError{Path: path, Line: line, Msg: msg}
 	}
 	if len(doc.Content) == 0 {
 		return nil, &FileError{Path: path, Line: 1, Msg: "the file is empty; it needs at least name"}
