@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -42,8 +43,10 @@ func (s *Server) loadDeclared() error {
 // applyDeclared makes the declared file's objects exist as written,
 // through the node's own HTTP handler (every API rule applies: validation,
 // audit, If-Match, write-only secrets) before the node serves. Each line
-// of the plan is logged; a refusal is logged and the node serves anyway,
-// so the objects can be fixed through the API.
+// of the plan is logged. A refusal is planned and tried once more (nodes
+// starting together race to create the same objects: the second plan
+// finds them), then logged, and the node serves anyway so the objects can
+// be fixed through the API.
 func (s *Server) applyDeclared(ctx context.Context) {
 	if s.declared == nil {
 		return
@@ -53,20 +56,33 @@ func (s *Server) applyDeclared(ctx context.Context) {
 	p := &httpapi.Principal{User: DeclaredUser, Role: task.RoleAdmin, Via: "config"}
 	c := &declared.Client{Base: "http://localhost", HTTP: &http.Client{Transport: handlerTransport{h: s.http.Handler, p: p}}}
 	log := s.logger.With("component", "declared", "file", s.cfg.Declared, "set", s.declared.Name)
+	var err error
+	for attempt := range 2 {
+		if err = s.applyOnce(ctx, c, log); err == nil {
+			return
+		}
+		if attempt == 0 {
+			log.WarnContext(ctx, "declared file refused; planning again", "error", err)
+		}
+	}
+	log.ErrorContext(ctx, "declared file not applied in full; the node serves anyway", "error", err)
+}
+
+// applyOnce plans the declared file, logs the plan and applies it.
+func (s *Server) applyOnce(ctx context.Context, c *declared.Client, log *slog.Logger) error {
 	plan, err := declared.Compute(ctx, c, s.declared, false)
 	if err != nil {
-		log.ErrorContext(ctx, "declared file not applied", "error", err)
-		return
+		return err
 	}
 	for _, ch := range plan.Changes {
 		log.InfoContext(ctx, "declared plan", "change", ch.String())
 	}
 	if err := plan.Apply(ctx, c, nil); err != nil {
-		log.ErrorContext(ctx, "declared file applied in part", "error", err)
-		return
+		return err
 	}
 	log.InfoContext(ctx, "declared file applied", "created", plan.Count(declared.Create),
 		"updated", plan.Count(declared.Update), "unchanged", plan.Count(declared.Unchanged))
+	return nil
 }
 
 // handlerTransport answers a request by calling h in this process, as

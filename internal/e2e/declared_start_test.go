@@ -85,6 +85,28 @@ func TestDeclaredAtStart(t *testing.T) {
 	if out, code := runBinary(t, b, nil, "-config", badCfg); code == 0 || !strings.Contains(out, "bad.yaml:4: rows.memos.r1.when") {
 		t.Errorf("start with a bad declared file: exit %d\n%s\nwant it refused naming bad.yaml:4 and the field", code, out)
 	}
+	testDeclaredRefusedAtStart(t, b, dir)
+}
+
+// testDeclaredRefusedAtStart: a declared object the node refuses (an exec
+// command its config does not list) is logged with the node's message,
+// and the node serves anyway.
+func testDeclaredRefusedAtStart(t *testing.T, b, dir string) {
+	refused := filepath.Join(dir, "refused-declared.yaml")
+	body := "name: x\ntargets:\n  run-it: {kind: exec, state: running, exec: {command: not-listed}}\n"
+	if err := os.WriteFile(refused, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	cfg := fmt.Sprintf("listen: %s\nauth: local_dev\nstore: {driver: sqlite, path: %s}\ndeclared: %s\n",
+		addr, filepath.Join(dir, "r.db"), refused)
+	node := newProcess(t, b, dir, "refused", addr, cfg)
+	node.start(t) // it serves
+	node.stop(t)
+	log, _ := os.ReadFile(node.logPath)
+	if !strings.Contains(string(log), "declared file not applied in full") || !strings.Contains(string(log), "create target run-it: 400 exec.command") {
+		t.Errorf("node log lacks the refusal naming the target and field:\n%s", logTail(node.logPath, 20))
+	}
 }
 
 // getDeclared GETs url into v and returns the status.
