@@ -87,7 +87,8 @@ func (p *Plan) Count(a Action) int {
 
 // Compute reads the node's objects and compares them with f's. With
 // prune, objects of the kinds f declares that carry f's marker but are
-// not in f are deleted.
+// not in f are deleted. A declared flow or row naming a target or flow
+// that will not exist is a *FileError, before anything is written.
 func Compute(ctx context.Context, c *Client, f *File, prune bool) (*Plan, error) {
 	p := &Plan{}
 	var deletes [][]Change
@@ -107,8 +108,9 @@ func Compute(ctx context.Context, c *Client, f *File, prune bool) (*Plan, error)
 		p.Changes = append(p.Changes, changes...)
 		deletes = append(deletes, dels)
 	}
+	roles := map[string]map[string]string{}
 	if f.HasRows || len(f.Rows) > 0 {
-		changes, dels, err := planRows(ctx, c, f, prune)
+		changes, dels, err := planRows(ctx, c, f, prune, roles)
 		if err != nil {
 			return nil, err
 		}
@@ -117,6 +119,9 @@ func Compute(ctx context.Context, c *Client, f *File, prune bool) (*Plan, error)
 	}
 	for i := len(deletes) - 1; i >= 0; i-- {
 		p.Changes = append(p.Changes, deletes[i]...)
+	}
+	if err := checkRefs(ctx, c, f, p, roles); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

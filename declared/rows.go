@@ -14,6 +14,8 @@ import (
 type columns struct {
 	IDField   string   `json:"id_field"`
 	Scenarios []string `json:"scenarios"`
+	// Fields maps canonical task fields to the scenario's row fields.
+	Fields map[string]string `json:"fields"`
 }
 
 func (c *Client) columns(ctx context.Context, scenario string) (*columns, error) {
@@ -24,7 +26,9 @@ func (c *Client) columns(ctx context.Context, scenario string) (*columns, error)
 	return &cols, nil
 }
 
-func planRows(ctx context.Context, c *Client, f *File, prune bool) (changes, deletes []Change, err error) {
+// planRows plans the declared rows; roles gets each declared scenario's
+// row fields by role (targets, alert, …) for checkRefs.
+func planRows(ctx context.Context, c *Client, f *File, prune bool, roles map[string]map[string]string) (changes, deletes []Change, err error) {
 	idFields := map[string]string{}
 	for _, d := range f.Rows {
 		if _, ok := idFields[d.Scenario]; ok {
@@ -35,6 +39,10 @@ func planRows(ctx context.Context, c *Client, f *File, prune bool) (changes, del
 			return nil, nil, err
 		}
 		idFields[d.Scenario] = cols.IDField
+		roles[d.Scenario] = map[string]string{}
+		for canon, field := range cols.Fields {
+			roles[d.Scenario][field] = canon
+		}
 	}
 	declared := map[string]bool{}
 	for _, d := range f.Rows {

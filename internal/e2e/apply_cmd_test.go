@@ -141,6 +141,14 @@ func TestApplyRefusals(t *testing.T) {
 	if _, errs, code = b.apply(bad); code != 2 || !strings.Contains(errs, "declared.yaml:12: targets.gc.state:") {
 		t.Errorf("bad state: exit %d\n%s\nwant 2 and declared.yaml:12 naming targets.gc.state", code, errs)
 	}
+	bad = strings.Replace(applyFileV1, "targets: hook}", "targets: 'hook, nope'}", 1)
+	if _, errs, code = b.apply(bad); code != 2 || !strings.Contains(errs, `declared.yaml:24: rows.memos.report.targets: names "nope"`) {
+		t.Errorf("a row naming a missing target: exit %d\n%s\nwant 2 and declared.yaml:24 naming the field and the id", code, errs)
+	}
+	bad = strings.Replace(applyFileV1, "targets: [gc]", "targets: [gc, none]", 1)
+	if _, errs, code = b.apply(bad); code != 2 || !strings.Contains(errs, `declared.yaml:20: flows.nightly.steps[1].targets: names "none"`) {
+		t.Errorf("a step naming a missing flow: exit %d\n%s\nwant 2 and declared.yaml:20 naming the step", code, errs)
+	}
 	if s := b.state(); s["audit"] != 0 {
 		t.Errorf("a bad file changed the node: %v", s)
 	}
