@@ -69,6 +69,11 @@ func planRow(ctx context.Context, c *Client, f *File, d *RowDecl, idField string
 			"is the row id field: it is %v but the entry's key is %q; leave it out", v, d.ID)
 	}
 	want[idField] = d.ID
+	for k, v := range want {
+		if v == nil {
+			delete(want, k) // null: the row has no such field
+		}
+	}
 	want, err := normalize(want)
 	if err != nil {
 		return Change{}, err

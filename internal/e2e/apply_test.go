@@ -48,7 +48,7 @@ rows:
     standup: {title: stand-up, content: Stand up, when: weekdays 09:30, channel: outbox}
     report: {content: weekly report, when: weekly fri 17:00, targets: hook}
   值班提醒:
-    d1: {标题: 早班, 内容: 交接, 时间: daily 08:00}
+    d1: {标题: 早班, 内容: 交接, 时间: daily 08:00, 备注: null, 次数: 3}
 `
 
 // applyBundle is a node with auth required and an admin token, and the
