@@ -62,6 +62,12 @@ type Config struct {
 	LogLevel string `yaml:"log_level"`
 	// ShutdownTimeout bounds graceful shutdown (default 10s).
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// Declared, when set, is a declaration file (the format of cronsheet
+	// apply) applied once at start, after the store opens and before the
+	// node serves, through the node's own API as the principal
+	// "declared-file". A file that does not parse stops the start; a
+	// refusal is logged and the node serves anyway. Default: none.
+	Declared string `yaml:"declared"`
 }
 
 // Auth modes.

@@ -67,6 +67,7 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 		{"BadBatch", "patrol: {batch: 0}\n", "patrol.batch"},
 		{"BadDuration", "patrol: {interval: soon}\n", "soon"},
 		{"BadLogLevel", "log_level: loud\n", "log_level"},
+		{"DeclaredMissing", "declared: /nonexistent/declared.yaml\n", "declared"},
 		{"BadEmailMode", "email: {mode: pigeon}\n", "email.mode"},
 		{"EmailSendNeedsHost", "email: {mode: send, host: ''}\n", "email.host"},
 		{"EmailBadTLS", "email: {mode: send, host: h, from: a@b.c, tls: maybe}\n", "email.tls"},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -91,6 +92,11 @@ func (c *Config) validateProcess() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("log_level: %q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	if c.Declared != "" {
+		if st, err := os.Stat(c.Declared); err != nil || !st.Mode().IsRegular() {
+			return fmt.Errorf("declared: %q is not a readable file (a path from the working directory)", c.Declared)
+		}
 	}
 	return nil
 }

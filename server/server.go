@@ -20,6 +20,7 @@ import (
 	"cronsheet/admission"
 	"cronsheet/arming"
 	"cronsheet/config"
+	"cronsheet/declared"
 	"cronsheet/fire"
 	"cronsheet/flows"
 	"cronsheet/intake"
@@ -73,6 +74,9 @@ type Server struct {
 	armHook  func(taskID string)
 	// slotClock is the time slots come due on (WithClock); nil: the host's.
 	slotClock clockwork.Clock
+	// declared is the file of config key declared, applied in Run before
+	// serving; nil without one.
+	declared *declared.File
 }
 
 // Option adjusts a Server at construction (benchmarks and tests).
@@ -128,7 +132,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	for _, opt := range opts {
 		opt(s) // before build: WithClock is built in
 	}
-	err = s.firstAdmin(ctx)
+	err = s.loadDeclared()
+	if err == nil {
+		err = s.firstAdmin(ctx)
+	}
 	if err == nil {
 		err = s.build()
 	}
@@ -241,6 +248,7 @@ func (s *Server) Run(ctx context.Context) error {
 		s.runner.Run(runCtx)
 		wg.Wait()
 	}()
+	s.applyDeclared(ctx)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- s.http.Serve(s.ln) }()
 	s.logger.InfoContext(ctx, "cronsheet started", "addr", s.Addr(), "node_id", s.cfg.NodeID,

@@ -85,6 +85,10 @@ type Flow struct {
 	// kept as written; a hidden task fires it (flows.ScheduleTaskID).
 	Schedule string `json:"schedule,omitempty"`
 	TZ       string `json:"tz,omitempty"`
+	// Labels are free key/value pairs for the people and tools that manage
+	// the flow (cronsheet apply marks its flows with managed_by); the
+	// engine never reads them. See ValidateLabels for their bounds.
+	Labels map[string]string `json:"labels,omitempty"`
 	// State is idle, or running while an execution of the flow is
 	// unfinished. The API fills it in when it reads the flow; it is never
 	// stored.
@@ -151,6 +155,9 @@ func (f *Flow) Validate() error {
 	}
 	if len(f.Description) > MaxFlowDescription {
 		return Invalid("description", "at most %d characters", MaxFlowDescription)
+	}
+	if err := ValidateLabels(f.Labels); err != nil {
+		return err
 	}
 	if f.MaxDepth < 0 || f.MaxDepth > MaxMaxDepth {
 		return Invalid("max_depth", "must be 1 to %d (0 means %d)", MaxMaxDepth, DefaultMaxDepth)

@@ -146,6 +146,10 @@ type Target struct {
 	Exec    *ExecTarget    `json:"exec,omitempty"`
 	Kafka   *KafkaTarget   `json:"kafka,omitempty"`
 	Builtin *BuiltinTarget `json:"builtin,omitempty"`
+	// Labels are free key/value pairs for the people and tools that manage
+	// the target (cronsheet apply marks its targets with managed_by); the
+	// engine never reads them. See ValidateLabels for their bounds.
+	Labels map[string]string `json:"labels,omitempty"`
 
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"created_at,omitzero"`
@@ -227,6 +231,9 @@ func (t *Target) Validate() error {
 	}
 	if len(t.Name) > MaxTargetName {
 		return Invalid("name", "at most %d characters", MaxTargetName)
+	}
+	if err := ValidateLabels(t.Labels); err != nil {
+		return err
 	}
 	if !t.Kind.ValidKind() {
 		return Invalid("kind", "must be one of email, sms, http, exec, kafka, builtin; got %q", t.Kind)

@@ -129,6 +129,10 @@ type columnsBody struct {
 	// Scenarios names every scenario the node serves (memos first, then
 	// by name), so a page can offer the others' tables.
 	Scenarios []string `json:"scenarios"`
+	// Fields maps each canonical task field the scenario maps (targets,
+	// alert, cron_para, …) to its row field, so a client can find a
+	// row's target references (cronsheet apply checks them).
+	Fields map[string]string `json:"fields"`
 }
 
 // serveColumns handles GET /api/v1/scenarios/:scenario/columns: the
@@ -155,6 +159,12 @@ func (t *Table) serveColumns(c *gin.Context) {
 		}
 		body.TZ = sc.Location().String()
 		body.TZField = sc.Field(mapping.FieldTZ)
+		body.Fields = map[string]string{}
+		for _, canon := range mapping.CanonicalFields() {
+			if f := sc.Field(canon); f != "" {
+				body.Fields[canon] = f
+			}
+		}
 	}
 	c.JSON(http.StatusOK, body)
 }

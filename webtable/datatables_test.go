@@ -307,3 +307,23 @@ func TestTableExportCSV(t *testing.T) {
 		t.Errorf("bad order: %d", rec.Code)
 	}
 }
+
+// TestColumnsNameTheFields: the column model maps each canonical field the
+// scenario maps to its row field, those without a column included.
+func TestColumnsNameTheFields(t *testing.T) {
+	t.Parallel()
+	b := setupTable(t)
+	rec := httptest.NewRecorder()
+	b.router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/scenarios/memos/columns", nil))
+	var body struct {
+		Fields map[string]string `json:"fields"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("columns: %d %v", rec.Code, err)
+	}
+	for canon, field := range map[string]string{"task_id": "memo_id", "targets": "targets", "alert": "alert", "cron_para": "when"} {
+		if body.Fields[canon] != field {
+			t.Errorf("fields[%s] = %q; want %q (all: %v)", canon, body.Fields[canon], field, body.Fields)
+		}
+	}
+}

@@ -109,22 +109,23 @@ func (f *API) Register(r gin.IRouter) {
 // created_at and updated_at are the server's (version is the If-Match of
 // a PUT), so a GET answer can be sent back as it is.
 type flowBody struct {
-	ID          string          `json:"id"`
-	Description string          `json:"description"`
-	Start       string          `json:"start"`
-	Steps       []*task.Step    `json:"steps"`
-	MaxDepth    int             `json:"max_depth"`
-	Schedule    string          `json:"schedule"`
-	TZ          string          `json:"tz"`
-	State       json.RawMessage `json:"state"`
-	Version     json.RawMessage `json:"version"`
-	CreatedAt   json.RawMessage `json:"created_at"`
-	UpdatedAt   json.RawMessage `json:"updated_at"`
+	ID          string            `json:"id"`
+	Description string            `json:"description"`
+	Start       string            `json:"start"`
+	Steps       []*task.Step      `json:"steps"`
+	MaxDepth    int               `json:"max_depth"`
+	Schedule    string            `json:"schedule"`
+	TZ          string            `json:"tz"`
+	Labels      map[string]string `json:"labels"`
+	State       json.RawMessage   `json:"state"`
+	Version     json.RawMessage   `json:"version"`
+	CreatedAt   json.RawMessage   `json:"created_at"`
+	UpdatedAt   json.RawMessage   `json:"updated_at"`
 }
 
 func (b *flowBody) flow() *task.Flow {
 	return &task.Flow{ID: b.ID, Description: b.Description, Start: b.Start, Steps: b.Steps, MaxDepth: b.MaxDepth,
-		Schedule: b.Schedule, TZ: b.TZ}
+		Schedule: b.Schedule, TZ: b.TZ, Labels: b.Labels}
 }
 
 type flowsPage struct {

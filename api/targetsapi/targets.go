@@ -41,6 +41,7 @@ type targetBody struct {
 	Exec            *task.ExecTarget    `json:"exec"`
 	Kafka           *task.KafkaTarget   `json:"kafka"`
 	Builtin         *task.BuiltinTarget `json:"builtin"`
+	Labels          map[string]string   `json:"labels"`
 	Version         json.RawMessage     `json:"version"`
 	CreatedAt       json.RawMessage     `json:"created_at"`
 	UpdatedAt       json.RawMessage     `json:"updated_at"`
@@ -49,7 +50,8 @@ type targetBody struct {
 // target returns the task.Target b describes.
 func (b *targetBody) target() *task.Target {
 	return &task.Target{ID: b.ID, Name: b.Name, Kind: b.Kind, State: b.State,
-		FeedbackTimeout: b.FeedbackTimeout, HTTP: b.HTTP, Exec: b.Exec, Kafka: b.Kafka, Builtin: b.Builtin}
+		FeedbackTimeout: b.FeedbackTimeout, HTTP: b.HTTP, Exec: b.Exec, Kafka: b.Kafka, Builtin: b.Builtin,
+		Labels: b.Labels}
 }
 
 // targetsPage is the answer of GET /api/v1/targets.

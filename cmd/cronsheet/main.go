@@ -12,6 +12,7 @@
 //	cronsheet token create --user NAME --name N --role R [--expires 720h]
 //	cronsheet token list|revoke …
 //	cronsheet hook [-listen :9000] [-feedback done|dead]  (a target that prints what it gets)
+//	cronsheet apply -f FILE [--dry-run] [--prune] [--server URL]  (declared rows, targets, flows)
 package main
 
 import (
@@ -37,6 +38,9 @@ func main() {
 	if len(os.Args) > 1 && (os.Args[1] == "user" || os.Args[1] == "token") {
 		os.Exit(usersCmd(os.Args[1], os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "apply" {
+		os.Exit(applyCmd(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "hook" {
 		os.Exit(hookCmd(os.Args[2:]))
 	}
@@ -53,6 +57,7 @@ Usage:
   cronsheet user add|passwd|role|list|delete …       manage the users who sign in
   cronsheet token create|list|revoke …               manage API tokens
   cronsheet hook [-listen :9000] [-feedback done]    an HTTP target that prints each request (and reports back)
+  cronsheet apply -f FILE [--dry-run] [--prune]      make the rows, targets and flows of a YAML file exist as written
 
 Subcommands take -h for their flags.
 

@@ -47,6 +47,10 @@ var forbiddenDeps = map[string][]string{
 	"cronsheet/arming": slices.Concat(aboveEngine, []string{"cronsheet/jobs"}),
 	// The configuration and the executors built from it know nothing of
 	// storage, delivery or serving.
+	// cronsheet apply's engine is a client of the REST API: it never
+	// reaches below it (the server, a store, the engine) nor serves.
+	"cronsheet/declared": slices.Concat(belowAPI, []string{"cronsheet/store", "cronsheet/store/", "cronsheet/webtable",
+		"cronsheet/api/", "cronsheet/jobs", "cronsheet/patrol", "github.com/gin-gonic/gin"}),
 	"cronsheet/config":               {"cronsheet/server", "cronsheet/store", "cronsheet/fire", "cronsheet/executors"},
 	"cronsheet/executors/configured": {"cronsheet/store", "cronsheet/fire", "cronsheet/server", "cronsheet/webtable"},
 }

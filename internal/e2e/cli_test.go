@@ -41,6 +41,9 @@ func TestHelp(t *testing.T) {
 		!strings.Contains(out, "-config") {
 		t.Errorf("cronsheet -h = %d:\n%s\nwant 0 and the subcommands and flags", code, out)
 	}
+	if out, code := runBinary(t, bin, nil, "apply", "-h"); code != 0 || !strings.Contains(out, "-dry-run") || !strings.Contains(out, "-prune") {
+		t.Errorf("cronsheet apply -h = %d:\n%s\nwant 0 and its flags", code, out)
+	}
 	for _, sub := range []string{"export", "import"} {
 		if out, code := runBinary(t, bin, nil, sub, "-h"); code != 0 || !strings.Contains(out, "-config") {
 			t.Errorf("cronsheet %s -h = %d:\n%s\nwant 0 and its flags", sub, code, out)

@@ -21,18 +21,19 @@ import (
 // targetDoc is a document of the targets collection. The kind's settings
 // are sub-documents, null for the other kinds.
 type targetDoc struct {
-	ID              string           `bson:"_id"`
-	Name            string           `bson:"name"`
-	Kind            task.Channel     `bson:"kind"`
-	State           task.TargetState `bson:"state"`
-	FeedbackTimeout int              `bson:"feedback_timeout"`
-	HTTP            *httpTargetDoc   `bson:"http"`
-	Exec            *execTargetDoc   `bson:"exec"`
-	Kafka           *kafkaTargetDoc  `bson:"kafka"`
-	Builtin         *builtinDoc      `bson:"builtin"`
-	Version         int64            `bson:"version"`
-	CreatedAt       int64            `bson:"created_at"`
-	UpdatedAt       int64            `bson:"updated_at"`
+	ID              string            `bson:"_id"`
+	Name            string            `bson:"name"`
+	Kind            task.Channel      `bson:"kind"`
+	State           task.TargetState  `bson:"state"`
+	FeedbackTimeout int               `bson:"feedback_timeout"`
+	HTTP            *httpTargetDoc    `bson:"http"`
+	Exec            *execTargetDoc    `bson:"exec"`
+	Kafka           *kafkaTargetDoc   `bson:"kafka"`
+	Builtin         *builtinDoc       `bson:"builtin"`
+	Labels          map[string]string `bson:"labels"`
+	Version         int64             `bson:"version"`
+	CreatedAt       int64             `bson:"created_at"`
+	UpdatedAt       int64             `bson:"updated_at"`
 }
 
 type httpTargetDoc struct {
@@ -63,7 +64,7 @@ type builtinDoc struct {
 
 // targetDocOf returns t's document with the given bookkeeping.
 func targetDocOf(t *task.Target, version, created, updated int64) *targetDoc {
-	d := &targetDoc{ID: t.ID, Name: t.Name, Kind: t.Kind, State: t.State, FeedbackTimeout: t.FeedbackTimeout,
+	d := &targetDoc{ID: t.ID, Name: t.Name, Kind: t.Kind, State: t.State, FeedbackTimeout: t.FeedbackTimeout, Labels: t.Labels,
 		Version: version, CreatedAt: created, UpdatedAt: updated}
 	if h := t.HTTP; h != nil {
 		d.HTTP = &httpTargetDoc{Method: h.Method, URL: h.URL, Headers: h.Headers, Body: h.Body, Timeout: h.Timeout}
@@ -81,7 +82,7 @@ func targetDocOf(t *task.Target, version, created, updated int64) *targetDoc {
 }
 
 func (d *targetDoc) target() *task.Target {
-	t := &task.Target{ID: d.ID, Name: d.Name, Kind: d.Kind, State: d.State, FeedbackTimeout: d.FeedbackTimeout,
+	t := &task.Target{ID: d.ID, Name: d.Name, Kind: d.Kind, State: d.State, FeedbackTimeout: d.FeedbackTimeout, Labels: d.Labels,
 		Version: d.Version, CreatedAt: store.FromUnixMS(d.CreatedAt), UpdatedAt: store.FromUnixMS(d.UpdatedAt)}
 	if h := d.HTTP; h != nil {
 		t.HTTP = &task.HTTPTarget{Method: h.Method, URL: h.URL, Headers: h.Headers, Body: h.Body, Timeout: h.Timeout}
@@ -165,7 +166,7 @@ func (s *Store) updateTarget(ctx context.Context, t *task.Target, ifVersion int6
 		d := targetDocOf(t, have+1, 0, s.nowMS())
 		set := bson.D{{Key: "name", Value: d.Name}, {Key: "kind", Value: d.Kind}, {Key: "state", Value: d.State},
 			{Key: "feedback_timeout", Value: d.FeedbackTimeout}, {Key: "http", Value: d.HTTP}, {Key: "exec", Value: d.Exec},
-			{Key: "kafka", Value: d.Kafka}, {Key: "builtin", Value: d.Builtin},
+			{Key: "kafka", Value: d.Kafka}, {Key: "builtin", Value: d.Builtin}, {Key: "labels", Value: d.Labels},
 			{Key: "version", Value: d.Version}, {Key: "updated_at", Value: d.UpdatedAt}}
 		var got targetDoc
 		err := s.targets.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: t.ID}, {Key: "version", Value: have}},

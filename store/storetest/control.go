@@ -40,6 +40,7 @@ func targetCases() []testCase {
 		{name: "Delete", fn: testDeleteTarget},
 		{name: "ListPages", fn: testListTargets},
 		{name: "TasksUsing", fn: testTasksUsingTarget},
+		{name: "Labels", fn: testTargetLabels},
 	}
 }
 

@@ -21,6 +21,7 @@ func RunFlows(t *testing.T, newStore func(t *testing.T) store.Product, opts ...O
 		{"Flows", []testCase{
 			{name: "CreateGetUpdateDelete", fn: testFlowLifecycle},
 			{name: "ListPages", fn: testListFlows},
+			{name: "Labels", fn: testFlowLabels},
 		}},
 		{"Executions", []testCase{
 			{name: "CompareAndSet", fn: testExecutionCAS},
