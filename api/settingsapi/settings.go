@@ -15,7 +15,9 @@ package settingsapi
 import (
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -139,15 +141,16 @@ func (a *API) putSettings(c *gin.Context) {
 }
 
 // summary is what the audit trail keeps of the settings: all of them
-// (they hold no secret).
+// (they hold no secret). Host and group names are values, not keys: a
+// MongoDB-compatible store (FerretDB) refuses keys holding a dot.
 func summary(s *store.Settings) map[string]any {
-	hosts := make(map[string]any, len(s.Hosts))
-	for h, l := range s.Hosts {
-		hosts[h] = map[string]any{"rate": l.Rate, "burst": l.Burst}
+	hosts := make([]any, 0, len(s.Hosts))
+	for _, h := range slices.Sorted(maps.Keys(s.Hosts)) {
+		hosts = append(hosts, map[string]any{"host": h, "rate": s.Hosts[h].Rate, "burst": s.Hosts[h].Burst})
 	}
-	cc := make(map[string]any, len(s.CCGroups))
-	for g, n := range s.CCGroups {
-		cc[g] = n
+	cc := make([]any, 0, len(s.CCGroups))
+	for _, g := range slices.Sorted(maps.Keys(s.CCGroups)) {
+		cc = append(cc, map[string]any{"group": g, "limit": s.CCGroups[g]})
 	}
 	return map[string]any{"version": s.Version, "host_rate": s.HostRate, "host_burst": s.HostBurst,
 		"hosts": hosts, "allow": s.Allow, "deny": s.Deny, "cc_groups": cc}

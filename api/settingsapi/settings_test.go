@@ -3,6 +3,7 @@ package settingsapi_test
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"testing"
@@ -32,7 +33,7 @@ func setup(t *testing.T) (*gin.Engine, store.Product, *[]*store.Settings) {
 	}
 	var applied []*store.Settings
 	e := gin.New()
-	settingsapi.New(settingsapi.Deps{Store: st, Audit: st,
+	settingsapi.New(settingsapi.Deps{Store: st, Audit: st, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
 		Check: func(s *store.Settings) error {
 			for _, a := range s.Allow {
 				if a == "not a host!" {
