@@ -81,7 +81,6 @@
   document.addEventListener("DOMContentLoaded", () => {
     ui.setup();
     document.getElementById("settings-form").addEventListener("submit", save);
-    readOnly();
-    load();
+    Promise.all([readOnly(), load()]).finally(() => { document.body.dataset.ready = "1"; });
   });
 })();
