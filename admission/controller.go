@@ -50,11 +50,11 @@ type Request struct {
 // limits. It is safe for concurrent use; the zero value is not usable, call
 // [New].
 type Controller struct {
-	clock     clockwork.Clock
-	def       HostLimit
-	overrides map[string]HostLimit
+	clock clockwork.Clock
 
 	mu         sync.Mutex
+	def        HostLimit            // guarded by mu: SetHostLimits swaps it
+	overrides  map[string]HostLimit // guarded by mu
 	groups     map[string]*group
 	hosts      map[string]*bucket
 	lastSweep  time.Time
@@ -68,15 +68,9 @@ func New(cfg Config) (*Controller, error) {
 }
 
 func newController(cfg Config, clock clockwork.Clock) (*Controller, error) {
-	def, err := checkLimit("default", HostLimit{Rate: cfg.HostRate, Burst: cfg.HostBurst})
+	def, overrides, err := checkConfig(cfg)
 	if err != nil {
 		return nil, err
-	}
-	overrides := make(map[string]HostLimit, len(cfg.HostRates))
-	for host, hl := range cfg.HostRates {
-		if overrides[normHost(host)], err = checkLimit(fmt.Sprintf("host %q", host), hl); err != nil {
-			return nil, err
-		}
 	}
 	return &Controller{
 		clock:     clock,
@@ -86,6 +80,38 @@ func newController(cfg Config, clock clockwork.Clock) (*Controller, error) {
 		hosts:     map[string]*bucket{},
 		lastSweep: clock.Now(),
 	}, nil
+}
+
+// checkConfig checks cfg's limits and returns the default and the
+// overrides by normalised host.
+func checkConfig(cfg Config) (HostLimit, map[string]HostLimit, error) {
+	def, err := checkLimit("default", HostLimit{Rate: cfg.HostRate, Burst: cfg.HostBurst})
+	if err != nil {
+		return def, nil, err
+	}
+	overrides := make(map[string]HostLimit, len(cfg.HostRates))
+	for host, hl := range cfg.HostRates {
+		if overrides[normHost(host)], err = checkLimit(fmt.Sprintf("host %q", host), hl); err != nil {
+			return def, nil, err
+		}
+	}
+	return def, overrides, nil
+}
+
+// SetHostLimits replaces the host rate limits with cfg's, without a
+// restart: requests already waiting for a token keep the delay they were
+// given, later ones take tokens at the new rate (a host's bucket changes
+// its rate and burst at its next request). An error (a negative rate or
+// burst) changes nothing.
+func (c *Controller) SetHostLimits(cfg Config) error {
+	def, overrides, err := checkConfig(cfg)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.def, c.overrides = def, overrides
+	return nil
 }
 
 func checkLimit(what string, hl HostLimit) (HostLimit, error) {

@@ -38,6 +38,7 @@ func normHost(host string) string {
 	return strings.ToLower(strings.Trim(host, "[]"))
 }
 
+// limitOf is host's limit. c.mu is held.
 func (c *Controller) limitOf(host string) HostLimit {
 	if hl, ok := c.overrides[host]; ok {
 		return hl
@@ -52,17 +53,24 @@ func (c *Controller) takeToken(ctx context.Context, host string) error {
 	if host == "" {
 		return nil
 	}
+	c.mu.Lock()
 	hl := c.limitOf(host)
 	if hl.Rate <= 0 {
+		c.mu.Unlock()
 		return nil
 	}
-	c.mu.Lock()
 	now := c.clock.Now()
 	c.sweepHosts(now)
 	b := c.hosts[host]
-	if b == nil {
+	switch {
+	case b == nil:
 		b = &bucket{lim: rate.NewLimiter(rate.Limit(hl.Rate), hl.Burst)}
 		c.hosts[host] = b
+	case b.lim.Limit() != rate.Limit(hl.Rate) || b.lim.Burst() != hl.Burst:
+		// SetHostLimits changed the host's limit: the bucket keeps its
+		// tokens and takes the new rate and size from now on.
+		b.lim.SetLimitAt(now, rate.Limit(hl.Rate))
+		b.lim.SetBurstAt(now, hl.Burst)
 	}
 	r := b.lim.ReserveN(now, 1)
 	if !r.OK() {

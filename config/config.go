@@ -218,13 +218,18 @@ type Events struct {
 // Flow rate-limits callbacks per host with token buckets (jobs past
 // the limit wait; none is dropped). Rate 0 = unlimited. Jobs' own "cc"
 // groups limit their concurrency; the firer's delivery slots are the global
-// worker pool.
+// worker pool. Flow's limits and http.allow/deny only seed the store's
+// live settings on a store that has none (server/settings.go); after
+// that the store's settings apply.
 type Flow struct {
 	// HostRate is the default rate (calls per second) for every host.
 	HostRate  float64 `yaml:"host_rate"`
 	HostBurst int     `yaml:"host_burst"`
 	// Hosts overrides the rate of single hosts.
 	Hosts map[string]FlowHost `yaml:"hosts"`
+	// CCGroups sets the limit of jobs' cc groups by name, in place of the
+	// limit each job asks.
+	CCGroups map[string]int `yaml:"cc_groups"`
 }
 
 // FlowHost is one host's rate and burst.

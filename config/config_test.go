@@ -75,6 +75,7 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 		{"SMSNeedsSID", "sms: {mode: send, from: '+15005550006'}\n", "sms.account_sid"},
 		{"BadScenario", "scenarios: [{name: 'no spaces', collection: x}]\n", "scenarios[0]"},
 		{"NotYAML", "listen: [\n", "config"},
+		{"BadCCGroupLimit", "flow: {cc_groups: {billing: 0}}\n", "flow.cc_groups"},
 		{"NoURI", "store: {driver: mongo, database: x}\n", "store.uri"},
 		{"BadURI", "store: {driver: mongo, uri: 'http://h/', database: x}\n", "store.uri"},
 		{"NoDatabase", "store: {driver: mongo, uri: 'mongodb://h/'}\n", "store.database"},

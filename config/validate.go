@@ -116,6 +116,11 @@ func (c *Config) validateEventsAndFlow() error {
 			return fmt.Errorf("flow.hosts[%q]: a host name with rate and burst >= 0", h)
 		}
 	}
+	for g, n := range c.Flow.CCGroups {
+		if g == "" || n < 1 || n > 1000 {
+			return fmt.Errorf("flow.cc_groups[%q]: a group name with a limit of 1 to 1000; got %d", g, n)
+		}
+	}
 	return nil
 }
 

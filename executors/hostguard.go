@@ -73,13 +73,13 @@ func (g *HostGuard) check(name string, ip netip.Addr) error {
 		return nil
 	}
 	if e := g.deny.matches(name, ip); e != "" {
-		return refused(fmt.Sprintf("it matches deny entry %q in config http.deny", e))
+		return refused(fmt.Sprintf("it matches deny entry %q in the live settings' deny list", e))
 	}
 	if !ip.IsValid() {
 		return nil // a name: its addresses are checked when dialed
 	}
 	if class := g.specialClass(ip); class != "" {
-		return refused(fmt.Sprintf("%s addresses need an allow entry in config http.allow", class))
+		return refused(fmt.Sprintf("%s addresses need an allow entry in the live settings' allow list", class))
 	}
 	return nil
 }
@@ -103,7 +103,7 @@ type HostRefusedError struct {
 	// Resolved is true when Host is a name and IP is what it resolved to.
 	Resolved bool
 	// Reason is the rule that refused, e.g. "loopback addresses need an
-	// allow entry in config http.allow".
+	// allow entry in the live settings' allow list".
 	Reason string
 }
 

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,7 +59,7 @@ type HTTPConfig struct {
 // HostGuard, so DNS cannot rebind a callback onto a refused address.
 type HTTP struct {
 	logger    *slog.Logger
-	guard     *HostGuard
+	guard     atomic.Pointer[HostGuard] // SetGuard swaps it
 	transport *http.Transport
 	client    *http.Client
 }
@@ -70,7 +71,8 @@ func NewHTTP(logger *slog.Logger, cfg HTTPConfig) (*HTTP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http config: %w", err)
 	}
-	h := &HTTP{logger: componentLogger(logger, "executors.http"), guard: guard}
+	h := &HTTP{logger: componentLogger(logger, "executors.http")}
+	h.guard.Store(guard)
 	h.transport = &http.Transport{
 		Proxy:             nil, // a proxy would dial on our behalf, past the guard
 		DialContext:       h.dialContext,
@@ -98,7 +100,22 @@ func NewHTTP(logger *slog.Logger, cfg HTTPConfig) (*HTTP, error) {
 
 // Guard returns the executor's HostGuard, to check a target's URL host when
 // the target is saved.
-func (h *HTTP) Guard() *HostGuard { return h.guard }
+func (h *HTTP) Guard() *HostGuard { return h.guard.Load() }
+
+// SetGuard replaces the executor's allow and deny lists without a restart:
+// calls already sent go on; every later check and dial uses the new
+// lists, and idle connections are closed so that none opened under the
+// old lists is reused. An error (an entry that does not parse) changes
+// nothing.
+func (h *HTTP) SetGuard(allow, deny []string) error {
+	g, err := NewHostGuard(allow, deny)
+	if err != nil {
+		return err
+	}
+	h.guard.Store(g)
+	h.transport.CloseIdleConnections()
+	return nil
+}
 
 // Close closes idle connections. The executor stays usable.
 func (h *HTTP) Close() { h.transport.CloseIdleConnections() }
@@ -123,7 +140,7 @@ func (h *HTTP) dialContext(ctx context.Context, network, addr string) (net.Conn,
 			if err != nil {
 				return fmt.Errorf("parse dialed address %q: %w", address, err)
 			}
-			return h.guard.check(name, ap.Addr())
+			return h.guard.Load().check(name, ap.Addr())
 		},
 	}
 	return d.DialContext(ctx, network, addr)
@@ -241,7 +258,7 @@ func (h *HTTP) expandURL(tmpl string, vars map[string]string) (*url.URL, error) 
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("http url %q: want http(s)://host/…: %w", redactURL(u), task.ErrInvalid)
 	}
-	if err := h.guard.Check(u.Hostname()); err != nil {
+	if err := h.guard.Load().Check(u.Hostname()); err != nil {
 		return nil, err
 	}
 	return u, nil

@@ -364,7 +364,7 @@ func TestHTTPGuard(t *testing.T) {
 		t.Parallel()
 		b := setupHook(t, nil)
 		_, err := newHTTP(t, executors.HTTPConfig{}).Execute(context.Background(), httpDelivery("POST", b.srv.URL))
-		want := "callback host 127.0.0.1 refused: loopback addresses need an allow entry in config http.allow"
+		want := "callback host 127.0.0.1 refused: loopback addresses need an allow entry in the live settings' allow list"
 		if !task.IsPermanent(err) || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want permanent %q", err, want)
 		}
@@ -415,7 +415,7 @@ func TestHTTPGuard(t *testing.T) {
 		h = newHTTP(t, executors.HTTPConfig{Allow: []string{"127.0.0.2"}, Deny: []string{"localhost"}})
 		u := strings.Replace(b.srv.URL, "127.0.0.1", "localhost", 1)
 		_, err := h.Execute(context.Background(), httpDelivery("POST", u))
-		if !task.IsPermanent(err) || !strings.Contains(err.Error(), `deny entry "localhost" in config http.deny`) {
+		if !task.IsPermanent(err) || !strings.Contains(err.Error(), `deny entry "localhost" in the live settings' deny list`) {
 			t.Errorf("err = %v, want permanent refusal by the deny entry", err)
 		}
 	})
@@ -434,7 +434,7 @@ func TestHostGuardCheck(t *testing.T) {
 		{name: "BracketedIPv6", host: "[2606:4700:4700::1111]"},
 		{name: "Name", host: "api.example.com"},
 		{name: "Localhost", host: "localhost"}, // checked at dial time
-		{name: "Loopback", host: "127.0.0.1", refused: "callback host 127.0.0.1 refused: loopback addresses need an allow entry in config http.allow"},
+		{name: "Loopback", host: "127.0.0.1", refused: "callback host 127.0.0.1 refused: loopback addresses need an allow entry in the live settings' allow list"},
 		{name: "LoopbackHigh", host: "127.9.9.9", refused: "loopback"},
 		{name: "LoopbackIPv6", host: "::1", refused: "loopback"},
 		{name: "MappedLoopback", host: "::ffff:127.0.0.1", refused: "loopback"},
@@ -462,10 +462,10 @@ func TestHostGuardCheck(t *testing.T) {
 		{name: "AllowIPv6CIDR", allow: []string{"::1/128"}, host: "::1"},
 		{name: "AllowMappedCIDR", allow: []string{"::ffff:10.0.0.0/104"}, host: "10.1.2.3"},
 		{name: "AllowBeatsDeny", allow: []string{"10.0.0.0/8"}, deny: []string{"10.1.0.0/16"}, host: "10.1.2.3"},
-		{name: "DenyPublicCIDR", deny: []string{"8.8.8.0/24"}, host: "8.8.8.8", refused: `callback host 8.8.8.8 refused: it matches deny entry "8.8.8.0/24" in config http.deny`},
-		{name: "DenyName", deny: []string{"API.example.com"}, host: "api.example.com.", refused: "http.deny"},
-		{name: "DenyDomainSelf", deny: []string{".example.com"}, host: "example.com", refused: "http.deny"},
-		{name: "DenyDomainSub", deny: []string{".example.com"}, host: "a.b.Example.com", refused: "http.deny"},
+		{name: "DenyPublicCIDR", deny: []string{"8.8.8.0/24"}, host: "8.8.8.8", refused: `callback host 8.8.8.8 refused: it matches deny entry "8.8.8.0/24" in the live settings' deny list`},
+		{name: "DenyName", deny: []string{"API.example.com"}, host: "api.example.com.", refused: "deny list"},
+		{name: "DenyDomainSelf", deny: []string{".example.com"}, host: "example.com", refused: "deny list"},
+		{name: "DenyDomainSub", deny: []string{".example.com"}, host: "a.b.Example.com", refused: "deny list"},
 		{name: "DenyDomainNotSuffixWord", deny: []string{".example.com"}, host: "notexample.com"},
 		{name: "AllowDomainBeatsDenyDomain", allow: []string{".ok.example.com"}, deny: []string{".example.com"}, host: "x.ok.example.com"},
 	}

@@ -18,6 +18,7 @@ import (
 	"cronsheet/api/jobsapi"
 	"cronsheet/api/outboxapi"
 	"cronsheet/api/runsapi"
+	"cronsheet/api/settingsapi"
 	"cronsheet/api/statsapi"
 	"cronsheet/api/targetsapi"
 	"cronsheet/api/tasksapi"
@@ -90,6 +91,10 @@ func (s *Server) buildDelivery(b *built) error {
 	var err error
 	if s.admission, err = admission.New(admission.Config{HostRate: cfg.Flow.HostRate, HostBurst: cfg.Flow.HostBurst, HostRates: hosts}); err != nil {
 		return fmt.Errorf("flow: %w", err)
+	}
+	s.settings = &liveSettings{logger: s.logger, store: s.store, admission: s.admission, execs: b.execs}
+	if err := s.settings.seed(context.Background(), cfg); err != nil {
+		return err
 	}
 	s.metrics = metrics.New()
 	s.metrics.SetQueueDepthFunc(func() map[string]int { return s.admission.Stats().QueueDepths() })
@@ -239,6 +244,12 @@ func (s *Server) registerAPI(engine *gin.Engine, b *built) {
 			return s.trigger(ctx, taskID, task.TriggerManual, params)
 		},
 	}).Register(engine)
+	settingsapi.New(settingsapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, Check: s.settings.check,
+		Applied: func(st *store.Settings) {
+			if err := s.settings.apply(st); err != nil {
+				s.logger.Error("live settings stored but not applied here; the next poll retries", "error", err)
+			}
+		}}).Register(engine)
 	targetsapi.New(targetsapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, CheckTarget: b.execs.CheckTarget}).Register(engine)
 	runsapi.New(runsapi.Deps{Logger: s.logger, Store: s.store, Feedback: s.firer, Audit: s.store,
 		CancelRun: func(ctx context.Context, triggerID, why string) (*task.Run, error) {

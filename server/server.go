@@ -50,6 +50,7 @@ type Server struct {
 	lastErrors errorRing
 	admission  *admission.Controller
 	cc         *ccSlots      // the cluster-wide slots of cc groups
+	settings   *liveSettings // the store's live settings, applied here
 	flows      *flows.Engine // nil when the store keeps no flows
 	metrics    *metrics.Metrics
 	socket     *intake.WebSocket
@@ -227,6 +228,7 @@ func (s *Server) Run(ctx context.Context) error {
 		var wg sync.WaitGroup
 		wg.Go(func() { s.armer.Run(runCtx) })
 		wg.Go(func() { s.sweepJobs(runCtx) })
+		wg.Go(func() { s.settings.poll(runCtx) })
 		if s.flows != nil {
 			wg.Go(func() { s.flows.Run(runCtx) })
 		}
@@ -317,7 +319,8 @@ func (s *Server) stopFlow(ctx context.Context, flowID string) (int, error) {
 // gate is the firer's flow control: this process's standing under its
 // node id (nodeRegistry.standing), then a job's concurrency group (its FIFO
 // on this node, then one of the group's slots in the store, so that the
-// limit holds across nodes), then the callback host's rate limit (per
+// limit holds across nodes; the live settings may set the group's
+// limit), then the callback host's rate limit (per
 // node).
 func (s *Server) gate(ctx context.Context, t *task.Task, tg *task.Target) (func(), error) {
 	if err := s.nodes.standing(ctx); err != nil {
@@ -328,7 +331,7 @@ func (s *Server) gate(ctx context.Context, t *task.Task, tg *task.Target) (func(
 		admit admission.Admit
 	)
 	if t.Job != nil {
-		req.Group, req.Limit = t.Job.CC, t.Job.CCLimit
+		req.Group, req.Limit = t.Job.CC, s.settings.ccLimit(t.Job.CC, t.Job.CCLimit)
 		if req.Limit > 0 {
 			admit = s.cc.admit(req.Group, req.Limit, t.TaskID)
 		}

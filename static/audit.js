@@ -6,7 +6,7 @@
   "use strict";
   const ui = window.cronsheetUI;
   const t = ui.t;
-  const kinds = ["memos", "@target", "@task", "@job", "@run", "@user", "@token"];
+  const kinds = ["memos", "@target", "@task", "@job", "@run", "@user", "@token", "@settings"];
   let before = 0;
 
   function kindName(k) {

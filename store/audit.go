@@ -47,6 +47,9 @@ const (
 	// AuditKindFlow holds flows' edits, triggers and stopped executions
 	// (RowID the flow id, or the execution id for a stop).
 	AuditKindFlow = "@flow"
+	// AuditKindSettings holds the live settings' changes (RowID
+	// "settings").
+	AuditKindSettings = "@settings"
 )
 
 // MaxAuditPage bounds ListAudit's limit.

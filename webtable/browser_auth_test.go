@@ -205,7 +205,7 @@ func TestBrowserSignInEditsRow(t *testing.T) {
 		// The audit page lists both edits by admin, filtered to the row.
 		run(t, ctx, lang.code+": the audit page", 20*time.Second,
 			chromedp.Navigate(base+"/audit"),
-			waitJS(fmt.Sprintf(`document.getElementById("audit-kind").options.length === 8 && `+
+			waitJS(fmt.Sprintf(`document.getElementById("audit-kind").options.length === 9 && `+
 				`document.querySelector('a[href="/audit"]').textContent === %q`, lang.auditNav)),
 			chromedp.SendKeys(css(`#audit-filters input[name="id"]`), id+kb.Enter),
 			waitJS(fmt.Sprintf(`(rows => rows.length === 2 && rows.every(tr => tr.children[1].textContent === "admin" && `+

@@ -166,13 +166,14 @@ func hasCJK(s string) bool {
 // seeded is, per page, an expression true once the page shows the seeded
 // data (a page not listed shows none of it).
 var seeded = map[string]string{
-	"/":        `document.querySelectorAll("#rows tbody tr[id]").length >= 3`,
-	"/targets": `!!document.querySelector('#targets tbody tr[id="pg-hook"]')`,
-	"/flows":   `!!document.querySelector('#flow-list a[data-id="pg-flow"]')`,
-	"/runs":    `document.querySelectorAll("#runs-table tbody tr[id]").length >= 1`,
-	"/outbox":  `document.querySelectorAll("#outbox tbody tr[data-id]").length >= 1`,
-	"/audit":   `document.querySelectorAll("#audit tbody tr").length >= 5`,
-	"/jobs":    `document.getElementById("tab-pending").dataset.count === "1"`,
+	"/":         `document.querySelectorAll("#rows tbody tr[id]").length >= 3`,
+	"/targets":  `!!document.querySelector('#targets tbody tr[id="pg-hook"]')`,
+	"/flows":    `!!document.querySelector('#flow-list a[data-id="pg-flow"]')`,
+	"/runs":     `document.querySelectorAll("#runs-table tbody tr[id]").length >= 1`,
+	"/outbox":   `document.querySelectorAll("#outbox tbody tr[data-id]").length >= 1`,
+	"/audit":    `document.querySelectorAll("#audit tbody tr").length >= 5`,
+	"/jobs":     `document.getElementById("tab-pending").dataset.count === "1"`,
+	"/settings": `document.getElementById("version").textContent !== ""`,
 }
 
 // TestBrowserPages loads every page the server registers, in English and

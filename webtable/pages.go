@@ -36,6 +36,7 @@ func (p *Pages) Register(r gin.IRouter) {
 	r.GET("/status", p.page("status.html"))
 	r.GET("/audit", p.page("audit.html"))
 	r.GET("/users", p.page("users.html"))
+	r.GET("/settings", p.page("settings.html"))
 	r.GET("/login", p.page("login.html"))
 	assets := http.StripPrefix("/assets/", http.FileServerFS(p.files))
 	r.GET("/assets/*path", func(c *gin.Context) {

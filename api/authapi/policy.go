@@ -121,6 +121,11 @@ func Policy() map[string]Access {
 		"POST /api/v1/flows/:id/trigger":   AccessEditor,
 		"POST /api/v1/executions/:id/stop": AccessEditor,
 
+		// Live settings.
+		"GET /settings":        AccessViewer,
+		"GET /api/v1/settings": AccessViewer,
+		"PUT /api/v1/settings": AccessAdmin,
+
 		// Users and tokens.
 		"GET /api/v1/users":          AccessAdmin,
 		"POST /api/v1/users":         AccessAdmin,

@@ -166,3 +166,22 @@ func urlHost(raw string) string {
 	}
 	return u.Hostname()
 }
+
+// CheckHostLists checks an allow and a deny list as the host guard parses
+// them; the error is a *task.ValidationError naming the list ("allow" or
+// "deny") and the entry.
+func (x *Executors) CheckHostLists(allow, deny []string) error {
+	if _, err := executors.NewHostGuard(allow, nil); err != nil {
+		return task.Invalid("allow", "%s", strings.TrimPrefix(err.Error(), "http.allow: "))
+	}
+	if _, err := executors.NewHostGuard(nil, deny); err != nil {
+		return task.Invalid("deny", "%s", strings.TrimPrefix(err.Error(), "http.deny: "))
+	}
+	return nil
+}
+
+// SetHostLists swaps the http callbacks' allow and deny lists (see
+// executors.HTTP.SetGuard); an error changes nothing.
+func (x *Executors) SetHostLists(allow, deny []string) error {
+	return x.http.SetGuard(allow, deny)
+}

@@ -37,7 +37,7 @@ func TestShippedConfigRefusesLocal(t *testing.T) {
 		tg := &task.Target{ID: "hook", Kind: task.ChannelHTTP, HTTP: &task.HTTPTarget{Method: "POST", URL: "http://" + host + ":9000/hook"}}
 		err := x.CheckTarget(tg)
 		var ve *task.ValidationError
-		if !errors.As(err, &ve) || ve.Field != "http.url" || !strings.Contains(err.Error(), class+" addresses need an allow entry in config http.allow") {
+		if !errors.As(err, &ve) || ve.Field != "http.url" || !strings.Contains(err.Error(), class+" addresses need an allow entry in the live settings' allow list") {
 			t.Errorf("CheckTarget(%s) = %v, want a refusal of field http.url naming %s", host, err, class)
 		}
 	}
@@ -49,7 +49,7 @@ func TestShippedConfigRefusesLocal(t *testing.T) {
 		Target: &task.Target{ID: "hook", Kind: task.ChannelHTTP, State: task.TargetRunning,
 			HTTP: &task.HTTPTarget{Method: "POST", URL: hook.URL + "/hook"}}}
 	_, err = x.Registry.Execute(context.Background(), d)
-	if !task.IsPermanent(err) || !strings.Contains(err.Error(), "callback host 127.0.0.1 refused: loopback addresses need an allow entry in config http.allow") {
+	if !task.IsPermanent(err) || !strings.Contains(err.Error(), "callback host 127.0.0.1 refused: loopback addresses need an allow entry in the live settings' allow list") {
 		t.Errorf("delivery to 127.0.0.1 under the shipped config: %v, want a permanent refusal naming http.allow", err)
 	}
 	if n := got.Load(); n != 0 {
