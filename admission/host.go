@@ -38,6 +38,10 @@ func normHost(host string) string {
 	return strings.ToLower(strings.Trim(host, "[]"))
 }
 
+// Limit returns the token bucket that applies to host (see [HostOf]): its
+// override in Config.HostRates, else the default. A Rate of 0 is no limit.
+func (c *Controller) Limit(host string) HostLimit { return c.limitOf(normHost(host)) }
+
 func (c *Controller) limitOf(host string) HostLimit {
 	if hl, ok := c.overrides[host]; ok {
 		return hl

@@ -25,6 +25,7 @@ import (
 	"cronsheet/builtin"
 	"cronsheet/config"
 	"cronsheet/executors/configured"
+	"cronsheet/explain"
 	"cronsheet/fire"
 	"cronsheet/flows"
 	"cronsheet/intake"
@@ -238,6 +239,8 @@ func (s *Server) registerAPI(engine *gin.Engine, b *built) {
 		Trigger: func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error) {
 			return s.trigger(ctx, taskID, task.TriggerManual, params)
 		},
+		Explain: explain.New(explain.Deps{Store: s.store, CheckTarget: b.execs.CheckTarget,
+			HostLimit: s.admission.Limit, Lease: s.cfg.Patrol.Lease, Now: s.slotNow()}).Explain,
 	}).Register(engine)
 	targetsapi.New(targetsapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, CheckTarget: b.execs.CheckTarget}).Register(engine)
 	runsapi.New(runsapi.Deps{Logger: s.logger, Store: s.store, Feedback: s.firer, Audit: s.store,
