@@ -148,7 +148,7 @@ func (c *kase) answer() *report.Answer {
 		a.Verdict, a.Rule = report.Fired, report.RuleLedger
 		r := c.records[slices.IndexFunc(c.records, fired)]
 		a.Sentence = fmt.Sprintf("It fired at %s: run %s to %s is %s.", instant, r.TriggerID, r.Target, r.State)
-		a.SentenceZH = fmt.Sprintf("它已于 %s 触发：发往 %s 的运行 %s 状态为 %s。", instant, r.Target, r.TriggerID, r.State)
+		a.SentenceZH = fmt.Sprintf("它已于 %s 触发：运行 %s（发往 %s）状态为 %s。", instant, r.TriggerID, r.Target, r.State)
 	case deciding >= 0:
 		ch := c.checks[deciding]
 		a.Rule = ch.Rule
