@@ -54,7 +54,9 @@ func (e *Explainer) newCase(ctx context.Context, t *task.Task, at time.Time) (*k
 	if c.slot.IsZero() {
 		return c, nil
 	}
-	runs, err := e.d.Store.ListRuns(ctx, t.TaskID, c.slot.Add(time.Nanosecond), ledgerScan)
+	// The ledger keeps slots to the millisecond: the slot's records lie
+	// before the next millisecond.
+	runs, err := e.d.Store.ListRuns(ctx, t.TaskID, c.slot.Add(time.Millisecond), ledgerScan)
 	if err != nil {
 		return nil, fmt.Errorf("read the ledger of %s: %w", t.TaskID, err)
 	}
