@@ -50,22 +50,39 @@ func (e *Explainer) newCase(ctx context.Context, t *task.Task, at time.Time) (*k
 	if c.defaults {
 		c.at = c.now
 	}
+	if !c.defaults {
+		// An instant the ledger holds (a run's, a manual one's too) is
+		// its own slot.
+		if recs, err := e.recordsAt(ctx, t.TaskID, c.at); err != nil || len(recs) > 0 {
+			c.slot, c.records = c.at, recs
+			c.past = !c.slot.After(c.now)
+			return c, err
+		}
+	}
 	c.past = !c.slot.IsZero() && !c.slot.After(c.now)
 	if c.slot.IsZero() {
 		return c, nil
 	}
+	var err error
+	c.records, err = e.recordsAt(ctx, t.TaskID, c.slot)
+	return c, err
+}
+
+// recordsAt returns the ledger's runs of taskID at slot, alerts aside.
+func (e *Explainer) recordsAt(ctx context.Context, taskID string, slot time.Time) ([]*task.Run, error) {
 	// The ledger keeps slots to the millisecond: the slot's records lie
 	// before the next millisecond.
-	runs, err := e.d.Store.ListRuns(ctx, t.TaskID, c.slot.Add(time.Millisecond), ledgerScan)
+	runs, err := e.d.Store.ListRuns(ctx, taskID, slot.Add(time.Millisecond), ledgerScan)
 	if err != nil {
-		return nil, fmt.Errorf("read the ledger of %s: %w", t.TaskID, err)
+		return nil, fmt.Errorf("read the ledger of %s: %w", taskID, err)
 	}
+	var out []*task.Run
 	for _, r := range runs {
-		if r.Slot.Equal(c.slot) && r.TriggerType != task.TriggerAlert {
-			c.records = append(c.records, r)
+		if r.Slot.Equal(slot) && r.TriggerType != task.TriggerAlert {
+			out = append(out, r)
 		}
 	}
-	return c, nil
+	return out, nil
 }
 
 // pickSlot sets c.slot: the first slot at or after c.at by the schedule

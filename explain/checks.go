@@ -113,6 +113,10 @@ func (e *Explainer) checkSchedule(_ context.Context, c *kase) error {
 	switch {
 	case c.schedErr != nil:
 		c.add(report.RuleSchedule, report.Fail, say("the schedule cannot be read: %v", "无法解析日程：%v", c.schedErr), data)
+	case len(c.records) > 0 && !c.records[0].TriggerType.Scheduled():
+		data["slot"] = c.slot
+		c.add(report.RuleSchedule, report.Info, say("the slot is the instant of a %s trigger, not one of the schedule's",
+			"该时刻是一次 %s 触发的时刻，不是日程的时刻", c.records[0].TriggerType), data)
 	case c.slot.IsZero():
 		c.add(report.RuleSchedule, report.Fail, say("the schedule has no slot at or after %s", "日程在 %s 及之后没有时刻",
 			c.when(c.at)), data)
