@@ -95,6 +95,7 @@ func TestExplainRules(t *testing.T) {
 	b := setup(t, func(c *config.Config) {
 		c.HTTP.Allow = []string{"127.0.0.0/8"}
 		c.HTTP.Deny = []string{"blocked.example.com"}
+		c.Flow.HostRate, c.Flow.HostBurst = 5, 2
 	})
 	t.Cleanup(slow.Close)
 	t.Cleanup(func() { close(release) }) // before the node stops
@@ -125,6 +126,10 @@ func TestExplainRules(t *testing.T) {
 		a := b.explainTask(t, "paused-row", later)
 		wantAnswer(t, a, report.WillNotFire, report.RuleTarget,
 			"target paused is paused: it accepts manual triggers only", "目标 paused 已暂停：只接受手动触发")
+		if ad := a.Checks[5]; ad.Rule != report.RuleAdmission || ad.Verdict != report.Pass ||
+			ad.Detail != "host 127.0.0.1 is allowed, limited to 5 requests/s (burst 2): a busy host delays, never drops" {
+			t.Errorf("admission check = %+v, want the host's rate limit", ad)
+		}
 		var raw strings.Builder
 		for _, c := range a.Checks {
 			fmt.Fprintf(&raw, "%v %s %s", c.Data, c.Detail, c.DetailZH)
