@@ -46,9 +46,10 @@
   }
 
   // whyCell is a run's Why? button: why its task fired or not at its slot.
-  function whyCell(data, type) {
+  function whyCell(data, type, run) {
     return type !== "display" ? "" :
-      '<button type="button" class="why" title="' + esc(t("why.hint")) + '">' + esc(t("why")) + "</button>";
+      '<button type="button" class="why" aria-label="' + esc(t("of.row", { what: t("why"), row: run.trigger_id })) +
+      '" title="' + esc(t("why.hint")) + '">' + esc(t("why")) + "</button>";
   }
 
   // ---- detail --------------------------------------------------------------

@@ -44,6 +44,7 @@ function runLine(run) {
   const td = document.createElement("td"); td.appendChild(link); tr.appendChild(td);
   const why = document.createElement("button");
   why.type = "button"; why.className = "why"; why.textContent = t("why"); why.title = t("why.hint");
+  why.setAttribute("aria-label", t("of.row", { what: t("why"), row: run.trigger_id }));
   why.addEventListener("click", () => showExplain(run.task_id, run.slot));
   const wtd = document.createElement("td"); wtd.appendChild(why); tr.appendChild(wtd);
   return tr;
