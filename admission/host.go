@@ -38,6 +38,15 @@ func normHost(host string) string {
 	return strings.ToLower(strings.Trim(host, "[]"))
 }
 
+// Limit returns the token bucket that applies to host (see [HostOf]): its
+// override, else the default, as the live settings last set them. A Rate
+// of 0 is no limit.
+func (c *Controller) Limit(host string) HostLimit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.limitOf(normHost(host))
+}
+
 // limitOf is host's limit. c.mu is held.
 func (c *Controller) limitOf(host string) HostLimit {
 	if hl, ok := c.overrides[host]; ok {

@@ -298,7 +298,7 @@ func (f *Firer) prepare(ctx context.Context, p Params) (pr firePrep, answer Resu
 	if err != nil {
 		return pr, Result{Task: t, Err: err}, false
 	}
-	overlap := overlapOf(t, p.Trigger)
+	overlap := OverlapOf(t, p.Trigger)
 	if overlap != task.OverlapAllow && f.busy(t.TaskID) && f.unfinishedInLedger(ctx, t.TaskID) {
 		holdForOverlap(routes, overlap, f.now())
 	}

@@ -195,11 +195,11 @@ func (f *Firer) popQueuedLocked(taskID string) []queuedRun {
 	return next
 }
 
-// overlapOf is the overlap policy a fire of trigger follows for t. A
+// OverlapOf is the overlap policy a fire of trigger follows for t. A
 // missed slot replayed at arming (misfire) is never skipped for overlap:
 // the misfire policy chose to deliver it, so under skip it queues as
 // under queue, one at a time behind the runs before it, in slot order.
-func overlapOf(t *task.Task, trigger task.TriggerType) task.Overlap {
+func OverlapOf(t *task.Task, trigger task.TriggerType) task.Overlap {
 	o := task.OverlapOf(t)
 	if trigger == task.TriggerMisfire && o == task.OverlapSkip {
 		return task.OverlapQueue

@@ -26,6 +26,7 @@ import (
 	"cronsheet/builtin"
 	"cronsheet/config"
 	"cronsheet/executors/configured"
+	"cronsheet/explain"
 	"cronsheet/fire"
 	"cronsheet/flows"
 	"cronsheet/intake"
@@ -243,6 +244,8 @@ func (s *Server) registerAPI(engine *gin.Engine, b *built) {
 		Trigger: func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error) {
 			return s.trigger(ctx, taskID, task.TriggerManual, params)
 		},
+		Explain: explain.New(explain.Deps{Store: s.store, CheckTarget: b.execs.CheckTarget,
+			HostLimit: s.admission.Limit, Lease: s.cfg.Patrol.Lease, Now: s.slotNow()}).Explain,
 	}).Register(engine)
 	settingsapi.New(settingsapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, Check: s.settings.check,
 		Applied: func(st *store.Settings) {

@@ -9,6 +9,7 @@
 import {
   captureErrors, dtDone, dtLanguage, esc, errorText, exact, getJSON, lang, notice, relative, setupLanguage, translator,
 } from "./lib/core.js";
+import { showExplain } from "./lib/explain.js";
 
 captureErrors();
 
@@ -240,6 +241,7 @@ function cursorPaging(fetchPage) {
 }
 
 window.cronsheetUI = {
+  explain: showExplain, // the Why? dialog (lib/explain.js)
   lang: lang, t: t, esc: esc, getJSON: getJSON, errorText: errorText, notice: notice, timeHTML: timeHTML,
   // setup translates the page's data-i18n elements and wires the
   // language switch.

@@ -45,6 +45,13 @@
     return '<span title="' + esc(s) + '">' + esc(s.length > 80 ? s.slice(0, 80) + "…" : s) + "</span>";
   }
 
+  // whyCell is a run's Why? button: why its task fired or not at its slot.
+  function whyCell(data, type, run) {
+    return type !== "display" ? "" :
+      '<button type="button" class="why" aria-label="' + esc(t("of.row", { what: t("why"), row: run.trigger_id })) +
+      '" title="' + esc(t("why.hint")) + '">' + esc(t("why")) + "</button>";
+  }
+
   // ---- detail --------------------------------------------------------------
   function dt(dl, label, value, html) {
     if (value == null || value === "") return;
@@ -136,6 +143,7 @@
         { data: "slot", title: t("rn.slot"), render: time },
         { data: "finished_at", title: t("rn.finished"), defaultContent: "", render: time },
         { data: "error", title: t("rn.error"), defaultContent: "", render: errorCell },
+        { data: null, title: t("why"), orderable: false, render: whyCell },
       ],
       createdRow: (tr) => tr.classList.add("clickable"),
       language: ui.dtLanguage(),
@@ -145,6 +153,11 @@
     });
     document.querySelector("#runs-table tbody").addEventListener("click", (e) => {
       const tr = e.target.closest("tr");
+      if (e.target.matches("button.why")) {
+        const run = table.row(tr).data();
+        ui.explain(run.task_id, run.slot); // the dialog, not the run's detail
+        return;
+      }
       const run = tr && table.row(tr).data();
       if (run && run.trigger_id) showRun(run.trigger_id);
     });

@@ -83,6 +83,7 @@ func Policy() map[string]Access {
 
 		// Tasks and runs.
 		"GET /api/v1/tasks/:task_id":             AccessViewer,
+		"GET /api/v1/tasks/:task_id/explain":     AccessViewer,
 		"PUT /api/v1/tasks/:task_id/state":       AccessEditor,
 		"POST /api/v1/tasks/:task_id/trigger":    AccessEditor,
 		"GET /api/v1/runs":                       AccessViewer,

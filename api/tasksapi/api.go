@@ -1,12 +1,15 @@
 // Package tasksapi serves a task's own endpoints: read it
 // (GET /api/v1/tasks/:task_id), change its state
 // (PUT /api/v1/tasks/:task_id/state) and fire it now by hand
-// (POST /api/v1/tasks/:task_id/trigger).
+// (POST /api/v1/tasks/:task_id/trigger), and say why it did or did not
+// fire (GET /api/v1/tasks/:task_id/explain, computed by the explain
+// package behind Deps.Explain).
 //
 // Its handlers hold only the small Store interface declared here and the
-// callbacks of Deps (the firer is a Trigger func). It imports task,
-// mapping, store (for the parameter types) and httpapi, never a store
-// driver, patrol, fire, executors, jobs or server.
+// callbacks of Deps (the firer is a Trigger func, the explainer an
+// Explain func). It imports task, mapping, store (for the parameter
+// types), explain/report and httpapi, never a store driver, patrol, fire,
+// executors, explain, jobs or server.
 package tasksapi
 
 import (
@@ -17,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"cronsheet/api/httpapi"
+	"cronsheet/explain/report"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -52,6 +56,11 @@ type Deps struct {
 	// this instant, task.ErrInvalid for bad params (see
 	// POST /api/v1/tasks/:task_id/trigger). nil answers 501.
 	Trigger func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error)
+	// Explain says why taskID did, did not, will or will not fire at the
+	// slot that at names (zero: the default slot; see
+	// GET /api/v1/tasks/:task_id/explain). Errors: task.ErrNotFound for an
+	// unknown task. nil answers 501.
+	Explain func(ctx context.Context, taskID string, at time.Time) (*report.Answer, error)
 }
 
 // API is the tasks API's handler set; build it with New and mount it with
@@ -61,6 +70,7 @@ type API struct {
 	store   Store
 	wake    func()
 	trigger func(ctx context.Context, taskID string, params map[string]string) ([]*task.Run, error)
+	explain func(ctx context.Context, taskID string, at time.Time) (*report.Answer, error)
 }
 
 // New returns the tasks API over d. It panics when d.Store is nil, a
@@ -71,6 +81,7 @@ func New(d Deps) *API {
 		store:   httpapi.Require("tasksapi", "Deps.Store", d.Store),
 		wake:    d.Wake,
 		trigger: d.Trigger,
+		explain: d.Explain,
 	}
 	if a.wake == nil {
 		a.wake = func() {}
@@ -81,10 +92,11 @@ func New(d Deps) *API {
 // Register mounts the routes on r:
 //
 //	GET /api/v1/tasks/:task_id, PUT /api/v1/tasks/:task_id/state,
-//	POST /api/v1/tasks/:task_id/trigger
+//	POST /api/v1/tasks/:task_id/trigger, GET /api/v1/tasks/:task_id/explain
 func (a *API) Register(r gin.IRouter) {
 	v1 := r.Group("/api/v1")
 	v1.GET("/tasks/:task_id", a.getTask)
 	v1.PUT("/tasks/:task_id/state", a.setTaskState)
 	v1.POST("/tasks/:task_id/trigger", a.triggerTask)
+	v1.GET("/tasks/:task_id/explain", a.explainTask)
 }

@@ -46,6 +46,13 @@ var forbiddenDeps = map[string][]string{
 	// Arming fires through the firer and sits below the API like
 	// admission; it knows nothing of the jobs API either.
 	"cronsheet/arming": slices.Concat(aboveEngine, []string{"cronsheet/jobs"}),
+	// Explain reads the store and decides with the engine's own rules; it
+	// knows nothing of who asked, nor of the drivers. Its answer type
+	// depends on nothing of the product, so the API can serve it.
+	"cronsheet/explain": slices.Concat(aboveEngine, []string{"cronsheet/jobs", "cronsheet/patrol",
+		"cronsheet/store/sqlite", "cronsheet/store/mongo"}),
+	"cronsheet/explain/report": {"cronsheet/task", "cronsheet/store", "cronsheet/fire", "cronsheet/executors",
+		"cronsheet/admission", "cronsheet/explain"},
 	// The configuration and the executors built from it know nothing of
 	// storage, delivery or serving.
 	// cronsheet apply's engine is a client of the REST API: it never

@@ -4,6 +4,7 @@
 import { askDelete, answerDelete, exportURL, importCSV, setTaskState, toggleActive } from "./rowactions.js";
 import { taskIDOf } from "./cells.js";
 import { panel } from "./config.js";
+import { showExplain } from "../lib/explain.js";
 import { drawer, openParams, paramLine, runNow, runWithParams, showRuns } from "./drawer.js";
 import { onCellKey, onTableFocus, openEdit } from "./editing.js";
 import { t } from "./i18n.js";
@@ -48,6 +49,7 @@ function onRowClick(e) {
   if (target.matches("button.del")) { askDelete(target); return; }
   if (target.matches("button.del-yes, button.del-no")) { answerDelete(target, target.matches(".del-yes")); return; }
   if (target.matches("button.runs")) { showRuns(taskIDOf(target), false); return; }
+  if (target.matches("button.why")) { showExplain(taskIDOf(target), ""); return; }
   if (target.matches("button.run-now")) { runNow(target, taskIDOf(target)); return; }
   if (target.matches("button.run-params")) { openParams(taskIDOf(target)); return; }
   if (target.closest("td.editing") || target.matches("input.act-switch, button, select")) return;

@@ -1,6 +1,7 @@
 // A task's runs on the table page: Run now (with one-off params or
 // without) and the drawer that lists the task's runs.
 import { getJSON, notice } from "../lib/core.js";
+import { showExplain } from "../lib/explain.js";
 import { taskIDOfRow } from "./cells.js";
 import { panel } from "./config.js";
 import { t } from "./i18n.js";
@@ -41,6 +42,11 @@ function runLine(run) {
   link.textContent = run.target || "→";
   link.className = "run-link";
   const td = document.createElement("td"); td.appendChild(link); tr.appendChild(td);
+  const why = document.createElement("button");
+  why.type = "button"; why.className = "why"; why.textContent = t("why"); why.title = t("why.hint");
+  why.setAttribute("aria-label", t("of.row", { what: t("why"), row: run.trigger_id }));
+  why.addEventListener("click", () => showExplain(run.task_id, run.slot));
+  const wtd = document.createElement("td"); wtd.appendChild(why); tr.appendChild(wtd);
   return tr;
 }
 

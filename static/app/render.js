@@ -117,6 +117,7 @@ export function actionCell(data, type, row) {
   return '<button type="button" class="run-now"' + named("run.now") + no + ">" + esc(t("run.now")) + "</button> " +
     '<button type="button" class="run-params"' + named("run.params") + (rs.run ? ' title="' + esc(t("run.params.title")) + '"' : no) + ">" + esc(t("run.params")) + "</button> " +
     '<button type="button" class="runs"' + named("runs") + ">" + esc(t("runs")) + '</button> ' +
+    '<button type="button" class="why"' + named("why") + ' title="' + esc(t("why.hint")) + '">' + esc(t("why")) + "</button> " +
     '<button type="button" class="del"' + named("del") + ">" + esc(t("del")) + "</button>";
 }
 
