@@ -10,9 +10,9 @@ import (
 // jobs), the web table (RowTable), the row audit trail (AuditLog),
 // export/import (Dumper, FlowDumper), the health check (Prober), the
 // cluster-wide concurrency-group slots (CCSlots), the status charts'
-// figures (RunStats), users and credentials (Users), task flows (Flows)
-// and the tasks using a target (TargetUsers). Both drivers implement all
-// of it; the server refuses to start on a store that does not (see
+// figures (RunStats), users and credentials (Users), task flows (Flows),
+// the tasks using a target (TargetUsers) and pruning by age and count
+// (Retention). Both drivers implement all of it; the server refuses to start on a store that does not (see
 // AsProduct).
 type Product interface {
 	Store
@@ -26,6 +26,7 @@ type Product interface {
 	Users
 	Flows
 	TargetUsers
+	Retention
 }
 
 // AsProduct returns st as a Product, or an error naming each interface it
@@ -65,6 +66,9 @@ func AsProduct(st Store) (Product, error) {
 	}
 	if _, ok := st.(TargetUsers); !ok {
 		missing = append(missing, "TargetUsers (which tasks use a target)")
+	}
+	if _, ok := st.(Retention); !ok {
+		missing = append(missing, "Retention (pruning by age and count)")
 	}
 	return nil, fmt.Errorf("store %T cannot serve cronsheet: it lacks %s", st, strings.Join(missing, ", "))
 }
