@@ -188,4 +188,3 @@ func removeAll(ids bson.A, drop []string) bson.A {
 	}
 	return out
 }
-

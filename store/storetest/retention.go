@@ -33,7 +33,9 @@ func RunRetention(t *testing.T, newStore func(t *testing.T) store.Product, opts 
 }
 
 // future is a Before that lets every item of a kind go by age.
-func future() store.Cursor { return store.Cursor{At: time.Now().Add(24 * time.Hour).Truncate(time.Millisecond)} }
+func future() store.Cursor {
+	return store.Cursor{At: time.Now().Add(24 * time.Hour).Truncate(time.Millisecond)}
+}
 
 // pass prunes kind before before in batches of limit until the walk ends
 // and returns how many went.
