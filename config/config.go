@@ -24,6 +24,8 @@ type Config struct {
 	NodeID string `yaml:"node_id"`
 	Store  Store  `yaml:"store"`
 	Patrol Patrol `yaml:"patrol"`
+	// Retention bounds what the store keeps of each kind.
+	Retention Retention `yaml:"retention"`
 	// Scenarios are the row scenarios declared besides the shipped memos
 	// one, which is always served (ScenarioConfigs); a scenario declared
 	// under the name memos replaces it.

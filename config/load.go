@@ -20,6 +20,7 @@ func Default() Config {
 		NodeID:          cmpString(host, "node"),
 		Store:           defaultStore(),
 		Patrol:          Patrol{Interval: time.Second, Lease: 30 * time.Second, Batch: 500},
+		Retention:       defaultRetention(),
 		Email:           Email{Mode: ModeOutbox, Port: 587, TLS: "starttls", Timeout: 30 * time.Second},
 		SMS:             SMS{Mode: ModeOutbox, Timeout: 30 * time.Second},
 		Fire:            Fire{BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Workers: 256, ArmWindow: 2 * time.Minute},

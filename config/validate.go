@@ -16,7 +16,7 @@ import (
 // flow, metrics, the channels, the scenarios.
 func (c *Config) Validate() error {
 	for _, check := range []func() error{
-		c.validateServing, c.validateStore, c.Patrol.validate, c.Fire.validate, c.validateProcess,
+		c.validateServing, c.validateStore, c.Patrol.validate, c.Retention.validate, c.Fire.validate, c.validateProcess,
 		c.validateEventsAndFlow, c.Metrics.validate, c.Email.validate, c.SMS.validate, c.validateScenarios,
 	} {
 		if err := check(); err != nil {

@@ -143,7 +143,7 @@ func (s *Server) trigger(ctx context.Context, taskID string, tt task.TriggerType
 }
 
 // buildPatrols makes the patrol runner: sync, publish, reconcile, renew,
-// the heartbeat and the rescuer.
+// the heartbeat and the rescuer; and the retention patrol.
 func (s *Server) buildPatrols(b *built) error {
 	cfg := s.cfg
 	mappers := make(map[string]patrol.Mapper, len(b.scenarios))
@@ -164,6 +164,7 @@ func (s *Server) buildPatrols(b *built) error {
 		reconcile,
 		patrol.NewRenew(s.store, cfg.NodeID, p.Lease, s.clock.Now),
 	)
+	s.buildRetention()
 	return nil
 }
 

@@ -43,6 +43,8 @@ type Server struct {
 	firer  *fire.Firer
 	armer  *arming.Armer
 	runner *patrol.Runner
+	// retention prunes the store; nil when retention.interval is 0.
+	retention *patrol.Retention
 	// closers release the executors' clients after the firer stops.
 	closers []func()
 	jobs    *jobs.Service
@@ -229,6 +231,9 @@ func (s *Server) Run(ctx context.Context) error {
 		wg.Go(func() { s.armer.Run(runCtx) })
 		wg.Go(func() { s.sweepJobs(runCtx) })
 		wg.Go(func() { s.settings.poll(runCtx) })
+		if s.retention != nil {
+			wg.Go(func() { s.retention.Run(runCtx) })
+		}
 		if s.flows != nil {
 			wg.Go(func() { s.flows.Run(runCtx) })
 		}

@@ -10,10 +10,10 @@ import (
 // jobs), the web table (RowTable), the row audit trail (AuditLog),
 // export/import (Dumper, FlowDumper), the health check (Prober), the
 // cluster-wide concurrency-group slots (CCSlots), the status charts'
-// figures (RunStats), users and credentials (Users), task flows (Flows)
-// the tasks using a target (TargetUsers) and the live settings
-// (SettingsStore). Both drivers implement all
-// of it; the server refuses to start on a store that does not (see
+// figures (RunStats), users and credentials (Users), task flows (Flows),
+// the tasks using a target (TargetUsers), the live settings
+// (SettingsStore) and pruning by age and count (Retention). Both drivers
+// implement all of it; the server refuses to start on a store that does not (see
 // AsProduct).
 type Product interface {
 	Store
@@ -28,6 +28,7 @@ type Product interface {
 	Flows
 	TargetUsers
 	SettingsStore
+	Retention
 }
 
 // AsProduct returns st as a Product, or an error naming each interface it
@@ -70,6 +71,9 @@ func AsProduct(st Store) (Product, error) {
 	}
 	if _, ok := st.(SettingsStore); !ok {
 		missing = append(missing, "SettingsStore (the live settings)")
+	}
+	if _, ok := st.(Retention); !ok {
+		missing = append(missing, "Retention (pruning by age and count)")
 	}
 	return nil, fmt.Errorf("store %T cannot serve cronsheet: it lacks %s", st, strings.Join(missing, ", "))
 }

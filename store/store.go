@@ -11,7 +11,7 @@
 // ledger.go, outbox.go, control.go (targets, task states, feedback, run
 // queries), jobs.go and nodes.go; the rest of Product in rowtable.go,
 // audit.go, dump.go, flows.go, health.go (Prober), ccslots.go, stats.go
-// (RunStats) and users.go.
+// (RunStats), users.go and retention.go (Retention).
 //
 // Product is the whole contract: every driver implements all of it, and
 // the server refuses a store that does not. Two parts stay optional,

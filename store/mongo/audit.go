@@ -23,6 +23,7 @@ import (
 const (
 	collAudit    = "audit"
 	auditRowIdx  = "ix_audit_row"
+	auditAtIdx   = "ix_audit_at" // the retention patrol's walk by age
 	auditMaxTrys = 50
 )
 
@@ -57,6 +58,15 @@ func (s *Store) prepareAudit(ctx context.Context) error {
 		})
 		if err != nil {
 			return fmt.Errorf("create index %s: %w", auditRowIdx, err)
+		}
+	}
+	if !have[auditAtIdx] {
+		_, err := c.Indexes().CreateOne(ctx, mongo.IndexModel{
+			Keys:    bson.D{{Key: "at", Value: 1}, {Key: "_id", Value: 1}},
+			Options: options.Index().SetName(auditAtIdx),
+		})
+		if err != nil {
+			return fmt.Errorf("create index %s: %w", auditAtIdx, err)
 		}
 	}
 	s.auditReady.Store(true)

@@ -55,6 +55,14 @@ import (
 //     partial indexes, so every run has an entry (deadline 0 when unset).
 //   - runs ix_runs_finished (state, finished_at): CleanupRuns' OlderThan.
 //
+// The retention patrol (retention.go) walks each kind by (age, key), a
+// range read with no sort: runs ix_runs_final_age (finished_at,
+// trigger_id), outbox ix_outbox_created (created_at, _id), flow_executions
+// ix_executions_started (started_at, _id), audit ix_audit_at (at, _id,
+// made with the audit's other index) and jobs ix_task_created. Runs pay
+// one index entry more at insert and at finish; the others are written
+// at insert only.
+//
 // QueryRuns pages newest first by (fired_at, trigger_id), optionally for
 // one task or one target:
 //
@@ -120,13 +128,16 @@ func (s *Store) indexSpecs() []indexSpec {
 		{s.runs, "ix_runs_fired", k("fired_at", "trigger_id"), false},
 		{s.runs, "ix_runs_task_fired", k("task_id", "fired_at", "trigger_id"), false},
 		{s.runs, "ix_runs_target_fired", k("target", "fired_at", "trigger_id"), false},
+		{s.runs, "ix_runs_final_age", k("finished_at", "trigger_id"), false},
 
 		{s.outbox, "ux_outbox_tkey", k("tkey"), true},
+		{s.outbox, "ix_outbox_created", k("created_at", "_id"), false},
 
 		{s.jobEvents, "ix_job_events", k("job_id", "at", "_id"), false},
 
 		{s.executions(), "ix_executions_flow", k("flow_id", "started_at", "_id"), false},
 		{s.executions(), "ix_executions_state", k("state", "started_at", "_id"), false},
+		{s.executions(), "ix_executions_started", k("started_at", "_id"), false},
 
 		{s.ccSlots(), "ux_cc_slot", k("group", "slot"), true},
 		{s.ccSlots(), "ix_cc_node", k("node"), false},

@@ -165,6 +165,9 @@ func (s *Store) init(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, settingsSchema); err != nil {
 			return fmt.Errorf("apply settings schema: %w", err)
 		}
+		if _, err := tx.ExecContext(ctx, retentionSchema); err != nil {
+			return fmt.Errorf("apply retention schema: %w", err)
+		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 			return fmt.Errorf("stamp schema version: %w", err)
 		}

@@ -4,8 +4,8 @@
 // a task or double-fire a slot. RunControl does the same for store.Control
 // (targets, task states, accepted runs and feedback, run queries and
 // cleanup), RunJobs for store.Jobs (jobs, their keys and events);
-// RunRowTable, RunAuditLog, RunUsers, RunFlows and RunCCSlots for the
-// rest of store.Product.
+// RunRowTable, RunAuditLog, RunUsers, RunFlows, RunCCSlots and
+// RunRetention for the rest of store.Product.
 //
 // A driver's test calls it with a constructor of fresh, empty stores:
 //
