@@ -113,10 +113,14 @@ func startNodeWith(t *testing.T, mutate func(*config.Config)) string {
 	return "http://" + srv.Addr()
 }
 
-// newBrowser starts headless Chromium with the flags Chromium needs on a closed network (--disable-background-networking …) and a
-// fresh profile. A start that fails (Chromium exiting before it listens,
-// which a loaded machine sees now and then) is tried again with a fresh
-// profile, up to three times: the start is not what the tests check.
+// newBrowser opens a tab for the test in a browser context of its own
+// (cookies, storage and cache start empty and go with the test) on the
+// test binary's one headless Chromium (sharedChromium), started on first
+// use with the flags Chromium needs on a closed network
+// (--disable-background-networking …). An open that fails (Chromium
+// exiting before it listens, which a loaded machine sees now and then) is
+// tried again on a freshly started Chromium, up to three times: the start
+// is not what the tests check.
 func newBrowser(t *testing.T, path string) context.Context {
 	t.Helper()
 	var err error
@@ -131,34 +135,24 @@ func newBrowser(t *testing.T, path string) context.Context {
 	return nil
 }
 
-// startBrowser starts one headless Chromium on a fresh profile; it is
-// stopped at the test's end, or at once when it fails to start.
+// startBrowser opens one tab in a new browser context of the shared
+// Chromium; the tab and its context are closed at the test's end. When the
+// tab cannot be opened, that Chromium is stopped, so the next call starts
+// a fresh one.
 func startBrowser(t *testing.T, path string) (context.Context, error) {
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1400, 900),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	// The first run starts the browser; it must not carry a deadline (the
-	// browser would die with it), so it runs on the bare context.
-	if err := chromedp.Do(ctx); err != nil {
-		cancelCtx()
-		cancelAlloc()
+	bctx, err := browsers.get(path)
+	if err != nil {
 		return nil, err
 	}
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	ctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
+	// The first run opens the tab; it must not carry a deadline (the tab
+	// would close with it), so it runs on the bare context.
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		browsers.drop(bctx)
+		return nil, err
+	}
+	t.Cleanup(cancel)
 	return ctx, nil
 }
 

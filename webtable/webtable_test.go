@@ -11,7 +11,9 @@ import (
 
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.TestMode) // tests only; main sets the mode in production
-	os.Exit(m.Run())
+	code := m.Run()
+	browsers.stop()
+	os.Exit(code)
 }
 
 func TestNewWithoutStorePanics(t *testing.T) {

@@ -47,10 +47,15 @@ ferretdb_setup() {
   key="$(cat tools/ferretdb/go.mod tools/ferretdb/go.sum tools/ferretdb/*.go | sha256sum | cut -c1-16)"
   cache="${XDG_CACHE_HOME:-$HOME/.cache}/cronsheet"
   bin="$cache/ferretdb-$key"
+  # The build goes to a directory of its own and is renamed into place:
+  # two runs building the same key at once each move a complete binary.
   if [ ! -x "$bin" ]; then
     mkdir -p "$cache"
     echo "20-ferretdb: building tools/ferretdb"
-    (cd tools/ferretdb && go build -trimpath -o "$bin.tmp" .) && mv "$bin.tmp" "$bin"
+    local tmp
+    tmp="$(mktemp -d "$bin.XXXXXX")"
+    (cd tools/ferretdb && go build -trimpath -o "$tmp/ferretdb" .) && mv -f "$tmp/ferretdb" "$bin"
+    rm -rf "$tmp"
   fi
 
   # Start it, on another port when the chosen one was taken meanwhile.

@@ -15,6 +15,7 @@ import (
 // downtime, whether the restart's arming or its absence watch sees it
 // first; no alert arrives while the task fires on time.
 func TestAbsenceAlertAfterDowntime(t *testing.T) {
+	t.Parallel() // see procs_test.go
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

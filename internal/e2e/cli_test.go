@@ -32,6 +32,7 @@ func runBinary(t *testing.T, bin string, stdin []byte, args ...string) (string, 
 }
 
 func TestHelp(t *testing.T) {
+	t.Parallel() // see procs_test.go
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -58,6 +59,7 @@ func TestHelp(t *testing.T) {
 // through the binary, twice: the first run stores each, the second none,
 // and both say so per kind, the outbox included.
 func TestImportPrintsEveryCount(t *testing.T) {
+	t.Parallel() // see procs_test.go
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

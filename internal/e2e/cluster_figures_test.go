@@ -333,6 +333,7 @@ func deliveryLag(ds []delivery) text {
 // and ledgers with the faults they look for, so that a passing TestCluster
 // means something: each fault is counted, with its cause.
 func TestClusterChecksCanFail(t *testing.T) {
+	t.Parallel() // see procs_test.go
 	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	senders := newSenderIndex()

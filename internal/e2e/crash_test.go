@@ -43,6 +43,7 @@ http: {allow: [127.0.0.0/8]}
 // slot was either fired or covered by the misfire fire that followed the
 // downtime.
 func TestCrashSafety(t *testing.T) {
+	t.Parallel() // see procs_test.go
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

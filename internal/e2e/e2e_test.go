@@ -22,6 +22,7 @@ import (
 // SMTP server, creates a memo through the API and reads the delivered
 // messages back at the server; then deactivates it and sees it stop.
 func TestBinaryDeliversEmail(t *testing.T) {
+	t.Parallel() // see procs_test.go
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

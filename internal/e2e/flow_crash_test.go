@@ -72,6 +72,7 @@ func (h *flowCrashHook) all() []flowCrashCall {
 // carries the same id), both steps ran, and the execution ends success
 // with each step run once.
 func TestFlowCrash(t *testing.T) {
+	t.Parallel() // see procs_test.go
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

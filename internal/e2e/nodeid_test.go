@@ -20,6 +20,7 @@ import (
 // nothing more (counted at the hook by the sender's instance header) and
 // exits non-zero saying why, while the second goes on delivering.
 func TestNodeIDTakenStopsTheFrozenProcess(t *testing.T) {
+	t.Parallel() // see procs_test.go
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -14,6 +14,14 @@ import (
 	"time"
 )
 
+// The tests of this package run their own processes on their own temp
+// directories, ports and hooks. The single-node ones spend most of their
+// time waiting for wall-clock slots and leases, so they call t.Parallel
+// and run beside each other (go test's -parallel, GOMAXPROCS by default).
+// The three-node ones (TestCluster, TestClusterCC, TestClusterStall) stay
+// serial: they run first, with no other test of the package beside them,
+// as their leases and timeouts are sized for.
+
 // bin is the cronsheet binary, built once for all tests of this package.
 var bin testproc.Binary
 

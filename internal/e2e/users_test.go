@@ -17,6 +17,7 @@ import (
 // required accepts it, and `token revoke` shuts it out at once, while the
 // node keeps running.
 func TestUserAndTokenCommands(t *testing.T) {
+	t.Parallel() // see procs_test.go
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	addr := freeAddr(t)
