@@ -11,7 +11,8 @@ import (
 // export/import (Dumper, FlowDumper), the health check (Prober), the
 // cluster-wide concurrency-group slots (CCSlots), the status charts'
 // figures (RunStats), users and credentials (Users), task flows (Flows)
-// and the tasks using a target (TargetUsers). Both drivers implement all
+// the tasks using a target (TargetUsers) and the targets' health
+// (TargetHealthBook). Both drivers implement all
 // of it; the server refuses to start on a store that does not (see
 // AsProduct).
 type Product interface {
@@ -26,6 +27,7 @@ type Product interface {
 	Users
 	Flows
 	TargetUsers
+	TargetHealthBook
 }
 
 // AsProduct returns st as a Product, or an error naming each interface it
@@ -65,6 +67,9 @@ func AsProduct(st Store) (Product, error) {
 	}
 	if _, ok := st.(TargetUsers); !ok {
 		missing = append(missing, "TargetUsers (which tasks use a target)")
+	}
+	if _, ok := st.(TargetHealthBook); !ok {
+		missing = append(missing, "TargetHealthBook (the targets' health)")
 	}
 	return nil, fmt.Errorf("store %T cannot serve cronsheet: it lacks %s", st, strings.Join(missing, ", "))
 }

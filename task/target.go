@@ -146,6 +146,9 @@ type Target struct {
 	Exec    *ExecTarget    `json:"exec,omitempty"`
 	Kafka   *KafkaTarget   `json:"kafka,omitempty"`
 	Builtin *BuiltinTarget `json:"builtin,omitempty"`
+	// Probe, for an HTTP target, asks for a periodic probe of it; its
+	// answers go to the target's health (TargetHealth).
+	Probe *TargetProbe `json:"probe,omitempty"`
 
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"created_at,omitzero"`
@@ -245,6 +248,11 @@ func (t *Target) Validate() error {
 			return Invalid(string(kind), "required for a target of kind %s", kind)
 		case kind != t.Kind && set:
 			return Invalid(string(kind), "only allowed for a target of kind %s", kind)
+		}
+	}
+	if t.Probe != nil {
+		if err := t.validateProbe(); err != nil {
+			return err
 		}
 	}
 	switch t.Kind {
