@@ -98,6 +98,8 @@ func (s *Store) recordOutcome(ctx context.Context, o store.TargetOutcome) error 
 	if o.Failure.IsZero() {
 		return nil
 	}
+	s.healthMu.Lock()
+	defer s.healthMu.Unlock()
 	for range maxHealthTries {
 		var okd healthOKDoc
 		if err := c.FindOne(ctx, bson.D{{Key: "_id", Value: okID}}).Decode(&okd); err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
