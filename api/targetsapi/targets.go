@@ -250,4 +250,3 @@ func (a *API) restoreSecrets(ctx context.Context, t *task.Target, want int64) (i
 	}
 	return want, nil
 }
-
