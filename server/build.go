@@ -137,7 +137,7 @@ func (s *Server) trigger(ctx context.Context, taskID string, tt task.TriggerType
 }
 
 // buildPatrols makes the patrol runner: sync, publish, reconcile, renew,
-// the heartbeat and the rescuer.
+// the heartbeat and the rescuer; and the targets' probe patrol.
 func (s *Server) buildPatrols(b *built) error {
 	cfg := s.cfg
 	mappers := make(map[string]patrol.Mapper, len(b.scenarios))
@@ -158,6 +158,7 @@ func (s *Server) buildPatrols(b *built) error {
 		reconcile,
 		patrol.NewRenew(s.store, cfg.NodeID, p.Lease, s.clock.Now),
 	)
+	s.probes = patrol.NewProbe(s.logger, s.store, b.execs.Probe, nil)
 	return nil
 }
 

@@ -42,6 +42,8 @@ type Server struct {
 	firer  *fire.Firer
 	armer  *arming.Armer
 	runner *patrol.Runner
+	// probes sends the targets' periodic probes (patrol.Probe).
+	probes *patrol.Probe
 	// closers release the executors' clients after the firer stops.
 	closers []func()
 	jobs    *jobs.Service
@@ -220,6 +222,7 @@ func (s *Server) Run(ctx context.Context) error {
 		var wg sync.WaitGroup
 		wg.Go(func() { s.armer.Run(runCtx) })
 		wg.Go(func() { s.sweepJobs(runCtx) })
+		wg.Go(func() { s.probes.Run(runCtx, s.cfg.Patrol.Interval) })
 		if s.flows != nil {
 			wg.Go(func() { s.flows.Run(runCtx) })
 		}

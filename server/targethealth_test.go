@@ -136,3 +136,37 @@ func TestTargetHealthFromDeliveries(t *testing.T) {
 		t.Errorf("list: status %d, %+v, want hook with its health", code, page.Targets)
 	}
 }
+
+// TestTargetProbeThroughAPI creates a target with a probe through the API:
+// the node probes it (a HEAD counted at the hook, no delivery), and the
+// API answers the probe's health; a bad probe is refused naming its
+// field.
+func TestTargetProbeThroughAPI(t *testing.T) {
+	h := startScriptedHook(t)
+	b := setup(t, func(c *config.Config) { c.HTTP.Allow = []string{"127.0.0.0/8"} })
+	target := map[string]any{"id": "probed", "kind": "http", "state": "running",
+		"http":  map[string]any{"method": "POST", "url": h.srv.URL + "/cb"},
+		"probe": map[string]any{"interval": "1s"}}
+	var refusal struct {
+		Field string `json:"field"`
+	}
+	if code := b.call(t, "POST", "/api/v1/targets", target, &refusal); code != http.StatusBadRequest || refusal.Field != "probe.interval" {
+		t.Errorf("a 1s probe: status %d, field %q; want 400 naming probe.interval", code, refusal.Field)
+	}
+	target["probe"] = map[string]any{"interval": "10s", "method": "HEAD"}
+	if code := b.call(t, "POST", "/api/v1/targets", target, nil); code != http.StatusCreated {
+		t.Fatalf("create target: status %d", code)
+	}
+	var hl task.TargetHealth
+	eventually(t, "the probe's health", func() bool {
+		hl = b.targetHealth(t, "probed")
+		return hl.Probe != nil && !hl.Probe.LastSuccess.IsZero()
+	})
+	calls, heads := h.counts()
+	if heads < 1 || calls != 0 {
+		t.Errorf("the hook counted %d probes and %d deliveries; want probes only", heads, calls)
+	}
+	if hl.FailuresInARow != 0 || !hl.LastSuccess.IsZero() {
+		t.Errorf("a probe changed the deliveries' health: %+v", hl.HealthRecord)
+	}
+}

@@ -166,3 +166,11 @@ func urlHost(raw string) string {
 	}
 	return u.Hostname()
 }
+
+// Probe sends the probe of the http target tg (executors.HTTP.Probe).
+func (x *Executors) Probe(ctx context.Context, tg *task.Target) error {
+	if x.http == nil {
+		return fmt.Errorf("probe of target %s: no http executor: %w", tg.ID, task.ErrInvalid)
+	}
+	return x.http.Probe(ctx, tg)
+}
