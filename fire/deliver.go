@@ -77,6 +77,7 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 		log.InfoContext(ctx, "delivery interrupted by shutdown", "attempt", run.Attempt)
 		return 0, false
 	}
+	f.health.add(tg, f.now(), err)
 	run.Output = task.Truncate(out, task.MaxOutput)
 	if err == nil {
 		if tg != nil && tg.FeedbackTimeout > 0 {

@@ -115,6 +115,7 @@ type Firer struct {
 	rec    *groupCommit[store.FireRecord, store.FireResult] // ledger records
 	fin    *groupCommit[store.FireRecord, error]            // finished runs; nil: one by one
 	slots  chan struct{}                                    // delivery slots (Config.MaxDeliveries)
+	health *healthBook                                      // nil: the store keeps no target health
 
 	workCtx    context.Context
 	cancelWork context.CancelFunc
@@ -146,7 +147,9 @@ type queuedRun struct {
 	run    *task.Run
 }
 
-// New returns a Firer. now may be nil (time.Now).
+// New returns a Firer. now may be nil (time.Now). When st is also a
+// HealthStore, the outcome of every delivery attempt at a stored target
+// is recorded in the target's health.
 func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() time.Time) *Firer {
 	cfg.BackoffBase = cmpOr(cfg.BackoffBase, time.Second)
 	cfg.BackoffMax = cmpOr(cfg.BackoffMax, 5*time.Minute)
@@ -160,7 +163,7 @@ func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() 
 		now = time.Now
 	}
 	workCtx, cancel := context.WithCancel(context.Background())
-	return &Firer{
+	f := &Firer{
 		logger:     logger.With("component", "fire"),
 		cfg:        cfg,
 		store:      st,
@@ -179,6 +182,11 @@ func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() 
 		recording:  map[string]bool{},
 		started:    now(),
 	}
+	if hs, ok := st.(HealthStore); ok {
+		f.health = &healthBook{logger: f.logger, store: hs, timeout: cfg.StoreTimeout, wg: &f.wg,
+			pending: map[string]*store.TargetOutcome{}}
+	}
+	return f
 }
 
 func cmpOr(d, def time.Duration) time.Duration {

@@ -143,7 +143,8 @@ func (s *Server) trigger(ctx context.Context, taskID string, tt task.TriggerType
 }
 
 // buildPatrols makes the patrol runner: sync, publish, reconcile, renew,
-// the heartbeat and the rescuer; and the retention patrol.
+// the heartbeat and the rescuer; the retention patrol; and the targets'
+// probe patrol.
 func (s *Server) buildPatrols(b *built) error {
 	cfg := s.cfg
 	mappers := make(map[string]patrol.Mapper, len(b.scenarios))
@@ -165,6 +166,7 @@ func (s *Server) buildPatrols(b *built) error {
 		patrol.NewRenew(s.store, cfg.NodeID, p.Lease, s.clock.Now),
 	)
 	s.buildRetention()
+	s.probes = patrol.NewProbe(s.logger, s.store, b.execs.Probe, nil)
 	return nil
 }
 

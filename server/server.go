@@ -45,6 +45,8 @@ type Server struct {
 	runner *patrol.Runner
 	// retention prunes the store; nil when retention.interval is 0.
 	retention *patrol.Retention
+	// probes sends the targets' periodic probes (patrol.Probe).
+	probes *patrol.Probe
 	// closers release the executors' clients after the firer stops.
 	closers []func()
 	jobs    *jobs.Service
@@ -234,6 +236,7 @@ func (s *Server) Run(ctx context.Context) error {
 		if s.retention != nil {
 			wg.Go(func() { s.retention.Run(runCtx) })
 		}
+		wg.Go(func() { s.probes.Run(runCtx, s.cfg.Patrol.Interval) })
 		if s.flows != nil {
 			wg.Go(func() { s.flows.Run(runCtx) })
 		}

@@ -55,6 +55,11 @@ const dict = {
     "tg.del": "Delete", "tg.del.sure": "Delete this target?", "tg.edit.btn": "Edit",
     "tg.st.preset": "preset", "tg.st.running": "running", "tg.st.paused": "paused",
     "tg.headers.bad": "line {n} is not Name: value",
+    "tg.health": "health", "tg.h.none": "no deliveries yet", "tg.h.ok": "OK {ago}",
+    "tg.h.fail1": "1 failure in a row, last: {error}", "tg.h.failn": "{n} failures in a row, last: {error}",
+    "tg.h.probe": "probe: {what}", "tg.h.probe.none": "probe: not yet",
+    "tg.probe.interval": "probe every (e.g. 1m; empty: no probe)", "tg.probe.method": "probe method",
+    "tg.probe.path": "probe path (empty: the url)",
     // runs
     "rn.task": "task", "rn.target": "target", "rn.state": "state", "rn.any": "any state",
     "rn.filter": "Filter", "rn.clear": "Clear",
@@ -153,6 +158,11 @@ const dict = {
     "tg.del": "删除", "tg.del.sure": "删除这个目标？", "tg.edit.btn": "编辑",
     "tg.st.preset": "预置", "tg.st.running": "运行", "tg.st.paused": "暂停",
     "tg.headers.bad": "第 {n} 行不是 名称: 值",
+    "tg.health": "健康", "tg.h.none": "尚无投递", "tg.h.ok": "正常（{ago}）",
+    "tg.h.fail1": "连续失败 1 次，最近：{error}", "tg.h.failn": "连续失败 {n} 次，最近：{error}",
+    "tg.h.probe": "探测：{what}", "tg.h.probe.none": "探测：尚未进行",
+    "tg.probe.interval": "探测间隔（如 1m；留空：不探测）", "tg.probe.method": "探测方法",
+    "tg.probe.path": "探测路径（留空：即 URL）",
     "rn.task": "任务", "rn.target": "目标", "rn.state": "状态", "rn.any": "全部状态",
     "rn.filter": "筛选", "rn.clear": "清除",
     "rn.fired": "触发时间", "rn.trigger": "触发方式", "rn.attempt": "尝试", "rn.slot": "计划时间",
@@ -249,4 +259,6 @@ window.cronsheetUI = {
   cursorPaging: cursorPaging, dtLanguage: dtLanguage, dtDone: () => dtDone(t),
   // stateName is a run state in the page's language (an unknown one as is).
   stateName: (s) => tOr("rn.s." + s, s),
+  // ago is how long ago the instant iso was, in words.
+  ago: (iso) => relative(t, iso),
 };

@@ -44,6 +44,11 @@
       put(h, "body", field("http.body").value);
       put(h, "timeout", num("http.timeout"));
       b.http = h;
+      if (val("probe.interval")) {
+        const p = { interval: val("probe.interval"), method: val("probe.method") };
+        put(p, "path", val("probe.path"));
+        b.probe = p;
+      }
     } else if (kind === "exec") {
       b.exec = { command: val("exec.command") };
     } else if (kind === "kafka") {
@@ -109,6 +114,10 @@
         field("http.timeout").value = h.timeout || "";
         field("http.headers").value = Object.entries(h.headers || {}).map(([n, v]) => n + ": " + v).join("\n");
         field("http.body").value = h.body || "";
+        const p = tg.probe || {};
+        field("probe.interval").value = p.interval || "";
+        field("probe.method").value = p.method || "HEAD";
+        field("probe.path").value = p.path || "";
       }
       if (tg.exec) field("exec.command").value = e.command || "";
       if (tg.kafka) { field("kafka.topic").value = k.topic || ""; field("kafka.key").value = k.key || ""; field("kafka.value").value = k.value || ""; }
@@ -154,7 +163,7 @@
     const row = rowOf(sel);
     const tg = row.data();
     const b = Object.assign({}, tg, { state: sel.value });
-    delete b.version; delete b.created_at; delete b.updated_at;
+    delete b.version; delete b.created_at; delete b.updated_at; delete b.health;
     sel.disabled = true;
     const r = await ui.getJSON("/api/v1/targets/" + encodeURIComponent(tg.id), {
       method: "PUT", headers: { "Content-Type": "application/json", "If-Match": '"' + tg.version + '"' }, body: JSON.stringify(b),
@@ -193,6 +202,34 @@
     return '<button type="button" class="edit"' + named("tg.edit.btn") + ">" + esc(t("tg.edit.btn")) + '</button> ' +
       '<button type="button" class="del"' + named("tg.del") + ">" + esc(t("tg.del")) + "</button>";
   }
+  // healthLine is one source's health in words, and whether it fails:
+  // "3 failures in a row, last: <error>" or "OK 2 min ago".
+  function healthLine(h) {
+    if (h.failures_in_a_row > 0) {
+      const key = h.failures_in_a_row === 1 ? "tg.h.fail1" : "tg.h.failn";
+      return { bad: true, text: t(key, { n: h.failures_in_a_row, error: h.last_error || "" }) };
+    }
+    if (h.last_success) return { bad: false, text: t("tg.h.ok", { ago: ui.ago(h.last_success) }) };
+    return null;
+  }
+  // healthCell shows a target's health: a dot (green, red, grey) and the
+  // deliveries' line, then its probe's when it has one.
+  function healthCell(data, type, row) {
+    const h = data || {};
+    const main = healthLine(h);
+    if (type !== "display") return main ? main.text : "";
+    const dot = (cls) => '<span class="dot ' + cls + '" aria-hidden="true"></span>';
+    const when = main && (main.bad ? h.last_failure : h.last_success);
+    let html = main
+      ? '<span class="health" title="' + esc(when || "") + '">' + dot(main.bad ? "bad" : "ok") + esc(main.text) + "</span>"
+      : '<span class="health">' + dot("none") + esc(t("tg.h.none")) + "</span>";
+    if (row.probe) {
+      const p = h.probe ? healthLine(h.probe) : null;
+      html += '<span class="health probe">' + dot(p ? (p.bad ? "bad" : "ok") : "none") +
+        esc(p ? t("tg.h.probe", { what: p.text }) : t("tg.h.probe.none")) + "</span>";
+    }
+    return html;
+  }
   const text = (data, type) => type === "display" ? esc(data) : (data == null ? "" : data);
 
   // ---- start -------------------------------------------------------------
@@ -214,6 +251,7 @@
         { data: "kind", title: t("tg.kind"), render: text },
         { data: "state", title: t("tg.state"), render: stateCell },
         { data: "feedback_timeout", title: t("tg.feedback_timeout"), defaultContent: "0", render: (d, type) => text(d || 0, type) },
+        { data: "health", title: t("tg.health"), defaultContent: "", render: healthCell },
         { data: "version", title: t("tg.version"), render: text },
         { data: null, title: "", defaultContent: "", render: actionsCell },
       ],

@@ -12,8 +12,9 @@ import (
 // cluster-wide concurrency-group slots (CCSlots), the status charts'
 // figures (RunStats), users and credentials (Users), task flows (Flows),
 // the tasks using a target (TargetUsers), the live settings
-// (SettingsStore) and pruning by age and count (Retention). Both drivers
-// implement all of it; the server refuses to start on a store that does not (see
+// (SettingsStore), pruning by age and count (Retention) and the targets'
+// health (TargetHealthBook). Both drivers implement all of it; the server
+// refuses to start on a store that does not (see
 // AsProduct).
 type Product interface {
 	Store
@@ -29,6 +30,7 @@ type Product interface {
 	TargetUsers
 	SettingsStore
 	Retention
+	TargetHealthBook
 }
 
 // AsProduct returns st as a Product, or an error naming each interface it
@@ -74,6 +76,9 @@ func AsProduct(st Store) (Product, error) {
 	}
 	if _, ok := st.(Retention); !ok {
 		missing = append(missing, "Retention (pruning by age and count)")
+	}
+	if _, ok := st.(TargetHealthBook); !ok {
+		missing = append(missing, "TargetHealthBook (the targets' health)")
 	}
 	return nil, fmt.Errorf("store %T cannot serve cronsheet: it lacks %s", st, strings.Join(missing, ", "))
 }

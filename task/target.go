@@ -150,6 +150,9 @@ type Target struct {
 	// the target (cronsheet apply marks its targets with managed_by); the
 	// engine never reads them. See ValidateLabels for their bounds.
 	Labels map[string]string `json:"labels,omitempty"`
+	// Probe, for an HTTP target, asks for a periodic probe of it; its
+	// answers go to the target's health (TargetHealth).
+	Probe *TargetProbe `json:"probe,omitempty"`
 
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"created_at,omitzero"`
@@ -252,6 +255,11 @@ func (t *Target) Validate() error {
 			return Invalid(string(kind), "required for a target of kind %s", kind)
 		case kind != t.Kind && set:
 			return Invalid(string(kind), "only allowed for a target of kind %s", kind)
+		}
+	}
+	if t.Probe != nil {
+		if err := t.validateProbe(); err != nil {
+			return err
 		}
 	}
 	switch t.Kind {

@@ -143,13 +143,13 @@ type pageLabel struct {
 var sameInBothLanguages = map[string]bool{
 	"cronsheet": true, "English": true, "ID": true, "URL": true, "API": true, "JSON": true,
 	"CSV": true, "HTTP": true, "http": true, "exec": true, "kafka": true, "builtin": true,
-	"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true,
+	"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "HEAD": true,
 }
 
 // technical is a text shown as an example of what to type (a URL, a
-// template, a header line), the same in every language.
+// path, a template, a header line), the same in every language.
 func technical(s string) bool {
-	return sameInBothLanguages[s] || strings.Contains(s, "{{") || strings.Contains(s, "://")
+	return sameInBothLanguages[s] || strings.Contains(s, "{{") || strings.Contains(s, "://") || strings.HasPrefix(s, "/")
 }
 
 var latin = regexp.MustCompile(`[A-Za-z]{2,}`)

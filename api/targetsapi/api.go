@@ -31,6 +31,9 @@ type Store interface {
 	// target in use is not deleted (store.TargetUsers, store.Flows).
 	TasksUsingTarget(ctx context.Context, id string, limit int) ([]string, int, error)
 	ListFlows(ctx context.Context, afterID string, limit int) ([]*task.Flow, error)
+	// TargetHealth reads the targets' health for the answers
+	// (store.TargetHealthBook).
+	TargetHealth(ctx context.Context, ids []string) (map[string]task.TargetHealth, error)
 }
 
 // Every store the server accepts satisfies Store.

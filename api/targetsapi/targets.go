@@ -30,7 +30,7 @@ import (
 // /api/v1/targets/:id: a target's fields (see task.Target). version,
 // created_at and updated_at are the server's, so that a GET answer can be
 // sent back as it is: version is the If-Match of a PUT (ignored by a POST),
-// the times are ignored. Any other field is refused.
+// the times and health are ignored. Any other field is refused.
 type targetBody struct {
 	ID              string              `json:"id"`
 	Name            string              `json:"name"`
@@ -42,6 +42,8 @@ type targetBody struct {
 	Kafka           *task.KafkaTarget   `json:"kafka"`
 	Builtin         *task.BuiltinTarget `json:"builtin"`
 	Labels          map[string]string   `json:"labels"`
+	Probe           *task.TargetProbe   `json:"probe"`
+	Health          json.RawMessage     `json:"health"`
 	Version         json.RawMessage     `json:"version"`
 	CreatedAt       json.RawMessage     `json:"created_at"`
 	UpdatedAt       json.RawMessage     `json:"updated_at"`
@@ -51,12 +53,12 @@ type targetBody struct {
 func (b *targetBody) target() *task.Target {
 	return &task.Target{ID: b.ID, Name: b.Name, Kind: b.Kind, State: b.State,
 		FeedbackTimeout: b.FeedbackTimeout, HTTP: b.HTTP, Exec: b.Exec, Kafka: b.Kafka, Builtin: b.Builtin,
-		Labels: b.Labels}
+		Labels: b.Labels, Probe: b.Probe}
 }
 
 // targetsPage is the answer of GET /api/v1/targets.
 type targetsPage struct {
-	Targets []*task.Target `json:"targets"`
+	Targets []targetAnswer `json:"targets"`
 	// NextAfter is the `after` of the next page, "" on the last page.
 	NextAfter string `json:"next_after"`
 }
@@ -80,17 +82,12 @@ func (a *API) listTargets(c *gin.Context) {
 		a.WriteError(c, err)
 		return
 	}
-	page := targetsPage{Targets: list}
+	var page targetsPage
 	if len(list) > limit {
-		page.Targets = list[:limit]
+		list = list[:limit]
 		page.NextAfter = list[limit-1].ID
 	}
-	for i, t := range page.Targets {
-		page.Targets[i] = t.Redacted()
-	}
-	if page.Targets == nil {
-		page.Targets = []*task.Target{}
-	}
+	page.Targets = a.withHealth(c.Request.Context(), list)
 	c.JSON(http.StatusOK, page)
 }
 
@@ -126,7 +123,7 @@ func (a *API) createTarget(c *gin.Context) {
 	}
 	a.RecordChange(c, store.AuditKindTarget, saved.ID, store.AuditCreate, targetSummary(saved))
 	c.Header("Location", strings.TrimSuffix(c.Request.URL.Path, "/")+"/"+url.PathEscape(t.ID))
-	writeTarget(c, http.StatusCreated, saved)
+	a.writeTarget(c, http.StatusCreated, saved)
 }
 
 // getTarget handles GET /api/v1/targets/:id.
@@ -141,7 +138,7 @@ func (a *API) getTarget(c *gin.Context) {
 		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id))
 		return
 	}
-	writeTarget(c, http.StatusOK, t)
+	a.writeTarget(c, http.StatusOK, t)
 }
 
 // putTarget handles PUT /api/v1/targets/:id: the body replaces the
@@ -187,7 +184,7 @@ func (a *API) putTarget(c *gin.Context) {
 		return
 	}
 	a.RecordChange(c, store.AuditKindTarget, saved.ID, store.AuditUpdate, targetSummary(saved))
-	writeTarget(c, http.StatusOK, saved)
+	a.writeTarget(c, http.StatusOK, saved)
 }
 
 // deleteTarget handles DELETE /api/v1/targets/:id. A target that a task
@@ -254,10 +251,4 @@ func (a *API) restoreSecrets(ctx context.Context, t *task.Target, want int64) (i
 		want = old.Version
 	}
 	return want, nil
-}
-
-// writeTarget answers with t, its secrets masked, and its version as ETag,
-// for If-Match.
-func writeTarget(c *gin.Context, status int, t *task.Target) {
-	httpapi.WriteVersioned(c, status, t.Version, t.Redacted())
 }

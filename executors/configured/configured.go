@@ -185,3 +185,11 @@ func (x *Executors) CheckHostLists(allow, deny []string) error {
 func (x *Executors) SetHostLists(allow, deny []string) error {
 	return x.http.SetGuard(allow, deny)
 }
+
+// Probe sends the probe of the http target tg (executors.HTTP.Probe).
+func (x *Executors) Probe(ctx context.Context, tg *task.Target) error {
+	if x.http == nil {
+		return fmt.Errorf("probe of target %s: no http executor: %w", tg.ID, task.ErrInvalid)
+	}
+	return x.http.Probe(ctx, tg)
+}

@@ -34,3 +34,10 @@ func TestCCSlotsTwoClients(t *testing.T) {
 	}
 	storetest.RaceCCSlots(t, handles[0], handles[1])
 }
+
+func TestTargetHealthConformance(t *testing.T) {
+	uri := testURI(t)
+	storetest.RunTargetHealth(t, func(t *testing.T) store.Product {
+		return keepOpen{openTemp(t, uri)}
+	}, suiteOptions(t, uri)...)
+}

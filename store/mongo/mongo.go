@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -124,6 +125,9 @@ type Store struct {
 	ferret bool
 	// countCap bounds row counts (Config.RowCountCap).
 	countCap int64
+	// healthMu serialises this process's compare-and-sets of failure
+	// records (targethealth.go), so that they do not retry on each other.
+	healthMu sync.Mutex
 	// sortable lists the row fields whose sort index exists (rowtable.go).
 	sortable sortable
 	// auditReady is set once the audit collection's index exists.

@@ -31,6 +31,7 @@ type targetDoc struct {
 	Kafka           *kafkaTargetDoc   `bson:"kafka"`
 	Builtin         *builtinDoc       `bson:"builtin"`
 	Labels          map[string]string `bson:"labels"`
+	Probe           *probeDoc         `bson:"probe,omitempty"`
 	Version         int64             `bson:"version"`
 	CreatedAt       int64             `bson:"created_at"`
 	UpdatedAt       int64             `bson:"updated_at"`
@@ -42,6 +43,12 @@ type httpTargetDoc struct {
 	Headers map[string]string `bson:"headers,omitempty"`
 	Body    string            `bson:"body"`
 	Timeout int               `bson:"timeout"`
+}
+
+type probeDoc struct {
+	Interval string `bson:"interval"`
+	Method   string `bson:"method,omitempty"`
+	Path     string `bson:"path,omitempty"`
 }
 
 type execTargetDoc struct {
@@ -72,6 +79,9 @@ func targetDocOf(t *task.Target, version, created, updated int64) *targetDoc {
 	if e := t.Exec; e != nil {
 		d.Exec = &execTargetDoc{Command: e.Command}
 	}
+	if p := t.Probe; p != nil {
+		d.Probe = &probeDoc{Interval: p.Interval, Method: p.Method, Path: p.Path}
+	}
 	if k := t.Kafka; k != nil {
 		d.Kafka = &kafkaTargetDoc{Topic: k.Topic, Key: k.Key, Value: k.Value}
 	}
@@ -89,6 +99,9 @@ func (d *targetDoc) target() *task.Target {
 	}
 	if e := d.Exec; e != nil {
 		t.Exec = &task.ExecTarget{Command: e.Command}
+	}
+	if p := d.Probe; p != nil {
+		t.Probe = &task.TargetProbe{Interval: p.Interval, Method: p.Method, Path: p.Path}
 	}
 	if k := d.Kafka; k != nil {
 		t.Kafka = &task.KafkaTarget{Topic: k.Topic, Key: k.Key, Value: k.Value}
@@ -167,6 +180,7 @@ func (s *Store) updateTarget(ctx context.Context, t *task.Target, ifVersion int6
 		set := bson.D{{Key: "name", Value: d.Name}, {Key: "kind", Value: d.Kind}, {Key: "state", Value: d.State},
 			{Key: "feedback_timeout", Value: d.FeedbackTimeout}, {Key: "http", Value: d.HTTP}, {Key: "exec", Value: d.Exec},
 			{Key: "kafka", Value: d.Kafka}, {Key: "builtin", Value: d.Builtin}, {Key: "labels", Value: d.Labels},
+			{Key: "probe", Value: d.Probe},
 			{Key: "version", Value: d.Version}, {Key: "updated_at", Value: d.UpdatedAt}}
 		var got targetDoc
 		err := s.targets.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: t.ID}, {Key: "version", Value: have}},
@@ -199,13 +213,16 @@ func (s *Store) targetVersion(ctx context.Context, id string) (int64, error) {
 }
 
 // DeleteTarget removes a target; a missing one is task.ErrNotFound. Tasks
-// keep the id in their targets.
+// keep the id in their targets. Its health goes with it.
 func (s *Store) DeleteTarget(ctx context.Context, id string) error {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	res, err := s.targets.DeleteOne(ctx, targetKey(id))
 	if err == nil && res.DeletedCount == 0 {
 		err = task.ErrNotFound
+	}
+	if err == nil {
+		err = s.forgetHealth(ctx, id)
 	}
 	if err != nil {
 		return fmt.Errorf("delete target %s: %w", id, err)

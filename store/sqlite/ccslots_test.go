@@ -28,3 +28,7 @@ func TestCCSlotsTwoHandles(t *testing.T) {
 	}
 	storetest.RaceCCSlots(t, handles[0], handles[1])
 }
+
+func TestTargetHealthConformance(t *testing.T) {
+	storetest.RunTargetHealth(t, func(t *testing.T) store.Product { return openTemp(t) })
+}

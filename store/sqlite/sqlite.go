@@ -168,6 +168,9 @@ func (s *Store) init(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, retentionSchema); err != nil {
 			return fmt.Errorf("apply retention schema: %w", err)
 		}
+		if _, err := tx.ExecContext(ctx, targetHealthSchema); err != nil {
+			return fmt.Errorf("apply target health schema: %w", err)
+		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 			return fmt.Errorf("stamp schema version: %w", err)
 		}

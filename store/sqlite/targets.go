@@ -117,11 +117,14 @@ func (s *Store) UpdateTarget(ctx context.Context, t *task.Target, ifVersion int6
 }
 
 // DeleteTarget removes a target; a missing one is task.ErrNotFound. Tasks
-// keep the id in their targets.
+// keep the id in their targets. Its health goes with it.
 func (s *Store) DeleteTarget(ctx context.Context, id string) error {
 	n, err := execCount(ctx, s.st.deleteTarget, id)
 	if err == nil && n == 0 {
 		err = task.ErrNotFound
+	}
+	if err == nil {
+		err = s.forgetHealth(ctx, id)
 	}
 	if err != nil {
 		return fmt.Errorf("delete target %s: %w", id, err)
