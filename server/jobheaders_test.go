@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -113,33 +114,8 @@ func TestJobHeadersWriteOnly(t *testing.T) {
 		t.Fatalf("hook calls = %v, want one with both headers", calls)
 	}
 
-	// The same request under the key is the same job; other headers 409.
-	code, body = b.send(t, "POST", "/api/v1/jobs", "", mustJSONText(t, req))
-	reads = append(reads, body)
-	if code != http.StatusOK || !strings.Contains(body, v.ID) {
-		t.Errorf("the same request again: %d %s, want 200 with job %s", code, body, v.ID)
-	}
-	other := map[string]any{}
-	for k, val := range req {
-		other[k] = val
-	}
-	other["headers"] = map[string]string{"Authorization": "Bearer another-0042", "X-Trace": secretTrace}
-	code, body = b.send(t, "POST", "/api/v1/jobs", "", mustJSONText(t, other))
-	reads = append(reads, body)
-	if code != http.StatusConflict || !strings.Contains(body, `"field":"key"`) || strings.Contains(body, "another-0042") {
-		t.Errorf("the key with other headers: %d %s, want 409 naming key, without the headers", code, body)
-	}
-
-	// The WebSocket door: sent, and its answers masked.
-	ws := b.wsJob(t, mustJSONText(t, map[string]any{"method": "GET", "name": h.srv.URL + "/ws", "headers": headers}))
-	reads = append(reads, ws...)
-	if last := ws[len(ws)-1]; !strings.Contains(last, `"type":"result"`) || !strings.Contains(last, `"Authorization":"***"`) {
-		t.Errorf("WebSocket answers = %q, want a result showing the names masked", ws)
-	}
-	eventually(t, "the WebSocket job's call", func() bool { return len(h.callsTo("/ws")) == 1 })
-	if got := h.callsTo("/ws")[0].Get("Authorization"); got != secretToken {
-		t.Errorf("WebSocket job's call Authorization = %q", got)
-	}
+	reads = append(reads, sameKeyReads(t, b, req, v.ID)...)
+	reads = append(reads, wsHeaderReads(t, b, h, headers)...)
 
 	// A pending job with headers, cancelled: its audit record.
 	var pending jobView
@@ -183,7 +159,47 @@ func TestJobHeadersWriteOnly(t *testing.T) {
 		}
 	}
 
-	// Bad headers: 400 naming the header, at both doors.
+	checkBadHeaders(t, b, h)
+}
+
+// sameKeyReads submits req (which holds a key and made job id) again: 200
+// with the job; then with other headers: 409 naming key, not showing them.
+// It returns the answers' bodies.
+func sameKeyReads(t *testing.T, b *testBundle, req map[string]any, id string) []string {
+	t.Helper()
+	code, body := b.send(t, "POST", "/api/v1/jobs", "", mustJSONText(t, req))
+	if code != http.StatusOK || !strings.Contains(body, id) {
+		t.Errorf("the same request again: %d %s, want 200 with job %s", code, body, id)
+	}
+	other := maps.Clone(req)
+	other["headers"] = map[string]string{"Authorization": "Bearer another-0042", "X-Trace": secretTrace}
+	code, conflict := b.send(t, "POST", "/api/v1/jobs", "", mustJSONText(t, other))
+	if code != http.StatusConflict || !strings.Contains(conflict, `"field":"key"`) || strings.Contains(conflict, "another-0042") {
+		t.Errorf("the key with other headers: %d %s, want 409 naming key, without the headers", code, conflict)
+	}
+	return []string{body, conflict}
+}
+
+// wsHeaderReads submits a GET job with headers through the WebSocket: its
+// call carries them, its answers show the names masked. It returns the
+// answers.
+func wsHeaderReads(t *testing.T, b *testBundle, h *headerHook, headers map[string]string) []string {
+	t.Helper()
+	ws := b.wsJob(t, mustJSONText(t, map[string]any{"method": "GET", "name": h.srv.URL + "/ws", "headers": headers}))
+	if last := ws[len(ws)-1]; !strings.Contains(last, `"type":"result"`) || !strings.Contains(last, `"Authorization":"***"`) {
+		t.Errorf("WebSocket answers = %q, want a result showing the names masked", ws)
+	}
+	eventually(t, "the WebSocket job's call", func() bool { return len(h.callsTo("/ws")) == 1 })
+	if got := h.callsTo("/ws")[0].Get("Authorization"); got != secretToken {
+		t.Errorf("WebSocket job's call Authorization = %q", got)
+	}
+	return ws
+}
+
+// checkBadHeaders: a Host header is 400 naming headers.Host through HTTP
+// and the WebSocket, and nothing is called.
+func checkBadHeaders(t *testing.T, b *testBundle, h *headerHook) {
+	t.Helper()
 	bad := mustJSONText(t, map[string]any{"method": "POST", "name": h.srv.URL + "/bad", "headers": map[string]string{"Host": "evil"}})
 	if code, body := b.send(t, "POST", "/api/v1/jobs", "", bad); code != http.StatusBadRequest ||
 		!strings.Contains(body, `"field":"headers.Host"`) {
