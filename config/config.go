@@ -39,7 +39,7 @@ type Config struct {
 	Kafka KafkaTarget `yaml:"kafka"`
 	// Jobs configures the jobs API.
 	Jobs Jobs `yaml:"jobs"`
-	// Events sends every job transition to an optional sink.
+	// Events sends job, flow and task run events to an optional sink.
 	Events Events `yaml:"events"`
 	// Flow limits callbacks per host; Metrics configures /metrics and statsd.
 	Flow    Flow    `yaml:"flow"`
@@ -202,8 +202,11 @@ type JobsKafka struct {
 }
 
 // Events is the lifecycle event sink: one JSON document per job
-// transition, as an Elasticsearch bulk request (kind http) or a Kafka
-// record (kind kafka). Best effort: the store keeps every transition; the
+// transition, flow event and task run fire and end, as an Elasticsearch
+// bulk request (kind http) or a Kafka record (kind kafka). Index, for
+// http, is a template: {service} is jobs, tasks or flows and {date} the
+// event's UTC day as 2006.01.02 (sink/index); Kafka's Topic is one topic
+// for every event. Best effort: the store keeps every transition; the
 // sink's queue drops its oldest events when the sink is down for long.
 // CRONSHEET_EVENTS_URL, when set, replaces url (credentials stay out of the
 // file).

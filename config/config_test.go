@@ -68,6 +68,8 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 		{"BadDuration", "patrol: {interval: soon}\n", "soon"},
 		{"BadLogLevel", "log_level: loud\n", "log_level"},
 		{"DeclaredMissing", "declared: /nonexistent/declared.yaml\n", "declared"},
+		{"UnknownIndexPlaceholder", "events: {kind: http, url: 'http://es:9200/_bulk', index: 'cronsheet-{month}'}\n", "events.index: unknown placeholder {month}"},
+		{"UpperCaseIndex", "events: {index: Cronsheet}\n", "events.index"},
 		{"BadEmailMode", "email: {mode: pigeon}\n", "email.mode"},
 		{"EmailSendNeedsHost", "email: {mode: send, host: ''}\n", "email.host"},
 		{"EmailBadTLS", "email: {mode: send, host: h, from: a@b.c, tls: maybe}\n", "email.tls"},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cronsheet/mapping"
+	"cronsheet/sink/index"
 )
 
 // Validate checks every key and says which one is wrong. The sections
@@ -101,12 +102,18 @@ func (c *Config) validateProcess() error {
 	return nil
 }
 
-// validateEventsAndFlow checks events.kind and the flow limits.
+// validateEventsAndFlow checks events.kind, the events.index template and
+// the flow limits.
 func (c *Config) validateEventsAndFlow() error {
 	switch c.Events.Kind {
 	case "", "http", "kafka":
 	default:
 		return fmt.Errorf("events.kind: %q is not one of \"\", http, kafka", c.Events.Kind)
+	}
+	if c.Events.Index != "" {
+		if _, err := index.Parse(c.Events.Index); err != nil {
+			return fmt.Errorf("events.index: %w", err)
+		}
 	}
 	if c.Flow.HostRate < 0 || c.Flow.HostBurst < 0 {
 		return errors.New("flow: host_rate and host_burst must be >= 0")

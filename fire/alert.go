@@ -139,7 +139,7 @@ func (f *Firer) sendAlert(ctx context.Context, t *task.Task, slot time.Time, pre
 			continue // another node alerted for this slot already
 		}
 		sent++
-		f.observe(t, routes[i].target, routes[i].run)
+		f.observeFire(t, routes[i].target, routes[i].run)
 		if routes[i].run.State == task.RunRunning {
 			f.deliverAsync(t, routes[i].target, routes[i].run, true)
 		}

@@ -67,6 +67,11 @@ type Config struct {
 	// It is called from delivery goroutines and API handlers and must not
 	// block.
 	OnRun func(t *task.Task, tg *task.Target, r task.Run)
+	// OnFire, when set, is called once for each run a fire records (a
+	// slot's, a trigger's, an alert's), just before OnRun is told of it,
+	// with the same arguments; OnRun is then told of its later changes
+	// only. It must not block either.
+	OnFire func(t *task.Task, tg *task.Target, r task.Run)
 	// Peers, when set, says which nodes are alive now and which stopped
 	// beating but may still run (Peers). A run owned by a node among
 	// neither is orphaned (its node is gone): Resume and Rescue take it
@@ -355,7 +360,7 @@ func (f *Firer) deliverRecorded(pr *firePrep, results []store.FireResult) Result
 			return Result{Task: t, Err: fmt.Errorf("record fire of %s at %s: %w", t.TaskID, pr.p.Slot.Format(time.RFC3339Nano), res.Err)}
 		case res.Inserted:
 			fired = true
-			f.observe(t, routes[i].target, routes[i].run)
+			f.observeFire(t, routes[i].target, routes[i].run)
 			switch routes[i].run.State {
 			case task.RunRunning:
 				f.deliverAsync(t, routes[i].target, routes[i].run, true)

@@ -82,6 +82,15 @@ func usesUpSchedule(t *task.Task, run *task.Run, succeeded bool) bool {
 	return t.ExecuteType == task.Once || (t.ExecuteType == task.UntilSuccess && succeeded) || lastSlot(t, run.Slot)
 }
 
+// observeFire tells the observers of a run a fire just recorded:
+// Config.OnFire first, then as observe does.
+func (f *Firer) observeFire(t *task.Task, tg *task.Target, run *task.Run) {
+	if f.cfg.OnFire != nil {
+		f.cfg.OnFire(t, tg, *run)
+	}
+	f.observe(t, tg, run)
+}
+
 // lastSlot reports whether slot is the last one of t's schedule (it has an
 // end time and no slot follows before it).
 func lastSlot(t *task.Task, slot time.Time) bool {

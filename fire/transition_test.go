@@ -14,10 +14,26 @@ import (
 	"cronsheet/task"
 )
 
-// observed records what a Firer's Config.OnRun hears.
+// observed records what a Firer's Config.OnRun and OnFire hear.
 type observed struct {
 	mu     sync.Mutex
 	states map[string][]task.RunState // per trigger id, in order
+	fired  map[string][]task.RunState // OnFire's, per trigger id
+}
+
+func (o *observed) onFire(_ *task.Task, _ *task.Target, r task.Run) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.fired == nil {
+		o.fired = map[string][]task.RunState{}
+	}
+	o.fired[r.TriggerID] = append(o.fired[r.TriggerID], r.State)
+}
+
+func (o *observed) firedOf(id string) []task.RunState {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]task.RunState(nil), o.fired[id]...)
 }
 
 func (o *observed) onRun(_ *task.Task, _ *task.Target, r task.Run) {
@@ -36,7 +52,7 @@ func (o *observed) of(id string) []task.RunState {
 // hears, on the clock time.Now plus *skew.
 func (b *testBundle) observedFirer(t *testing.T, o *observed, skew *atomic.Int64) *fire.Firer {
 	t.Helper()
-	f := fire.New(slog.New(slog.DiscardHandler), fire.Config{Node: node, OnRun: o.onRun}, b.store, b.execs,
+	f := fire.New(slog.New(slog.DiscardHandler), fire.Config{Node: node, OnRun: o.onRun, OnFire: o.onFire}, b.store, b.execs,
 		func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
 	t.Cleanup(func() { _ = f.Shutdown(context.Background()) })
 	return f
@@ -92,6 +108,9 @@ func TestTransitions(t *testing.T) {
 		}
 		if states := o.of(r.TriggerID); !sameStates(states, []task.RunState{task.RunRunning, task.RunDone}) {
 			t.Errorf("OnRun heard %v, want [running done]: the fire and the end, once", states)
+		}
+		if fired := o.firedOf(r.TriggerID); !sameStates(fired, []task.RunState{task.RunRunning}) {
+			t.Errorf("OnFire heard %v, want [running]: the fire only", fired)
 		}
 	})
 

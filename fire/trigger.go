@@ -85,7 +85,7 @@ func (f *Firer) Trigger(ctx context.Context, p TriggerParams) ([]*task.Run, erro
 			run := routes[i].run
 			answer := *run // deliveries change run; the caller gets it as recorded
 			runs = append(runs, &answer)
-			f.observe(t, routes[i].target, run)
+			f.observeFire(t, routes[i].target, run)
 			if run.State == task.RunRunning {
 				f.deliverAsync(t, routes[i].target, run, true)
 			}

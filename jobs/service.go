@@ -173,7 +173,8 @@ func NewID() string {
 // viewOf builds the view of t with its newest runs (newest first).
 func viewOf(t *task.Task, runs []*task.Run) *View {
 	j := t.Job
-	v := &View{ID: t.TaskID, Method: j.Method, Name: j.Name, Key: j.Key, CC: j.CC, CCLimit: j.CCLimit, DueAt: j.DueAt,
+	v := &View{ID: t.TaskID, Method: j.Method, Name: j.Name, Key: j.Key, CC: j.CC, CCLimit: j.CCLimit,
+		Headers: j.RedactedHeaders(), DueAt: j.DueAt,
 		Cron: t.CronPara, NextFire: t.NextFire, MaxRetries: t.MaxRetries, TTL: t.TTL.Seconds(), ReplacedBy: j.ReplacedBy,
 		CreatedAt: t.CreatedAt}
 	var latest *task.Run
@@ -242,14 +243,14 @@ func (s *Service) repeat(ctx context.Context, old *task.Task, b Built) (*View, e
 
 // sameRequest is nil when the new job t repeats the request that made old,
 // the job holding t's key: their digests (jobapi's digest: method, name,
-// params, when, cc, retries, ttl, overlap) are equal, or old has none.
+// params, when, cc, retries, ttl, overlap, headers) are equal, or old has none.
 // Otherwise it is a conflict naming the key.
 func sameRequest(old, t *task.Task) error {
 	if old.Job == nil || old.Job.Digest == "" || old.Job.Digest == t.Job.Digest {
 		return nil
 	}
 	return task.Conflict(task.CodeAlreadyExists, "key: job %s holds key %q and was made by a different request "+
-		"(its method, name, params, delay/at/cron, cc, max_retries, ttl or overlap differ); send the same request "+
+		"(its method, name, params, delay/at/cron, cc, max_retries, ttl, overlap or headers differ); send the same request "+
 		"to get it back, use another key, or PUT /api/v1/jobs/by-key/{key} to replace it",
 		old.TaskID, task.Truncate(t.Job.Key, 60))
 }

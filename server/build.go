@@ -104,7 +104,7 @@ func (s *Server) buildDelivery(b *built) error {
 	s.nodes = newNodeRegistry(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, s.clock.Now, func() int { return len(s.armer.Armed()) })
 	s.firer = fire.New(s.logger, fire.Config{
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
-		OnRun: s.onRun, Gate: s.gate, Peers: s.nodes.peers, MaxDeliveries: cfg.Fire.Workers,
+		OnRun: s.onRun, OnFire: s.onFire, Gate: s.gate, Peers: s.nodes.peers, MaxDeliveries: cfg.Fire.Workers,
 		Instance: s.nodes.self.Incarnation,
 	}, s.store, b.execs.Registry, s.slotNow())
 	return nil
@@ -182,6 +182,7 @@ func (s *Server) buildJobs(b *built) error {
 	}
 	if s.events != nil {
 		s.jobs.OnEvents(s.events.Publish)
+		s.metrics.CountSinkEvents(s.events.Dropped)
 	}
 	s.jobs.OnEvents(func(evs []store.JobEvent) {
 		for _, ev := range evs {

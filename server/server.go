@@ -290,9 +290,11 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // onRun hears each stored change of a run from the firer: the jobs'
-// transitions, the metrics and the status page's last errors.
+// transitions, a task run's end for the event sink, the metrics and the
+// status page's last errors.
 func (s *Server) onRun(t *task.Task, tg *task.Target, r task.Run) {
 	s.jobs.OnRun(t, r)
+	s.sendRunEnd(t, r)
 	if s.flows != nil {
 		s.flows.OnRun(t, r)
 	}

@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"cronsheet/sink/index"
 )
 
 // Defaults of HTTPConfig.
@@ -26,7 +28,8 @@ type HTTPConfig struct {
 	// URL receives the bulk requests, e.g. http://es:9200/_bulk. User and
 	// password in the URL are sent as basic auth. Required.
 	URL string
-	// Index is every document's _index. Default DefaultIndex.
+	// Index names every document's _index: a template that may hold
+	// {service} and {date} (package index). Default DefaultIndex.
 	Index string
 	// Timeout bounds each request. Default DefaultHTTPTimeout.
 	Timeout time.Duration
@@ -36,8 +39,9 @@ type HTTPConfig struct {
 
 // NewHTTP validates cfg and returns a sink that posts each batch to cfg.URL
 // as one Elasticsearch bulk request: Content-Type application/x-ndjson, and
-// per event an action line {"index":{"_index":…,"_id":"<job_id>-<unix
-// ms>-<n>"}} followed by its Document. Connection errors, 408, 429 and 5xx
+// per event an action line {"index":{"_index":…,"_id":…}} (the index
+// cfg.Index expanded for the event's service and day) followed by its
+// document. Connection errors, 408, 429 and 5xx
 // are retried; other answers outside 2xx refuse the batch. A 2xx bulk answer
 // with "errors":true is logged, and its items with status 429 are retried.
 // Any other 2xx answer counts as accepted, so a plain HTTP endpoint that
@@ -53,6 +57,10 @@ func NewHTTP(logger *slog.Logger, cfg HTTPConfig) (*Sink, error) {
 	if cfg.Timeout < 0 {
 		return nil, errors.New("sink http config: timeout must not be negative")
 	}
+	tmpl, err := index.Parse(cmp.Or(cfg.Index, DefaultIndex))
+	if err != nil {
+		return nil, fmt.Errorf("sink http config: index: %w", err)
+	}
 	q, err := cfg.Queue.withDefaults()
 	if err != nil {
 		return nil, err
@@ -60,7 +68,7 @@ func NewHTTP(logger *slog.Logger, cfg HTTPConfig) (*Sink, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	h := &httpTransport{
 		url:     u.String(),
-		index:   cmp.Or(cfg.Index, DefaultIndex),
+		index:   tmpl,
 		timeout: cmp.Or(cfg.Timeout, DefaultHTTPTimeout),
 		client:  &http.Client{Transport: tr},
 		tr:      tr,
@@ -70,10 +78,11 @@ func NewHTTP(logger *slog.Logger, cfg HTTPConfig) (*Sink, error) {
 
 // httpTransport posts Elasticsearch bulk requests.
 type httpTransport struct {
-	url, index string
-	timeout    time.Duration
-	client     *http.Client
-	tr         *http.Transport
+	url     string
+	index   index.Template
+	timeout time.Duration
+	client  *http.Client
+	tr      *http.Transport
 }
 
 func (h *httpTransport) close() { h.tr.CloseIdleConnections() }
@@ -121,7 +130,7 @@ func (h *httpTransport) bulkBody(batch []item) ([]byte, []item, int, error) {
 			firstErr = cmp.Or(firstErr, fmt.Errorf("encode event of %s: %w", it.key(), err))
 			continue
 		}
-		action, _ := json.Marshal(map[string]map[string]string{"index": {"_index": h.index, "_id": it.docID()}})
+		action, _ := json.Marshal(map[string]map[string]string{"index": {"_index": h.index.Expand(it.service(), it.at()), "_id": it.docID()}})
 		buf.Write(action)
 		buf.WriteByte('\n')
 		buf.Write(doc)

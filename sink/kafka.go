@@ -36,8 +36,10 @@ type KafkaConfig struct {
 }
 
 // NewKafka validates cfg and returns a sink that produces one record per
-// event to cfg.Topic: key the job id (so a job's transitions stay in order
-// on one partition), value its Document. franz-go's idempotent producer
+// event to cfg.Topic, whatever the event is about (the document's "event"
+// field says it; the topic takes no template): key the job id, the flow
+// execution id or the task id (so the events of one stay in order on one
+// partition), value its document. franz-go's idempotent producer
 // retries on its own; records that still fail are retried with the sink's
 // backoff, except those Kafka calls non-retriable (a record too large, …),
 // which are refused. No connection is made until the first batch. logger

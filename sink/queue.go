@@ -2,10 +2,13 @@ package sink
 
 import "cronsheet/store"
 
-// item is one queued event with its sequence number.
+// item is one queued event with its sequence number: a job transition
+// (ev), or a flow event (flow) or a task run event (run), the other two
+// zero.
 type item struct {
 	ev   store.JobEvent
-	flow *FlowEvent // set for a flow event (PublishFlow); ev is then zero
+	flow *FlowEvent // set for a flow event (PublishFlow)
+	run  *RunEvent  // set for a task run event (PublishRun)
 	seq  uint64
 }
 

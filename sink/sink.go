@@ -1,7 +1,9 @@
-// Package sink sends job lifecycle events out of cronsheet: one JSON
-// document per transition (store.JobEvent), and per end of a flow
-// execution or of one of its step runs (FlowEvent), to an HTTP endpoint as
-// Elasticsearch bulk requests (NewHTTP) or to a Kafka topic (NewKafka).
+// Package sink sends lifecycle events out of cronsheet: one JSON document
+// per job transition (store.JobEvent), per end of a flow execution or of
+// one of its step runs (FlowEvent), and per fire and final outcome of a
+// task's run (RunEvent), to an HTTP endpoint as Elasticsearch bulk
+// requests (NewHTTP, the index named by a template: package index) or to
+// a Kafka topic (NewKafka).
 //
 // The sink is best-effort. The store keeps every transition (GET
 // /api/v1/jobs/{id} shows them); the sink only copies them out. Publish
@@ -10,7 +12,7 @@
 // sender takes up to a batch at a time and retries a failed batch with
 // backoff until it goes through or the sink is closed.
 //
-// It imports store and task only.
+// It imports store, task and sink/index only.
 package sink
 
 import (
@@ -68,7 +70,7 @@ type transport interface {
 	close()
 }
 
-// Sink copies job transitions to an outside system; see the package doc.
+// Sink copies lifecycle events to an outside system; see the package doc.
 // Its methods are safe for concurrent use.
 type Sink struct {
 	logger  *slog.Logger
@@ -114,45 +116,37 @@ func newSink(logger *slog.Logger, component string, cfg QueueConfig, tr transpor
 // jobs.Service.OnEvents). When the queue is full the oldest waiting events
 // are dropped and counted; after Close every event is.
 func (s *Sink) Publish(evs []store.JobEvent) {
-	if len(evs) == 0 {
-		return
-	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		s.dropped.Add(int64(len(evs)))
-		return
-	}
-	lost := 0
-	for _, ev := range evs {
-		s.seq++
-		lost += s.queue.push(item{ev: ev, seq: s.seq})
-	}
-	s.mu.Unlock()
-	if lost > 0 {
-		s.dropped.Add(int64(lost))
-	}
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	s.push(len(evs), func(i int, seq uint64) item { return item{ev: evs[i], seq: seq} })
 }
 
 // PublishFlow queues flow events like Publish does job events.
 func (s *Sink) PublishFlow(evs ...FlowEvent) {
-	if len(evs) == 0 {
+	s.push(len(evs), func(i int, seq uint64) item { return item{flow: &evs[i], seq: seq} })
+}
+
+// PublishRun queues task run events like Publish does job events. It
+// takes a short lock and encodes nothing, so the firer may call it on
+// its fire path.
+func (s *Sink) PublishRun(evs ...RunEvent) {
+	s.push(len(evs), func(i int, seq uint64) item { return item{run: &evs[i], seq: seq} })
+}
+
+// push queues n items made by mk (given the index and sequence number of
+// each) and wakes the sender.
+func (s *Sink) push(n int, mk func(i int, seq uint64) item) {
+	if n == 0 {
 		return
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		s.dropped.Add(int64(len(evs)))
+		s.dropped.Add(int64(n))
 		return
 	}
 	lost := 0
-	for i := range evs {
+	for i := range n {
 		s.seq++
-		lost += s.queue.push(item{flow: &evs[i], seq: s.seq})
+		lost += s.queue.push(mk(i, s.seq))
 	}
 	s.mu.Unlock()
 	if lost > 0 {

@@ -2,6 +2,7 @@ package task
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"strings"
 	"time"
@@ -100,8 +101,13 @@ type Job struct {
 	ReplacedBy string `json:"replaced_by,omitempty"`
 	// Digest identifies the request that made the job (jobapi.Build): a
 	// repeat under the job's key is the same job only with the same
-	// digest. "" = not known (taken as the same).
+	// digest. "" = not known (taken as the same). It covers the headers'
+	// values, so answers leave it out (Redacted).
 	Digest string `json:"digest,omitempty"`
+	// Headers are sent on a GET or POST job's callback
+	// (ValidateJobHeaders). They are write-only: answers show their names
+	// only (Redacted, RedactedHeaders).
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // JobTargetID is the ledger target of a job's runs.
@@ -120,9 +126,9 @@ func (j *Job) Target() *Target {
 			}
 			u += sep + strings.TrimPrefix(j.Body, "?")
 		}
-		t.HTTP = &HTTPTarget{Method: "GET", URL: u, Raw: true}
+		t.HTTP = &HTTPTarget{Method: "GET", URL: u, Raw: true, Headers: maps.Clone(j.Headers)}
 	case JobPOST:
-		t.HTTP = &HTTPTarget{Method: "POST", URL: j.Name, Body: j.Body, Raw: true}
+		t.HTTP = &HTTPTarget{Method: "POST", URL: j.Name, Body: j.Body, Raw: true, Headers: maps.Clone(j.Headers)}
 	case JobEXEC:
 		t.Exec = &ExecTarget{Command: j.Name}
 	case JobKafka:
@@ -171,7 +177,7 @@ func (j *Job) Validate() error {
 	if j.CCLimit < 0 || j.CCLimit > MaxJobCCLimit {
 		return Invalid("cc", "limit must be 0 to %d", MaxJobCCLimit)
 	}
-	return nil
+	return ValidateJobHeaders(j.Method, j.Headers)
 }
 
 func (j *Job) nameMeaning() string {

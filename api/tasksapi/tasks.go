@@ -161,5 +161,8 @@ func (a *API) getTask(c *gin.Context) {
 		return
 	}
 	hideIdleNextFire(t)
+	if t.Job != nil {
+		t.Job = t.Job.Redacted() // a job's headers are write-only
+	}
 	c.JSON(http.StatusOK, t)
 }

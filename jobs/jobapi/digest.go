@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/http"
 	"time"
 
 	"cronsheet/task"
@@ -15,19 +16,23 @@ import (
 // params and cc as JSON without insignificant spaces, when it runs (the
 // delay in seconds as given, the at instant, or the cron schedule with its
 // time zone), and the retries, attempt deadline and overlap the job got
-// (a default and the same value given are alike). Key and wait are not in
-// it: the key names the job, and wait only shapes the answer.
+// (a default and the same value given are alike), and the headers (names
+// in canonical form: names differing only in case are alike). Key and
+// wait are not in it: the key names the job, and wait only shapes the
+// answer. The digest is stored with the job and never shown (it covers
+// the headers' values, which are write-only).
 type digestFields struct {
-	Method     task.JobMethod  `json:"method"`
-	Name       string          `json:"name"`
-	Params     json.RawMessage `json:"params,omitempty"`
-	CC         json.RawMessage `json:"cc,omitempty"`
-	Delay      float64         `json:"delay"`
-	At         string          `json:"at,omitempty"`
-	Cron       string          `json:"cron,omitempty"`
-	MaxRetries int             `json:"max_retries"`
-	TTL        time.Duration   `json:"ttl"`
-	Overlap    task.Overlap    `json:"overlap"`
+	Method     task.JobMethod    `json:"method"`
+	Name       string            `json:"name"`
+	Params     json.RawMessage   `json:"params,omitempty"`
+	CC         json.RawMessage   `json:"cc,omitempty"`
+	Delay      float64           `json:"delay"`
+	At         string            `json:"at,omitempty"`
+	Cron       string            `json:"cron,omitempty"`
+	MaxRetries int               `json:"max_retries"`
+	TTL        time.Duration     `json:"ttl"`
+	Overlap    task.Overlap      `json:"overlap"`
+	Headers    map[string]string `json:"headers,omitempty"`
 }
 
 // digest returns the digest of request r that built t (task.Job.Digest):
@@ -38,6 +43,12 @@ func digest(r Request, t *task.Task) string {
 		MaxRetries: t.MaxRetries, TTL: t.TTL, Overlap: t.Overlap}
 	if t.Overlap == "" {
 		d.Overlap = task.OverlapSkip
+	}
+	if len(t.Job.Headers) > 0 {
+		d.Headers = make(map[string]string, len(t.Job.Headers))
+		for k, v := range t.Job.Headers {
+			d.Headers[http.CanonicalHeaderKey(k)] = v
+		}
 	}
 	switch {
 	case t.CronPara != "":

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/url"
 	"reflect"
@@ -53,6 +54,10 @@ type Request struct {
 	// Overlap is what a cron job's fire does while its previous run is
 	// still in progress: allow, skip (the default) or queue.
 	Overlap string `json:"overlap,omitempty"`
+	// Headers are sent on a GET or POST job's callback, e.g.
+	// {"Authorization": "Bearer …"} (task.ValidateJobHeaders). They are
+	// write-only: every answer shows their names with "***".
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // MaxRequestBytes bounds one request's JSON; MaxBatch bounds a batch.
@@ -174,6 +179,7 @@ func Build(r Request, id string, now time.Time) (Built, error) {
 		body = "" // named params fill the command's argument slots
 	}
 	j.Body = body
+	j.Headers = maps.Clone(r.Headers)
 	if j.CC, j.CCLimit, err = readCC(r.CC); err != nil {
 		return Built{}, err
 	}

@@ -9,26 +9,28 @@ import (
 
 // View is a job as the API shows it.
 type View struct {
-	ID         string           `json:"id"`
-	State      task.JobState    `json:"state"`
-	Method     task.JobMethod   `json:"method"`
-	Name       string           `json:"name"`
-	Key        string           `json:"key,omitempty"`
-	CC         string           `json:"cc,omitempty"`
-	CCLimit    int              `json:"cc_limit,omitempty"`
-	DueAt      time.Time        `json:"due_at,omitzero"`
-	Cron       string           `json:"cron,omitempty"`
-	NextFire   time.Time        `json:"next_fire,omitzero"`
-	MaxRetries int              `json:"max_retries"`
-	TTL        float64          `json:"ttl"`
-	ReplacedBy string           `json:"replaced_by,omitempty"`
-	Attempts   int              `json:"attempts"`
-	Result     string           `json:"result,omitempty"`
-	Error      string           `json:"error,omitempty"`
-	Run        *task.Run        `json:"run,omitempty"` // the newest run
-	Runs       []*task.Run      `json:"runs,omitempty"`
-	Events     []store.JobEvent `json:"events,omitempty"`
-	CreatedAt  time.Time        `json:"created_at,omitzero"`
+	ID      string         `json:"id"`
+	State   task.JobState  `json:"state"`
+	Method  task.JobMethod `json:"method"`
+	Name    string         `json:"name"`
+	Key     string         `json:"key,omitempty"`
+	CC      string         `json:"cc,omitempty"`
+	CCLimit int            `json:"cc_limit,omitempty"`
+	// Headers are the job's header names, each value "***" (write-only).
+	Headers    map[string]string `json:"headers,omitempty"`
+	DueAt      time.Time         `json:"due_at,omitzero"`
+	Cron       string            `json:"cron,omitempty"`
+	NextFire   time.Time         `json:"next_fire,omitzero"`
+	MaxRetries int               `json:"max_retries"`
+	TTL        float64           `json:"ttl"`
+	ReplacedBy string            `json:"replaced_by,omitempty"`
+	Attempts   int               `json:"attempts"`
+	Result     string            `json:"result,omitempty"`
+	Error      string            `json:"error,omitempty"`
+	Run        *task.Run         `json:"run,omitempty"` // the newest run
+	Runs       []*task.Run       `json:"runs,omitempty"`
+	Events     []store.JobEvent  `json:"events,omitempty"`
+	CreatedAt  time.Time         `json:"created_at,omitzero"`
 	// Created is false when a submission found the job its key names
 	// (idempotent repeat).
 	Created bool `json:"created"`

@@ -3,6 +3,7 @@ package mongo_test
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -266,7 +267,7 @@ func TestJobDumpRestore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Job == nil || *got.Job != *d.Task.Job || got.Job.DueAt.Nanosecond() != 123e6 {
+		if got.Job == nil || !reflect.DeepEqual(*got.Job, *d.Task.Job) || got.Job.DueAt.Nanosecond() != 123e6 {
 			t.Errorf("restored %s: job %+v, want %+v", got.TaskID, got.Job, d.Task.Job)
 		}
 	}

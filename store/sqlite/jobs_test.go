@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ func TestJobDumpRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := dst.GetTask(ctx, "j1")
-	if err != nil || got.Job == nil || *got.Job != *j1.Job || got.Version != 1 {
+	if err != nil || got.Job == nil || !reflect.DeepEqual(*got.Job, *j1.Job) || got.Version != 1 {
 		t.Errorf("restored j1 = %+v (job %+v), %v; want job %+v", got, got.Job, err, j1.Job)
 	}
 	if got, err := dst.JobByKey(ctx, "k1"); err != nil || got.TaskID != "j1" {

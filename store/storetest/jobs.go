@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -48,7 +50,7 @@ func (b *bundle) jobs() store.Jobs {
 }
 
 // newJob returns a delayed job with every field set (DueAt with
-// milliseconds), holding key when not "".
+// milliseconds, headers as given), holding key when not "".
 func newJob(id, key string) *task.Task {
 	return &task.Task{
 		TaskID:      id,
@@ -74,6 +76,7 @@ func newJob(id, key string) *task.Task {
 			CCLimit: 3,
 			DueAt:   at(90*time.Minute + 123*time.Millisecond),
 			Digest:  "digest-of-" + id,
+			Headers: map[string]string{"Authorization": "Bearer secret-of-" + id, "x-trace": "t"},
 		},
 	}
 }
@@ -132,8 +135,12 @@ func (b *bundle) checkJob(what string, got, want *task.Task) {
 				g.DueAt.Format(time.RFC3339Nano), w.DueAt.Format(time.RFC3339Nano))
 		}
 		utc(b.t, what+": DueAt", g.DueAt)
+		if !maps.Equal(g.Headers, w.Headers) {
+			b.t.Errorf("%s: job %s: Headers %v, want %v", what, want.TaskID, g.Headers, w.Headers)
+		}
 		g.DueAt, w.DueAt = time.Time{}, time.Time{}
-		if g != w {
+		g.Headers, w.Headers = nil, nil
+		if !reflect.DeepEqual(g, w) {
 			b.t.Errorf("%s: job %s: Job\n got: %s\nwant: %s", what, want.TaskID, mustJSON(g), mustJSON(w))
 		}
 	}

@@ -22,6 +22,9 @@ type Job struct {
 	DueAt      int64          `json:"due_at,omitempty" bson:"due_at,omitempty"`
 	ReplacedBy string         `json:"replaced_by,omitempty" bson:"replaced_by,omitempty"`
 	Digest     string         `json:"digest,omitempty" bson:"digest,omitempty"`
+	// Headers are the job's callback headers, values in the clear: the
+	// store keeps them; answers mask them (task.Job.Redacted).
+	Headers map[string]string `json:"headers,omitempty" bson:"headers,omitempty"`
 }
 
 // JobOf returns j's document, nil for nil.
@@ -30,7 +33,7 @@ func JobOf(j *task.Job) *Job {
 		return nil
 	}
 	return &Job{Method: j.Method, Name: j.Name, Body: j.Body, Key: j.Key, CC: j.CC, CCLimit: j.CCLimit,
-		DueAt: store.UnixMS(j.DueAt), ReplacedBy: j.ReplacedBy, Digest: j.Digest}
+		DueAt: store.UnixMS(j.DueAt), ReplacedBy: j.ReplacedBy, Digest: j.Digest, Headers: j.Headers}
 }
 
 // Job returns the task.Job d describes, nil for nil.
@@ -39,5 +42,5 @@ func (d *Job) Job() *task.Job {
 		return nil
 	}
 	return &task.Job{Method: d.Method, Name: d.Name, Body: d.Body, Key: d.Key, CC: d.CC, CCLimit: d.CCLimit,
-		DueAt: store.FromUnixMS(d.DueAt), ReplacedBy: d.ReplacedBy, Digest: d.Digest}
+		DueAt: store.FromUnixMS(d.DueAt), ReplacedBy: d.ReplacedBy, Digest: d.Digest, Headers: d.Headers}
 }
