@@ -43,6 +43,8 @@ func Vendor() []string {
 		"vendor/fixedHeader.dataTables.min.css",
 		"vendor/uPlot.iife.min.js",
 		"vendor/uPlot.min.css",
+		"vendor/swagger-ui-bundle.js",
+		"vendor/swagger-ui.css",
 	}
 }
 
