@@ -22,6 +22,7 @@
       "title./": "cronsheet · 表格", "title./targets": "cronsheet · 目标", "title./flows": "cronsheet · 任务流",
       "title./runs": "cronsheet · 运行记录", "title./jobs": "cronsheet · 作业", "title./outbox": "cronsheet · 发件箱", "title./status": "cronsheet · 状态",
       "title./audit": "cronsheet · 审计", "title./users": "cronsheet · 用户与令牌",
+      "title./api/docs": "cronsheet · API 文档",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||
