@@ -13,7 +13,7 @@ run: build
 build: static
 	$(GO) build -o $(BIN) ./cmd/cronsheet
 
-# static: jQuery, DataTables (with its KeyTable, Select, AutoFill, ColReorder and FixedHeader extensions) and uPlot from npm (exact versions in package-lock.json)
+# static: jQuery, DataTables (with its KeyTable, Select, AutoFill, ColReorder and FixedHeader extensions), uPlot and Swagger UI (the /api/docs page) from npm (exact versions in package-lock.json)
 # copied into static/vendor/, which the Go build embeds. npm runs only when
 # package.json or the lock changed.
 VENDOR_FILES := node_modules/jquery/dist/jquery.min.js \
@@ -30,7 +30,8 @@ VENDOR_FILES := node_modules/jquery/dist/jquery.min.js \
 	node_modules/datatables.net-colreorder-dt/css/colReorder.dataTables.min.css \
 	node_modules/datatables.net-fixedheader/js/dataTables.fixedHeader.min.js \
 	node_modules/datatables.net-fixedheader-dt/css/fixedHeader.dataTables.min.css \
-	node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css
+	node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css \
+	node_modules/swagger-ui-dist/swagger-ui-bundle.js node_modules/swagger-ui-dist/swagger-ui.css
 static: static/vendor/.stamp
 
 static/vendor/.stamp: package.json package-lock.json

@@ -56,7 +56,7 @@ func (b *testBundle) send(t *testing.T, method, path, token, body string) (int, 
 func TestEveryRouteGuarded(t *testing.T) {
 	b := setup(t, requireAuth)
 	policy := authapi.Policy()
-	routes := b.srv.http.Handler.(*gin.Engine).Routes()
+	routes := b.engine.(*gin.Engine).Routes()
 	if len(routes) < 40 {
 		t.Fatalf("only %d routes: the engine is not the one serving", len(routes))
 	}

@@ -12,6 +12,7 @@ import (
 
 	"cronsheet/admission"
 	"cronsheet/api/auditapi"
+	"cronsheet/api/docsapi"
 	"cronsheet/api/flowsapi"
 	"cronsheet/api/healthapi"
 	"cronsheet/api/httpapi"
@@ -222,7 +223,9 @@ func (s *Server) buildHTTP(b *built) error {
 	httpapi.RegisterNotFound(engine)
 	httpapi.RegisterMethodNotAllowed(engine)
 	guard.Register(engine)
-	s.registerAPI(engine, b)
+	if err := s.registerAPI(engine, b); err != nil {
+		return err
+	}
 	engine.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 	engine.GET("/api/v1/status", s.serveStatus)
 	webtable.NewPages(static.FS).Register(engine.Group("/", s.pagesAvailable))
@@ -238,8 +241,14 @@ func (s *Server) buildHTTP(b *built) error {
 }
 
 // registerAPI mounts the web table and the REST API's handler packages
-// on engine, each over the part of the node it needs.
-func (s *Server) registerAPI(engine *gin.Engine, b *built) {
+// on engine, each over the part of the node it needs, and the API's
+// OpenAPI document.
+func (s *Server) registerAPI(engine *gin.Engine, b *built) error {
+	docs, err := docsapi.New()
+	if err != nil {
+		return err
+	}
+	docs.Register(engine)
 	webtable.New(webtable.Deps{Logger: s.logger, Store: s.store, Scenarios: b.scenarios, Wake: s.runner.Wake,
 		Sync: b.sync}).Register(engine)
 	b.table.Register(engine)
@@ -273,6 +282,7 @@ func (s *Server) registerAPI(engine *gin.Engine, b *built) {
 		return s.firer.Trigger(ctx, fire.TriggerParams{TaskID: id, At: at, Type: task.TriggerFlow, Params: p})
 	})
 	flowsapi.New(s.logger, s.store, s.flows, s.store).Register(engine)
+	return nil
 }
 
 func (s *Server) scenarios() (map[string]*mapping.Scenario, error) {

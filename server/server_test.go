@@ -32,10 +32,11 @@ func TestMain(m *testing.M) {
 }
 
 type testBundle struct {
-	srv  *Server
-	base string
-	smtp *testsmtp.Server
-	stop func() // stops the node gracefully (once; the cleanup calls it too)
+	srv    *Server
+	engine http.Handler // the gin engine, before checkContract wraps it
+	base   string
+	smtp   *testsmtp.Server
+	stop   func() // stops the node gracefully (once; the cleanup calls it too)
 }
 
 // setup starts a node on a fresh SQLite file with email sent to a real
@@ -76,6 +77,8 @@ func setup(t *testing.T, mutate func(*config.Config), opts ...Option) *testBundl
 		cancel()
 		t.Fatalf("new server: %v", err)
 	}
+	engine := srv.http.Handler
+	checkContract(t, srv)
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
 	var once sync.Once
@@ -88,7 +91,7 @@ func setup(t *testing.T, mutate func(*config.Config), opts ...Option) *testBundl
 		})
 	}
 	t.Cleanup(stop)
-	return &testBundle{srv: srv, base: "http://" + srv.Addr(), smtp: mail, stop: stop}
+	return &testBundle{srv: srv, engine: engine, base: "http://" + srv.Addr(), smtp: mail, stop: stop}
 }
 
 // call sends a JSON request and decodes the JSON answer into out (if not nil).

@@ -107,6 +107,7 @@ const dict = {
     "au.k.@user": "users", "au.k.@token": "tokens",
     "st.updated": "Updated {time}; refreshed every {s} s.", "st.unreachable": "The server cannot be reached: {error}",
     // outbox
+    "api.about": "The REST API's reference, from its OpenAPI document (/api/v1/openapi.json). Client examples in Python, Node and Go are in the repository's examples/ folder.",
     "ob.about": "Messages of the email, SMS and outbox channels that were recorded rather than sent: the newest 100, refreshed every 3 s.",
     "ob.time": "time", "ob.task": "task", "ob.trigger": "trigger", "ob.channel": "channel", "ob.to": "to",
     "ob.subject": "subject", "ob.body": "body", "ob.none": "No messages yet.",
@@ -205,6 +206,7 @@ const dict = {
     "au.k.@target": "目标", "au.k.@task": "任务状态与触发", "au.k.@job": "作业", "au.k.@run": "运行",
     "au.k.@user": "用户", "au.k.@token": "令牌",
     "st.updated": "更新于 {time}，每 {s} 秒刷新。", "st.unreachable": "无法连接服务器：{error}",
+    "api.about": "REST API 参考，来自其 OpenAPI 文档（/api/v1/openapi.json）。Python、Node 和 Go 的客户端示例在代码仓库的 examples/ 目录中。",
     "ob.about": "邮件、短信和发件箱渠道记录下来而未实际发送的消息：最新 100 条，每 3 秒刷新。",
     "ob.time": "时间", "ob.task": "任务", "ob.trigger": "触发 ID", "ob.channel": "渠道", "ob.to": "收件人",
     "ob.subject": "主题", "ob.body": "正文", "ob.none": "还没有消息。",

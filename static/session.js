@@ -23,6 +23,7 @@
       "title./runs": "cronsheet · 运行记录", "title./jobs": "cronsheet · 作业", "title./outbox": "cronsheet · 发件箱", "title./status": "cronsheet · 状态",
       "title./audit": "cronsheet · 审计", "title./users": "cronsheet · 用户与令牌",
       "title./settings": "cronsheet · 设置",
+      "title./api/docs": "cronsheet · API 文档",
     },
   };
   const lang = localStorage.getItem("cronsheet.lang") ||

@@ -15,9 +15,9 @@ import (
 )
 
 // FS holds the pages (index.html, targets.html, runs.html, status.html,
-// outbox.html, flows.html, login.html), their scripts (app.js, common.js,
-// session.js, targets.js, runs.js, status.js, outbox.js, flows.js,
-// login.js) and style, the table page's modules (app/, started by app.js)
+// outbox.html, flows.html, login.html, apidocs.html), their scripts
+// (app.js, common.js, session.js, targets.js, runs.js, status.js,
+// outbox.js, flows.js, login.js, apidocs.js) and style, the table page's modules (app/, started by app.js)
 // and the modules the pages share (lib/), and vendor/. No page has an
 // inline script.
 //
@@ -43,6 +43,8 @@ func Vendor() []string {
 		"vendor/fixedHeader.dataTables.min.css",
 		"vendor/uPlot.iife.min.js",
 		"vendor/uPlot.min.css",
+		"vendor/swagger-ui-bundle.js",
+		"vendor/swagger-ui.css",
 	}
 }
 

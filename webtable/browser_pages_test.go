@@ -112,7 +112,9 @@ func getDoc(t *testing.T, url string, v any) {
 // so not the values of inputs nor nested data) of headings, table
 // headers, labels, buttons, navigation links, options and translated
 // elements, with the placeholders and aria-labels of controls. Table cells
-// (data) are left out.
+// (data) are left out, and so is the API reference's Swagger UI
+// (#swagger-ui: a third-party viewer of the English OpenAPI document,
+// whose own words are English only).
 const pageLabels = `(() => {
   const out = [{kind: "title", text: document.title}];
   const here = document.querySelector("nav a.here") || document.querySelector("main h2");
@@ -120,7 +122,7 @@ const pageLabels = `(() => {
   const shown = el => el.tagName === "OPTION" || el.getClientRects().length > 0;
   const sel = "h1, h2, h3, h4, th, label, button, legend, dt, summary, caption, nav a, option, [data-i18n], [placeholder], [aria-label]";
   for (const el of document.querySelectorAll(sel)) {
-    if (!shown(el)) continue;
+    if (!shown(el) || el.closest("#swagger-ui")) continue;
     const own = [...el.childNodes].filter(n => n.nodeType === Node.TEXT_NODE).map(n => n.textContent).join(" ");
     const s = own.replace(/\s+/g, " ").trim();
     if (s) out.push({kind: el.tagName.toLowerCase(), text: s});

@@ -13,7 +13,8 @@ import (
 // table at /, the targets at /targets, the flows at /flows, the runs at /runs,
 // the jobs at /jobs (over the jobs API), the outbox at
 // /outbox, the system status at /status (over GET /api/v1/status, which
-// package server serves), the sign-in page at /login, and their files
+// package server serves), the sign-in page at /login, the API's reference
+// at /api/docs (Swagger UI over GET /api/v1/openapi.json), and their files
 // under /assets/. No page holds an inline script (the Guard's
 // Content-Security-Policy forbids them).
 type Pages struct {
@@ -38,6 +39,7 @@ func (p *Pages) Register(r gin.IRouter) {
 	r.GET("/users", p.page("users.html"))
 	r.GET("/settings", p.page("settings.html"))
 	r.GET("/login", p.page("login.html"))
+	r.GET("/api/docs", p.page("apidocs.html"))
 	assets := http.StripPrefix("/assets/", http.FileServerFS(p.files))
 	r.GET("/assets/*path", func(c *gin.Context) {
 		c.Header("Cache-Control", "no-cache")

@@ -304,7 +304,7 @@ func (g *Guard) refuse(c *gin.Context, err error) {
 // isPage reports whether route is one of the HTML pages.
 func isPage(route string) bool {
 	switch route {
-	case "/", "/targets", "/flows", "/runs", "/outbox", "/status", "/audit", "/users", "/settings":
+	case "/", "/targets", "/flows", "/runs", "/outbox", "/status", "/audit", "/users", "/settings", "/api/docs":
 		return true
 	}
 	return false

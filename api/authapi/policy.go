@@ -65,6 +65,8 @@ func Policy() map[string]Access {
 		"GET /audit":                   AccessViewer,
 		"GET /users":                   AccessAdmin,
 		"GET /api/v1/schedule/preview": AccessViewer,
+		"GET /api/v1/openapi.json":     AccessViewer,
+		"GET /api/docs":                AccessViewer,
 
 		// Rows and the table.
 		"GET /api/v1/scenarios/:scenario/rows":           AccessViewer,

@@ -7,7 +7,7 @@ export const words = {
   en: {
     "nav.table": "Table", "nav.targets": "Targets", "nav.flows": "Flows", "nav.runs": "Runs",
     "nav.jobs": "Jobs", "nav.outbox": "Outbox", "nav.status": "Status", "nav.audit": "Audit",
-    "nav.users": "Users", "nav.settings": "Settings", "yes": "Yes", "no": "No", "never": "—", "now": "now", "in": "in {d}",
+    "nav.users": "Users", "nav.settings": "Settings", "nav.api": "API", "yes": "Yes", "no": "No", "never": "—", "now": "now", "in": "in {d}",
     "ago": "{d} ago", "s": "{n} s", "m": "{n} min", "h": "{n} h", "d": "{n} d", "of.row": "{what}, row {row}",
     "pagination": "pagination",
     "why": "Why?", "why.hint": "Why did or didn't this fire, and will it?", "why.title": "Why? Task {id}", "why.close": "Close",
@@ -18,7 +18,7 @@ export const words = {
   },
   zh: {
     "nav.table": "表格", "nav.targets": "目标", "nav.flows": "任务流", "nav.runs": "运行记录", "nav.jobs": "作业",
-    "nav.outbox": "发件箱", "nav.status": "状态", "nav.audit": "审计", "nav.users": "用户", "nav.settings": "设置", "yes": "是", "no": "否",
+    "nav.outbox": "发件箱", "nav.status": "状态", "nav.audit": "审计", "nav.users": "用户", "nav.settings": "设置", "nav.api": "API 文档", "yes": "是", "no": "否",
     "never": "—", "now": "现在", "in": "{d}后", "ago": "{d}前", "s": "{n} 秒", "m": "{n} 分钟", "h": "{n} 小时",
     "d": "{n} 天", "of.row": "{what}（行 {row}）", "pagination": "分页",
     "why": "为什么？", "why.hint": "它为什么触发或没有触发，之后会不会触发？", "why.title": "为什么？任务 {id}", "why.close": "关闭",
