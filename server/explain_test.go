@@ -154,7 +154,7 @@ func TestExplainRules(t *testing.T) {
 	t.Run("DeniedHost", func(t *testing.T) {
 		b.addTarget(t, "denied", task.TargetRunning, "http://blocked.example.com/x")
 		daily("denied-row", map[string]any{"targets": "denied"})
-		why := `http.url: callback host blocked.example.com refused: it matches deny entry "blocked.example.com" in config http.deny`
+		why := `http.url: callback host blocked.example.com refused: it matches deny entry "blocked.example.com" in the live settings' deny list`
 		wantAnswer(t, b.explainTask(t, "denied-row", later), report.WillNotFire, report.RuleAdmission,
 			"target denied is refused by this node's configuration: "+why, "目标 denied 被本节点的配置拒绝："+why)
 	})
