@@ -31,6 +31,9 @@ type kase struct {
 	slots    fire.Slots
 	records  []*task.Run // the ledger's runs of the slot (alerts aside)
 	checks   []report.Check
+	// failing names a target whose last deliveries failed (checkHealth):
+	// a slot that will fire is then told with that warning.
+	failing *text
 }
 
 // newCase reads t's schedule, picks the slot for at (see Explain) and
@@ -184,6 +187,11 @@ func (c *kase) answer() *report.Answer {
 		a.Verdict = report.WillFire
 		a.Sentence = fmt.Sprintf("It will fire at %s: every check passes.", instant)
 		a.SentenceZH = fmt.Sprintf("它将在 %s 触发：各项检查均通过。", instant)
+		if c.failing != nil {
+			a.Rule = report.RuleHealth
+			a.Sentence = fmt.Sprintf("It will fire at %s, but %s.", instant, c.failing.en)
+			a.SentenceZH = fmt.Sprintf("它将在 %s 触发，但%s。", instant, c.failing.zh)
+		}
 	}
 	return a
 }

@@ -38,6 +38,9 @@ type Store interface {
 	UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error)
 	// ListNodes returns the node registry.
 	ListNodes(ctx context.Context) ([]store.Node, error)
+	// TargetHealth returns the health of each of ids that has any
+	// outcome recorded.
+	TargetHealth(ctx context.Context, ids []string) (map[string]task.TargetHealth, error)
 }
 
 // Every store the server accepts satisfies Store.
@@ -92,7 +95,7 @@ func (e *Explainer) Explain(ctx context.Context, taskID string, at time.Time) (*
 		return nil, err
 	}
 	for _, step := range []func(context.Context, *kase) error{
-		e.checkRow, e.checkState, e.checkWindow, e.checkSchedule, e.checkTargets,
+		e.checkRow, e.checkState, e.checkWindow, e.checkSchedule, e.checkTargets, e.checkHealth,
 		e.checkOverlap, e.checkMisfire, e.checkClaim, e.checkLedger,
 	} {
 		if err := step(ctx, c); err != nil {

@@ -48,8 +48,6 @@ func (e *Explainer) checkTargets(ctx context.Context, c *kase) error {
 		}
 		c.targetState(tg)
 		e.admission(c, tg)
-		// A line on the target's health (last success, failures in a
-		// row) belongs here, once targets keep it.
 	}
 	return nil
 }

@@ -58,7 +58,7 @@ func wantAnswer(t *testing.T, a report.Answer, verdict report.Verdict, rule, det
 		}
 	}
 	want := []string{report.RuleRow, report.RuleTaskState, report.RuleWindow, report.RuleSchedule, report.RuleTarget,
-		report.RuleAdmission, report.RuleOverlap, report.RuleMisfire, report.RuleClaim, report.RuleLedger}
+		report.RuleAdmission, report.RuleHealth, report.RuleOverlap, report.RuleMisfire, report.RuleClaim, report.RuleLedger}
 	if strings.Join(rules, ",") != strings.Join(want, ",") {
 		t.Errorf("checks in order %v, want %v", rules, want)
 	}
@@ -150,6 +150,22 @@ func TestExplainRules(t *testing.T) {
 		when := start.Format("2006-01-02 15:04:05") + " UTC"
 		wantAnswer(t, b.explainTask(t, "window", later), report.WillNotFire, report.RuleWindow,
 			"the slot is before the start time "+when, "该时刻早于开始时间 "+when)
+	})
+	t.Run("FailingTarget", func(t *testing.T) {
+		b.addTarget(t, "failing", task.TargetRunning, "http://127.0.0.1:9/x")
+		daily("failing-row", map[string]any{"targets": "failing"})
+		last := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+		if err := b.srv.store.RecordTargetOutcomes(t.Context(), []store.TargetOutcome{
+			{Target: "failing", Failure: last, Error: "HTTP 500", Failures: 3}}); err != nil {
+			t.Fatal(err)
+		}
+		a := b.explainTask(t, "failing-row", later)
+		when := a.Slot.UTC().Format("2006-01-02 15:04:05") + " UTC"
+		en := "It will fire at " + when + ", but target failing failed its last 3 deliveries (last at 2026-12-04 10:00:00 UTC: HTTP 500)."
+		zh := "它将在 " + when + " 触发，但目标 failing 最近 3 次发送均失败（最近一次在 2026-12-04 10:00:00 UTC：HTTP 500）。"
+		if a.Verdict != report.WillFire || a.Rule != report.RuleHealth || a.Sentence != en || a.SentenceZH != zh {
+			t.Errorf("answer = %s / %s: %q / %q\nwant will_fire / health: %q / %q", a.Verdict, a.Rule, a.Sentence, a.SentenceZH, en, zh)
+		}
 	})
 	t.Run("DeniedHost", func(t *testing.T) {
 		b.addTarget(t, "denied", task.TargetRunning, "http://blocked.example.com/x")

@@ -40,6 +40,7 @@ const (
 	RuleSchedule  = "schedule"   // the slot computed in the task's zone
 	RuleTarget    = "target"     // one target's state
 	RuleAdmission = "admission"  // one target's cc group, host rate and host guard
+	RuleHealth    = "health"     // how the last deliveries to each target (and its probe) ended
 	RuleOverlap   = "overlap"    // a run in flight at the slot
 	RuleMisfire   = "misfire"    // a slot missed while no node held the task
 	RuleClaim     = "claim"      // the node holding the task and its lease

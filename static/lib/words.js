@@ -13,7 +13,7 @@ export const words = {
     "why": "Why?", "why.hint": "Why did or didn't this fire, and will it?", "why.title": "Why? Task {id}", "why.close": "Close",
     "why.v.pass": "pass", "why.v.fail": "fail", "why.v.info": "note",
     "why.r.row": "row", "why.r.task_state": "task state", "why.r.window": "start/end window", "why.r.schedule": "schedule",
-    "why.r.target": "target", "why.r.admission": "admission", "why.r.overlap": "overlap", "why.r.misfire": "misfire",
+    "why.r.target": "target", "why.r.admission": "admission", "why.r.health": "health", "why.r.overlap": "overlap", "why.r.misfire": "misfire",
     "why.r.claim": "claim", "why.r.ledger": "ledger",
   },
   zh: {
@@ -24,7 +24,7 @@ export const words = {
     "why": "为什么？", "why.hint": "它为什么触发或没有触发，之后会不会触发？", "why.title": "为什么？任务 {id}", "why.close": "关闭",
     "why.v.pass": "通过", "why.v.fail": "未通过", "why.v.info": "说明",
     "why.r.row": "行", "why.r.task_state": "任务状态", "why.r.window": "起止时间", "why.r.schedule": "日程",
-    "why.r.target": "目标", "why.r.admission": "准入", "why.r.overlap": "重叠", "why.r.misfire": "错过策略",
+    "why.r.target": "目标", "why.r.admission": "准入", "why.r.health": "健康", "why.r.overlap": "重叠", "why.r.misfire": "错过策略",
     "why.r.claim": "认领", "why.r.ledger": "账本",
   },
 };
