@@ -39,6 +39,8 @@ func TestMissing(t *testing.T) {
 		"vendor/fixedHeader.dataTables.min.css": {Data: []byte("x")},
 		"vendor/uPlot.iife.min.js":              {Data: []byte("x")},
 		"vendor/uPlot.min.css":                  {Data: []byte("x")},
+		"vendor/swagger-ui-bundle.js":           {Data: []byte("x")},
+		"vendor/swagger-ui.css":                 {Data: []byte("x")},
 	}
 	if got, want := Missing(partial), []string{"vendor/dataTables.min.js", "vendor/dataTables.dataTables.min.css"}; !slices.Equal(got, want) {
 		t.Errorf("Missing(partial) = %v, want %v", got, want)
