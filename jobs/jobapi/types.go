@@ -76,6 +76,9 @@ type ListQuery struct {
 	// empty matches all.
 	Method task.JobMethod
 	Name   string
+	// Q (any case) is a substring of the job's name or of its key; empty
+	// matches all. The jobs page's search box sends it.
+	Q string
 	// Cursor is where the previous page ended, as List returned it: a
 	// run's (fired_at, trigger_id) for the states read from the ledger, a
 	// job's (created_at, id) for pending and blocked.
