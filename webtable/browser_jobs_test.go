@@ -105,9 +105,13 @@ func TestBrowserJobs(t *testing.T) {
 	}
 	act := func(button, wantNotice string) {
 		t.Helper()
-		run(t, ctx, "click "+button, 10*time.Second,
-			jsClick("#"+button),
-			waitJS(fmt.Sprintf(`document.getElementById("notice").textContent.startsWith(%q)`, wantNotice)))
+		steps := []chromedp.Action[chromedp.Void]{jsClick("#" + button)}
+		if button == "job-block" || button == "job-cancel" || button == "job-backfill" {
+			// These ask first: the job changes only on Yes.
+			steps = append(steps, waitJS(`!document.getElementById("job-confirm").hidden`), jsClick("#job-yes"))
+		}
+		steps = append(steps, waitJS(fmt.Sprintf(`document.getElementById("notice").textContent.startsWith(%q)`, wantNotice)))
+		run(t, ctx, "click "+button, 10*time.Second, steps...)
 	}
 
 	tick(p1)

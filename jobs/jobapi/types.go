@@ -9,13 +9,16 @@ import (
 
 // View is a job as the API shows it.
 type View struct {
-	ID      string         `json:"id"`
-	State   task.JobState  `json:"state"`
-	Method  task.JobMethod `json:"method"`
-	Name    string         `json:"name"`
-	Key     string         `json:"key,omitempty"`
-	CC      string         `json:"cc,omitempty"`
-	CCLimit int            `json:"cc_limit,omitempty"`
+	ID     string         `json:"id"`
+	State  task.JobState  `json:"state"`
+	Method task.JobMethod `json:"method"`
+	Name   string         `json:"name"`
+	Key    string         `json:"key,omitempty"`
+	// Params is the job's params as text (task.Job.Body): the query
+	// string, request body, mail JSON, SMS text or record value.
+	Params  string `json:"params,omitempty"`
+	CC      string `json:"cc,omitempty"`
+	CCLimit int    `json:"cc_limit,omitempty"`
 	// Headers are the job's header names, each value "***" (write-only).
 	Headers    map[string]string `json:"headers,omitempty"`
 	DueAt      time.Time         `json:"due_at,omitzero"`
