@@ -1,7 +1,9 @@
 package webtable_test
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -71,6 +73,7 @@ func TestBrowserJobDetail(t *testing.T) {
 		if cancelShown {
 			t.Errorf("%s: a dead job's detail offers Cancel", lang)
 		}
+		axeDetail(t, ctx, lang)
 		trigger := get(t, ctx, lang+": read the run", chromedp.Evaluate[string](`document.querySelector("#jd-runs tbody tr[data-trigger]").dataset.trigger`))
 
 		// A pending job's detail: payload with header names only; cancel
@@ -124,5 +127,31 @@ func TestBrowserJobDetail(t *testing.T) {
 	}
 	for _, p := range console.take() {
 		t.Errorf("%s", p)
+	}
+}
+
+// axeDetail runs axe-core over the jobs page with a job's detail open and
+// fails on a serious or critical violation (an unnamed control, contrast).
+func axeDetail(t *testing.T, ctx context.Context, lang string) {
+	t.Helper()
+	if os.Getenv("CI") == "" {
+		if _, err := os.Stat("../node_modules/axe-core/axe.min.js"); err != nil {
+			t.Logf("%s: axe-core is not installed; the detail's accessibility is not checked", lang)
+			return
+		}
+	}
+	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(actx, chromedp.Evaluate[chromedp.Void](axeScript(t))); err != nil {
+		t.Fatalf("inject axe-core: %v", err)
+	}
+	found, err := chromedp.Run(actx, chromedp.Evaluate[[]axeViolation](axeRun, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("axe.run: %v", err)
+	}
+	for _, v := range found {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			t.Errorf("%s: job detail: %s (%s): %s; %d elements, first %v\n\t%s", lang, v.ID, v.Impact, v.Help, v.Count, v.Targets, v.Summary)
+		}
 	}
 }
