@@ -8,7 +8,7 @@ const dict = {
   en: {
     "jd.search": "Search", "jd.search.hint": "name, callback or key", "jd.search.go": "Search",
     "jd.search.clear": "Clear search", "jd.nomatch": "No job in this state matches “{q}”.",
-    "jd.sure.cancel": "Cancel {n} jobs? They will not run.", "jd.sure.block": "Block {n} jobs? They will not run until unblocked.",
+    "jd.sure.cancel": "Cancel the selected jobs ({n})? They will not run.", "jd.sure.block": "Block the selected jobs ({n})? They will not run until unblocked.",
     "jd.sure.backfill": "Re-run every {state} job (up to 1000)?",
     "jd.sure.one.cancel": "Cancel this job? It will not run.", "jd.sure.one.block": "Block this job? It will not run until unblocked.",
     "jd.sure.one.retry": "Run this job again now?",
