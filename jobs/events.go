@@ -237,7 +237,17 @@ const maxJobScan = 10_000
 // matches reports whether v passes q's filters.
 func matches(q *ListQuery, v *View) bool {
 	return v.State == q.State && (q.Method == "" || v.Method == q.Method) &&
-		(q.Name == "" || strings.Contains(v.Name, q.Name))
+		(q.Name == "" || strings.Contains(v.Name, q.Name)) && matchesQ(q.Q, v)
+}
+
+// matchesQ reports whether q, in any case, is a substring of v's name or
+// key (an empty q matches every job).
+func matchesQ(q string, v *View) bool {
+	if q == "" {
+		return true
+	}
+	q = strings.ToLower(q)
+	return strings.Contains(strings.ToLower(v.Name), q) || strings.Contains(strings.ToLower(v.Key), q)
 }
 
 // runStatesOf returns the run states whose runs may belong to jobs in

@@ -173,7 +173,7 @@ func NewID() string {
 // viewOf builds the view of t with its newest runs (newest first).
 func viewOf(t *task.Task, runs []*task.Run) *View {
 	j := t.Job
-	v := &View{ID: t.TaskID, Method: j.Method, Name: j.Name, Key: j.Key, CC: j.CC, CCLimit: j.CCLimit,
+	v := &View{ID: t.TaskID, Method: j.Method, Name: j.Name, Key: j.Key, Params: j.Body, CC: j.CC, CCLimit: j.CCLimit,
 		Headers: j.RedactedHeaders(), DueAt: j.DueAt,
 		Cron: t.CronPara, NextFire: t.NextFire, MaxRetries: t.MaxRetries, TTL: t.TTL.Seconds(), ReplacedBy: j.ReplacedBy,
 		CreatedAt: t.CreatedAt}

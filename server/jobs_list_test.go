@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -76,5 +77,55 @@ func TestJobsListEveryState(t *testing.T) {
 	}
 	if code := b.call(t, "GET", "/api/v1/jobs?state=sleeping", nil, &e); code != http.StatusBadRequest || e.Field != "state" {
 		t.Errorf("unknown state: status %d field %q, want 400 on state", code, e.Field)
+	}
+}
+
+// TestJobsListSearch: q narrows GET /api/v1/jobs to the jobs whose name
+// or key holds it, in any case; a q past the length bound is a 400 on q.
+func TestJobsListSearch(t *testing.T) {
+	b, h := setupJobs(t)
+	submit := func(path, key string) string {
+		t.Helper()
+		var v jobView
+		body := map[string]any{"method": "POST", "delay": 600, "name": h.srv.URL + path}
+		if key != "" {
+			body["key"] = key
+		}
+		if code := b.call(t, "POST", "/api/v1/jobs", body, &v); code != http.StatusCreated {
+			t.Fatalf("submit: status %d", code)
+		}
+		return v.ID
+	}
+	report, invoice, keyed := submit("/Monthly-Report", ""), submit("/invoice", ""), submit("/x", "report-2026")
+	var p struct {
+		Jobs []jobView `json:"jobs"`
+	}
+	for q, want := range map[string][]string{
+		"report":  {report, keyed},
+		"MONTHLY": {report},
+		"invoice": {invoice},
+		"nothing": nil,
+		"":        {report, invoice, keyed},
+	} {
+		p.Jobs = nil
+		if code := b.call(t, "GET", "/api/v1/jobs?state=pending&q="+q, nil, &p); code != http.StatusOK {
+			t.Fatalf("q=%s: status %d", q, code)
+		}
+		var got []string
+		for _, j := range p.Jobs {
+			got = append(got, j.ID)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("q=%s: jobs %v, want %v", q, got, want)
+		}
+	}
+	var e struct {
+		Field string `json:"field"`
+	}
+	long := strings.Repeat("x", 513)
+	if code := b.call(t, "GET", "/api/v1/jobs?state=pending&q="+long, nil, &e); code != http.StatusBadRequest || e.Field != "q" {
+		t.Errorf("long q: status %d field %q, want 400 on q", code, e.Field)
 	}
 }

@@ -1,13 +1,19 @@
 // The jobs page: a tab per job state with its count (GET /api/v1/jobs?state=…),
-// the jobs of the chosen state, and bulk actions on the ticked ones
-// through the jobs API: retry (a backfill of those ids), cancel, block,
-// unblock; backfill of the state's newest jobs (dead or cancelled); and the
-// dead letters as JSON lines. Values reach the page through textContent
-// (or esc(), for times) only.
+// the jobs of the chosen state, narrowed by a search over their name
+// (callback) and key (q), bulk actions on the ticked ones through the
+// jobs API: retry (a backfill of those ids), cancel, block, unblock;
+// backfill of the state's newest jobs (dead or cancelled); and the dead
+// letters as JSON lines. Cancel, block and backfill ask first. A job's id
+// opens its detail (jobdetail.js). The state, search and open job live in
+// the URL (/jobs?state=&q=&job=). Values reach the page through
+// textContent (or esc(), for times) only.
+import { jobDetail } from "./jobdetail.js";
+import { jobStateName, jobT, translateJobWords } from "./jobwords.js";
+
 (function () {
   "use strict";
   const ui = window.cronsheetUI;
-  const t = ui.t;
+  const t = jobT;
 
   // The states GET /api/v1/jobs lists, in the order a job meets them.
   const states = ["pending", "blocked", "running", "backfilling", "failed", "done", "dead", "cancelled"];
@@ -21,9 +27,21 @@
     unblock: ["blocked"],
     backfill: ["dead", "cancelled"],
   };
-  const page = { state: new URLSearchParams(location.search).get("state") || "dead", cursor: "", jobs: [] };
+  // The actions that ask "are you sure?" first.
+  const asks = new Set(["cancel", "block", "backfill"]);
+  const start = new URLSearchParams(location.search);
+  const page = { state: start.get("state") || "dead", q: (start.get("q") || "").trim(), job: start.get("job") || "", cursor: "", jobs: [] };
   if (!states.includes(page.state)) page.state = "dead";
   const selected = new Set();
+  let detail = null; // jobDetail(…), once the page is set up
+  let asking = null; // the action waiting for Yes: {name, run}
+
+  function syncURL() {
+    const q = new URLSearchParams({ state: page.state });
+    if (page.q) q.set("q", page.q);
+    if (page.job) q.set("job", page.job);
+    history.replaceState(null, "", "/jobs?" + q);
+  }
 
   function cell(tr, text) {
     const td = document.createElement("td");
@@ -37,7 +55,7 @@
     for (const s of states) {
       const b = document.createElement("button");
       b.type = "button"; b.setAttribute("role", "tab"); b.id = "tab-" + s; b.dataset.state = s;
-      b.dataset.label = ui.stateName(s);
+      b.dataset.label = jobStateName(s);
       b.textContent = b.dataset.label;
       b.addEventListener("click", () => choose(s));
       box.appendChild(b);
@@ -63,7 +81,9 @@
   // count counts a state's jobs, up to countLimit.
   async function count(s) {
     const seq = (counts[s] = (counts[s] || 0) + 1);
-    const r = await ui.getJSON("/api/v1/jobs?" + new URLSearchParams({ state: s, limit: String(countLimit) }));
+    const q = new URLSearchParams({ state: s, limit: String(countLimit) });
+    if (page.q) q.set("q", page.q);
+    const r = await ui.getJSON("/api/v1/jobs?" + q);
     if (seq !== counts[s]) return; // a later count of s answers instead
     const b = document.getElementById("tab-" + s);
     if (!r.ok) { b.textContent = b.dataset.label; return; }
@@ -76,6 +96,7 @@
   async function load(more) {
     const seq = ++loads;
     const q = new URLSearchParams({ state: page.state, limit: "50" });
+    if (page.q) q.set("q", page.q);
     if (more && page.cursor) q.set("cursor", page.cursor);
     const r = await ui.getJSON("/api/v1/jobs?" + q);
     if (seq !== loads) return; // another tab or a refresh was asked for since
@@ -93,9 +114,11 @@
       const td = document.createElement("td"); td.appendChild(box); tr.appendChild(td);
       const idCell = cell(tr, "");
       const a = document.createElement("a");
-      a.href = "/api/v1/jobs/" + encodeURIComponent(j.id); a.textContent = j.id;
+      a.href = "/jobs?" + new URLSearchParams({ state: page.state, job: j.id }); a.textContent = j.id;
+      a.className = "job-open"; a.setAttribute("aria-label", t("jd.open", { id: j.id }));
+      a.addEventListener("click", (e) => { e.preventDefault(); detail.show(j.id); });
       idCell.appendChild(a);
-      cell(tr, j.method); cell(tr, j.name); cell(tr, ui.stateName(j.state)); cell(tr, j.attempts);
+      cell(tr, j.method); cell(tr, j.name); cell(tr, jobStateName(j.state)); cell(tr, j.attempts);
       cell(tr, "").innerHTML = ui.timeHTML(j.next_fire || j.due_at || "");
       cell(tr, "").innerHTML = ui.timeHTML(j.created_at || "");
       cell(tr, j.error).className = "job-error";
@@ -104,7 +127,8 @@
     page.cursor = r.body.next || "";
     document.getElementById("job-more").hidden = !page.cursor;
     if (!more && !page.jobs.length) {
-      const tr = document.createElement("tr"); cell(tr, t("jb.none")).colSpan = 9; tb.appendChild(tr);
+      const tr = document.createElement("tr");
+      cell(tr, page.q ? t("jd.nomatch", { q: page.q }) : t("jb.none")).colSpan = 9; tb.appendChild(tr);
     }
     showCount();
   }
@@ -113,6 +137,7 @@
     for (const id of Array.from(selected)) if (!page.jobs.some((j) => j.id === id)) selected.delete(id);
     document.getElementById("job-count").textContent = t("jb.selected", { n: selected.size });
     for (const a of ["retry", "cancel", "block", "unblock"]) document.getElementById("job-" + a).disabled = selected.size === 0;
+    if (asking && asking.name !== "backfill" && selected.size === 0) confirmAsk(null);
     const all = document.getElementById("job-all");
     all.checked = page.jobs.length > 0 && page.jobs.every((j) => selected.has(j.id));
   }
@@ -120,7 +145,8 @@
   async function choose(s) {
     page.state = s; page.cursor = "";
     selected.clear();
-    history.replaceState(null, "", "/jobs?state=" + encodeURIComponent(s));
+    confirmAsk(null);
+    syncURL();
     showTabs();
     ui.notice("");
     await load(false);
@@ -153,19 +179,52 @@
   }
   async function refresh() {
     selected.clear();
+    confirmAsk(null);
+    await Promise.all([load(false), countAll()]);
+  }
+
+  // confirmAsk shows the question for action (null: hides it); Yes runs
+  // action.run.
+  function confirmAsk(action) {
+    asking = action;
+    document.getElementById("job-confirm").hidden = !action;
+    if (!action) return;
+    document.getElementById("job-sure").textContent = action.name === "backfill"
+      ? t("jd.sure.backfill", { state: jobStateName(page.state) }) : t("jd.sure." + action.name, { n: selected.size });
+    document.getElementById("job-no").focus();
+  }
+
+  // search lists the jobs whose name or key holds the search box's words.
+  async function search(q) {
+    page.q = q.trim(); page.cursor = "";
+    document.getElementById("job-q").value = page.q;
+    selected.clear();
+    confirmAsk(null);
+    syncURL();
+    ui.notice("");
     await Promise.all([load(false), countAll()]);
   }
 
   document.addEventListener("DOMContentLoaded", async () => {
     ui.setup();
+    translateJobWords();
     buildTabs();
     showTabs();
+    detail = jobDetail(refresh, (id) => { page.job = id; syncURL(); });
+    document.getElementById("job-q").value = page.q;
+    document.getElementById("job-search").addEventListener("submit", (e) => { e.preventDefault(); search(document.getElementById("job-q").value); });
+    document.getElementById("job-q-clear").addEventListener("click", () => search(""));
     const job = (id) => "/api/v1/jobs/" + encodeURIComponent(id);
-    document.getElementById("job-retry").addEventListener("click", () => backfill({ ids: Array.from(selected) }, "retry"));
-    document.getElementById("job-cancel").addEventListener("click", () => each("cancel", (id) => ui.getJSON(job(id), { method: "DELETE" })));
-    document.getElementById("job-block").addEventListener("click", () => each("block", (id) => post(job(id) + "/block")));
-    document.getElementById("job-unblock").addEventListener("click", () => each("unblock", (id) => post(job(id) + "/unblock")));
-    document.getElementById("job-backfill").addEventListener("click", () => backfill({ state: page.state }, "backfill"));
+    const wire = (name, run) => document.getElementById("job-" + name).addEventListener("click", () => {
+      if (asks.has(name)) confirmAsk({ name: name, run: run }); else run();
+    });
+    wire("retry", () => backfill({ ids: Array.from(selected) }, "retry"));
+    wire("cancel", () => each("cancel", (id) => ui.getJSON(job(id), { method: "DELETE" })));
+    wire("block", () => each("block", (id) => post(job(id) + "/block")));
+    wire("unblock", () => each("unblock", (id) => post(job(id) + "/unblock")));
+    wire("backfill", () => backfill({ state: page.state }, "backfill"));
+    document.getElementById("job-yes").addEventListener("click", () => { const a = asking; confirmAsk(null); if (a) a.run(); });
+    document.getElementById("job-no").addEventListener("click", () => confirmAsk(null));
     document.getElementById("job-refresh").addEventListener("click", refresh);
     document.getElementById("job-more").addEventListener("click", () => load(true));
     document.getElementById("job-all").addEventListener("change", (e) => {
@@ -174,6 +233,7 @@
       showCount();
     });
     await Promise.all([load(false), countAll()]);
+    if (page.job) await detail.show(page.job);
     document.body.dataset.ready = "1";
   });
 })();

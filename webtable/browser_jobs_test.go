@@ -70,7 +70,8 @@ func allowLoopback(cfg *config.Config) { cfg.HTTP.Allow = []string{"127.0.0.0/8"
 
 // TestBrowserJobs works the jobs page: its tabs count each state's jobs,
 // and the bulk actions change the ticked jobs through the jobs API (block,
-// unblock, cancel, retry, backfill), each seen through the API; the dead
+// unblock, cancel, retry, backfill), each seen through the API; block,
+// cancel and backfill ask first (No leaves the job as it was); the dead
 // letters export is linked.
 func TestBrowserJobs(t *testing.T) {
 	chromium := needBrowser(t)
@@ -105,9 +106,13 @@ func TestBrowserJobs(t *testing.T) {
 	}
 	act := func(button, wantNotice string) {
 		t.Helper()
-		run(t, ctx, "click "+button, 10*time.Second,
-			jsClick("#"+button),
-			waitJS(fmt.Sprintf(`document.getElementById("notice").textContent.startsWith(%q)`, wantNotice)))
+		steps := []chromedp.Action[chromedp.Void]{jsClick("#" + button)}
+		if button == "job-block" || button == "job-cancel" || button == "job-backfill" {
+			// These ask first: the job changes only on Yes.
+			steps = append(steps, waitJS(`!document.getElementById("job-confirm").hidden`), jsClick("#job-yes"))
+		}
+		steps = append(steps, waitJS(fmt.Sprintf(`document.getElementById("notice").textContent.startsWith(%q)`, wantNotice)))
+		run(t, ctx, "click "+button, 10*time.Second, steps...)
 	}
 
 	tick(p1)
@@ -125,6 +130,14 @@ func TestBrowserJobs(t *testing.T) {
 	run(t, ctx, "open the pending tab", 10*time.Second, jsClick("#tab-pending"))
 	rows(p1, p2)
 	tick(p2)
+	run(t, ctx, "cancel, then No", 10*time.Second,
+		jsClick("#job-cancel"),
+		waitJS(`document.getElementById("job-sure").textContent === "Cancel the selected jobs (1)? They will not run."`),
+		jsClick("#job-no"),
+		waitJS(`document.getElementById("job-confirm").hidden`))
+	if st, _ := jobState(t, base, p2); st != "pending" {
+		t.Fatalf("after No the job %s is %s, want pending", p2, st)
+	}
 	act("job-cancel", "Cancel: 1 done, 0 failed.")
 	waitJobs(t, base, "cancelled", p2)
 	tabs("pending (1) blocked (0) running (0) backfilling (0) failed (0) done (0) dead (2) cancelled (1)")

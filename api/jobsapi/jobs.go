@@ -35,9 +35,10 @@ import (
 //	POST   /api/v1/jobs/backfill         {ids} or {state: dead|cancelled, limit} → 202 {accepted, refused, rate};
 //	                                     each job is taken once (duplicate ids collapse); a job an earlier
 //	                                     backfill queued or re-runs is in refused with the reason, never run twice
-//	GET    /api/v1/jobs?state=&method=&name=&cursor=&limit=
+//	GET    /api/v1/jobs?state=&method=&name=&q=&cursor=&limit=
 //	                                     jobs by state (dead letters: state=dead, the default), newest
-//	                                     first; method and name (a substring) narrow it
+//	                                     first; method, name (a substring) and q (a substring of the
+//	                                     name or key, any case) narrow it
 //	GET    /api/v1/jobs/dead.jsonl       every dead job as JSON lines
 //
 // Errors are {"error", "field"} like the rest of the API; every intake
@@ -271,12 +272,16 @@ type jobsPage struct {
 	Next string         `json:"next"`
 }
 
-// listQuery reads state, cursor and limit of GET /api/v1/jobs.
+// listQuery reads state, method, name, q, cursor and limit of GET
+// /api/v1/jobs.
 func listQuery(c *gin.Context) (jobapi.ListQuery, error) {
 	q := jobapi.ListQuery{State: task.JobState(c.DefaultQuery("state", string(task.JobDead))),
-		Method: task.JobMethod(strings.ToUpper(c.Query("method"))), Name: c.Query("name")}
+		Method: task.JobMethod(strings.ToUpper(c.Query("method"))), Name: c.Query("name"), Q: strings.TrimSpace(c.Query("q"))}
 	if len(q.Name) > httpapi.MaxQueryLen {
 		return q, task.Invalid("name", "at most %d bytes", httpapi.MaxQueryLen)
+	}
+	if len(q.Q) > httpapi.MaxQueryLen {
+		return q, task.Invalid("q", "at most %d bytes", httpapi.MaxQueryLen)
 	}
 	if s := c.Query("limit"); s != "" {
 		n, err := strconv.Atoi(s)

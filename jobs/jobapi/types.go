@@ -9,13 +9,16 @@ import (
 
 // View is a job as the API shows it.
 type View struct {
-	ID      string         `json:"id"`
-	State   task.JobState  `json:"state"`
-	Method  task.JobMethod `json:"method"`
-	Name    string         `json:"name"`
-	Key     string         `json:"key,omitempty"`
-	CC      string         `json:"cc,omitempty"`
-	CCLimit int            `json:"cc_limit,omitempty"`
+	ID     string         `json:"id"`
+	State  task.JobState  `json:"state"`
+	Method task.JobMethod `json:"method"`
+	Name   string         `json:"name"`
+	Key    string         `json:"key,omitempty"`
+	// Params is the job's params as text (task.Job.Body): the query
+	// string, request body, mail JSON, SMS text or record value.
+	Params  string `json:"params,omitempty"`
+	CC      string `json:"cc,omitempty"`
+	CCLimit int    `json:"cc_limit,omitempty"`
 	// Headers are the job's header names, each value "***" (write-only).
 	Headers    map[string]string `json:"headers,omitempty"`
 	DueAt      time.Time         `json:"due_at,omitzero"`
@@ -76,6 +79,9 @@ type ListQuery struct {
 	// empty matches all.
 	Method task.JobMethod
 	Name   string
+	// Q (any case) is a substring of the job's name or of its key; empty
+	// matches all. The jobs page's search box sends it.
+	Q string
 	// Cursor is where the previous page ended, as List returned it: a
 	// run's (fired_at, trigger_id) for the states read from the ledger, a
 	// job's (created_at, id) for pending and blocked.
