@@ -158,6 +158,9 @@
 
   document.addEventListener("DOMContentLoaded", async () => {
     ui.setup();
+    // The boxes choose jobs for the actions, which change jobs.
+    const locked = ui.lockPage("editor", {
+      hide: "#job-retry, #job-cancel, #job-block, #job-unblock, #job-backfill, #job-count, #job-all, .job-sel" });
     buildTabs();
     showTabs();
     const job = (id) => "/api/v1/jobs/" + encodeURIComponent(id);
@@ -173,7 +176,7 @@
       for (const el of document.querySelectorAll("#jobs .job-sel")) el.checked = e.target.checked;
       showCount();
     });
-    await Promise.all([load(false), countAll()]);
+    await Promise.all([load(false), countAll(), locked]);
     document.body.dataset.ready = "1";
   });
 })();
