@@ -7,7 +7,7 @@
 // jQuery and DataTables are classic scripts loaded before it (modules run
 // once the page is parsed, after them).
 import { captureErrors, dtLanguage, esc, getJSON, notice, setupLanguage, dtDone } from "./lib/core.js";
-import { lockPage } from "./lib/role.js";
+import { allows, lockPage, myRole } from "./lib/role.js";
 import { buildAddForm } from "./app/addrow.js";
 import { taskIDOfRow } from "./app/cells.js";
 import { buildChips } from "./app/chips.js";
@@ -145,6 +145,8 @@ async function start() {
   // A role that may only read edits no cell: no editor, paste or fill.
   st.readOnly = await locked;
   if (st.readOnly) for (const c of st.cols) c.editable = false;
+  // Importing CSV is an admin's.
+  if (!allows(await myRole(), "admin")) document.getElementById("import-csv").hidden = true;
   buildAddForm();
   buildChips();
   st.layoutKeys = st.cols.map((c) => c.data).concat(["_state", "_actions", "_select"]);

@@ -43,8 +43,9 @@ func enabledEdits(sel string) string {
 // targets, flows and jobs pages show no enabled control that changes
 // anything, say why in one note, send no request the server refuses (no
 // 403 anywhere, zero console errors), and a cell neither opens an editor
-// nor takes a paste; the Users page, an admin's, answers with a sentence,
-// in English and in Simplified Chinese.
+// nor takes a paste; the Users link is not offered, and the Users page,
+// an admin's, answers with a sentence; in English and in Simplified
+// Chinese.
 func TestBrowserViewerReadOnly(t *testing.T) {
 	chromium := needBrowser(t)
 	const password = "browser admin password"
@@ -105,6 +106,8 @@ func TestBrowserViewerReadOnly(t *testing.T) {
 		run(t, ctx, lang.code+": the table's cells", 30*time.Second, chromedp.Navigate(base+"/?poll=300"),
 			chromedp.WaitVisible(css(`body[data-ready="1"]`)),
 			waitJS(`!!document.querySelector("#rows tbody tr[id]")`),
+			// Users is not offered to a viewer.
+			waitJS(`document.querySelector('nav a[href="/users"]').hidden`),
 			jsClick(`#rows tbody tr[id] td:nth-child(2)`),
 			chromedp.Evaluate[chromedp.Void](`(() => { const d = new DataTransfer(); d.setData("text/plain", "pasted");
 				document.dispatchEvent(new ClipboardEvent("paste", {clipboardData: d, bubbles: true})); })()`),
