@@ -7,6 +7,7 @@
 // jQuery and DataTables are classic scripts loaded before it (modules run
 // once the page is parsed, after them).
 import { captureErrors, dtLanguage, esc, getJSON, notice, setupLanguage, dtDone } from "./lib/core.js";
+import { allows, lockPage, myRole } from "./lib/role.js";
 import { buildAddForm } from "./app/addrow.js";
 import { taskIDOfRow } from "./app/cells.js";
 import { buildChips } from "./app/chips.js";
@@ -126,11 +127,26 @@ function exposeForTests() {
   };
 }
 
+// readOnlyControls are the table page's controls that change rows or
+// tasks: a viewer's page hides them or, where they also show a value
+// (the Active switch, the task's state), disables them.
+const readOnlyControls = {
+  disable: "input.act-switch, select.task-state",
+  hide: "#add-row, #import-csv, #undo, #params, #sheet-hint, #bulk-activate, #bulk-deactivate, #bulk-delete, " +
+    "button.run-now, button.run-params, button.del, button.del-yes, button.del-no",
+};
+
 // start builds the page: its language, the scenario's columns, the form,
 // the chips, the table and its controls; then the polls begin.
 async function start() {
   setupLanguage(t);
+  const locked = lockPage(t, "editor", readOnlyControls);
   if (!await loadColumns()) return;
+  // A role that may only read edits no cell: no editor, paste or fill.
+  st.readOnly = await locked;
+  if (st.readOnly) for (const c of st.cols) c.editable = false;
+  // Importing CSV is an admin's.
+  if (!allows(await myRole(), "admin")) document.getElementById("import-csv").hidden = true;
   buildAddForm();
   buildChips();
   st.layoutKeys = st.cols.map((c) => c.data).concat(["_state", "_actions", "_select"]);

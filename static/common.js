@@ -10,6 +10,7 @@ import {
   captureErrors, dtDone, dtLanguage, esc, errorText, exact, getJSON, lang, notice, relative, setupLanguage, translator,
 } from "./lib/core.js";
 import { showExplain } from "./lib/explain.js";
+import { lockPage, myRole } from "./lib/role.js";
 
 captureErrors();
 
@@ -263,4 +264,8 @@ window.cronsheetUI = {
   stateName: (s) => tOr("rn.s." + s, s),
   // ago is how long ago the instant iso was, in words.
   ago: (iso) => relative(t, iso),
+  // myRole resolves to the signed-in role; lockPage(need, {disable, hide})
+  // makes the page read-only below the role need (lib/role.js).
+  myRole: myRole,
+  lockPage: (need, sel) => lockPage(t, need, sel),
 };

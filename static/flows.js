@@ -355,6 +355,9 @@
 
   async function init() {
     ui.setup();
+    // A viewer reads a flow in the form; the form's buttons change flows.
+    const locked = ui.lockPage("editor", { disable: "#flow-form input, #flow-form select, #flow-form textarea",
+      hide: "#flow-new, #flow-form button, button.x-stop" });
     fill(null);
     await loadList();
     document.getElementById("flow-list").addEventListener("click", (e) => {
@@ -386,6 +389,7 @@
       if (r.ok) showExecution(r.body);
     });
     if (location.hash.length > 1) await open(decodeURIComponent(location.hash.slice(1)));
+    await locked;
     document.body.dataset.ready = "1";
   }
 

@@ -208,6 +208,9 @@ import { jobStateName, jobT, translateJobWords } from "./jobwords.js";
   document.addEventListener("DOMContentLoaded", async () => {
     ui.setup();
     translateJobWords();
+    // The boxes choose jobs for the actions, which change jobs.
+    const locked = ui.lockPage("editor", {
+      hide: "#job-retry, #job-cancel, #job-block, #job-unblock, #job-backfill, #job-count, #job-all, .job-sel, #jd-actions, #job-confirm" });
     buildTabs();
     showTabs();
     detail = jobDetail(refresh, (id) => { page.job = id; syncURL(); });
@@ -232,7 +235,7 @@ import { jobStateName, jobT, translateJobWords } from "./jobwords.js";
       for (const el of document.querySelectorAll("#jobs .job-sel")) el.checked = e.target.checked;
       showCount();
     });
-    await Promise.all([load(false), countAll()]);
+    await Promise.all([load(false), countAll(), locked]);
     if (page.job) await detail.show(page.job);
     document.body.dataset.ready = "1";
   });

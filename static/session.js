@@ -48,6 +48,10 @@
     if (res.status === 401) { location.assign("/login?next=" + encodeURIComponent(location.pathname)); return; }
     if (!res.ok) return;
     const me = await res.json();
+    // Users is an admin's page: other roles are not offered its link.
+    if (me.role !== "admin") {
+      for (const a of document.querySelectorAll('nav a[href="/users"]')) a.hidden = true;
+    }
     const header = document.querySelector("header");
     if (!header) return;
     const bar = document.createElement("div");

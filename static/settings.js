@@ -70,8 +70,7 @@
 
   // readOnly disables every control for a principal that is not an admin.
   async function readOnly() {
-    const r = await ui.getJSON("/api/v1/me");
-    if (r.ok && r.body.role === "admin") return;
+    if (await ui.myRole() === "admin") return;
     for (const el of document.querySelectorAll("#settings-form input, #settings-form textarea, #settings-form button")) {
       el.disabled = true;
     }

@@ -235,6 +235,9 @@
   // ---- start -------------------------------------------------------------
   function start() {
     ui.setup();
+    // Targets are an admin's: any other role reads them.
+    const locked = ui.lockPage("admin", { disable: "select.tg-state",
+      hide: "#target-form, button.edit, button.del, button.del-yes, button.del-no" });
     const paging = ui.cursorPaging(async (after, limit) => {
       const q = new URLSearchParams({ limit: String(limit) });
       if (after) q.set("after", after);
@@ -258,7 +261,7 @@
       language: ui.dtLanguage(),
       // Start-up ends with the first page shown (in Chinese, after the
       // language file).
-      initComplete: () => { ui.dtDone(); document.body.dataset.ready = "1"; },
+      initComplete: () => { ui.dtDone(); locked.finally(() => { document.body.dataset.ready = "1"; }); },
     });
     const tbody = document.querySelector("#targets tbody");
     tbody.addEventListener("click", (e) => {

@@ -133,6 +133,10 @@ func (g *Guard) Middleware() gin.HandlerFunc {
 		// Who may call comes first, so a caller without credentials is
 		// told 401 whatever else is wrong with the request.
 		if err := g.authorize(p, access, c.Request.URL.Path); err != nil {
+			if status, body := httpapi.Classify(err); status == http.StatusForbidden && wantsHTML(c) {
+				forbiddenPage(c, p, access.role(), body.Error)
+				return
+			}
 			g.refuse(c, err)
 			return
 		}
@@ -304,7 +308,7 @@ func (g *Guard) refuse(c *gin.Context, err error) {
 // isPage reports whether route is one of the HTML pages.
 func isPage(route string) bool {
 	switch route {
-	case "/", "/targets", "/flows", "/runs", "/outbox", "/status", "/audit", "/users", "/settings", "/api/docs":
+	case "/", "/targets", "/flows", "/runs", "/jobs", "/outbox", "/status", "/audit", "/users", "/settings", "/api/docs":
 		return true
 	}
 	return false

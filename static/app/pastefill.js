@@ -93,6 +93,7 @@ export function onAutoFill(e, dt, cells) {
 // onPaste is the document's paste: a range pasted outside a control, or
 // into the cell editor, goes into the table from that cell.
 export function onPaste(e) {
+  if (st.readOnly) return;
   const text = e.clipboardData ? e.clipboardData.getData("text/plain") : "";
   if (!text) return;
   let td = null;

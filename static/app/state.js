@@ -14,6 +14,7 @@ export const st = {
   layoutKeys: [], // every column's key, in cols order, then the page's own columns
   lastQuery: null, // the query of the page shown (URLSearchParams)
   editing: null, // the cell editor open, if any: {id, col, td, input, preview}
+  readOnly: false, // the role may only read: no column is editable, no control changes rows
   pendingDraw: null, // a poll's draw waiting for an edit or a confirmation to close
   allMatches: null, // {key, query} while every match of a query is selected
 };

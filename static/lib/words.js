@@ -15,6 +15,7 @@ export const words = {
     "why.r.row": "row", "why.r.task_state": "task state", "why.r.window": "start/end window", "why.r.schedule": "schedule",
     "why.r.target": "target", "why.r.admission": "admission", "why.r.health": "health", "why.r.overlap": "overlap", "why.r.misfire": "misfire",
     "why.r.claim": "claim", "why.r.ledger": "ledger",
+    "ro.note": "You can view; editing needs the {role} role.", "ro.role.editor": "editor", "ro.role.admin": "admin",
   },
   zh: {
     "nav.table": "表格", "nav.targets": "目标", "nav.flows": "任务流", "nav.runs": "运行记录", "nav.jobs": "作业",
@@ -26,5 +27,6 @@ export const words = {
     "why.r.row": "行", "why.r.task_state": "任务状态", "why.r.window": "起止时间", "why.r.schedule": "日程",
     "why.r.target": "目标", "why.r.admission": "准入", "why.r.health": "健康", "why.r.overlap": "重叠", "why.r.misfire": "错过策略",
     "why.r.claim": "认领", "why.r.ledger": "账本",
+    "ro.note": "你可以查看；编辑需要{role}角色。", "ro.role.editor": "编辑者", "ro.role.admin": "管理员",
   },
 };
