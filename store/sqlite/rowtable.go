@@ -67,6 +67,7 @@ END;
 CREATE INDEX IF NOT EXISTS ix_rows_is_active ON rows (scenario, is_active);
 CREATE INDEX IF NOT EXISTS ix_rows_next_fire ON rows (scenario, next_fire);
 CREATE INDEX IF NOT EXISTS ix_rows_last_fire ON rows (scenario, last_fire);
+CREATE INDEX IF NOT EXISTS ix_rows_last_status ON rows (scenario, last_status);
 `
 
 // ftsBody is the searchable text of a row named t: its field values and
@@ -407,6 +408,12 @@ func filterSQL(f store.RowFilter) (string, []any, error) {
 		conds = append(conds, "rows.is_active = -1")
 	case store.RowStateOff:
 		conds = append(conds, "rows.is_active = 0")
+	case store.RowStateFailing:
+		fs := store.FailingStatuses()
+		conds = append(conds, "rows.last_status IN (?"+strings.Repeat(", ?", len(fs)-1)+")")
+		for _, s := range fs {
+			args = append(args, s)
+		}
 	default:
 		return "", nil, task.Invalid("filter", "unknown state %q", task.Truncate(f.State, 32))
 	}
