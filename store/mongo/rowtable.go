@@ -37,7 +37,8 @@ import (
 //     Chinese, Japanese or Korean characters (store.SearchMin): it has no
 //     trigram, and the regex alone reads the scenario's rows.
 //   - Filters (store.RowFilter): is_active and next_fire conditions on
-//     their (scenario, col, _id) indexes, a field's on its sort index.
+//     their (scenario, col, _id) indexes, failing's on (scenario,
+//     last_status), a field's on its sort index.
 //   - Sort: ix_rows_f_<hex of the field> (scenario, fields.<f>, _id) per
 //     sortable field, made by PrepareRowTable, and (scenario, col, _id) for
 //     is_active, next_fire and last_fire (created with the other indexes
@@ -344,8 +345,7 @@ func (s *Store) planRows(ctx context.Context, q store.RowQuery) (*rowPlan, error
 // filterOf is the conditions of a RowFilter on a row document (none for
 // the zero filter). The state and due conditions are served by the
 // (scenario, is_active), (scenario, last_status) and (scenario, next_fire)
-// indexes; a field's by
-// its sort index when the field is sortable.
+// indexes; a field's by its sort index when the field is sortable.
 func filterOf(f store.RowFilter) (bson.D, error) {
 	var d bson.D
 	switch f.State {
