@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -116,11 +117,26 @@ type RowQuery struct {
 const (
 	RowStateError = "error" // is_active -1: the row is invalid
 	RowStateOff   = "off"   // is_active 0: switched off
+	// RowStateFailing keeps rows whose newest finished run (scheduled or
+	// manual, the last_status the scheduler mirrors onto the row) ended
+	// in one of FailingStatuses(); the next run that ends otherwise clears
+	// it. It is derived from runs: is_active stays as the user set it.
+	RowStateFailing = "failing"
 )
+
+// FailingStatuses are the last statuses of a failing row (RowStateFailing):
+// the final run states that delivered nothing.
+func FailingStatuses() []string {
+	return []string{string(task.RunDead), string(task.RunTimeout), string(task.RunRejected)}
+}
+
+// Failing reports whether a row's last status makes it failing.
+func Failing(lastStatus string) bool { return slices.Contains(FailingStatuses(), lastStatus) }
 
 // RowFilter narrows a RowQuery; the zero value keeps every row.
 type RowFilter struct {
-	// State keeps rows in that state: RowStateError, RowStateOff or "".
+	// State keeps rows in that state: RowStateError, RowStateOff,
+	// RowStateFailing or "".
 	State string
 	// DueBy, when not zero, keeps active rows (is_active 1) whose next
 	// fire is set and at or before it.

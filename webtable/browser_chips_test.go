@@ -14,9 +14,9 @@ import (
 )
 
 // TestBrowserFilterChips filters the table with the chips above it (the
-// server filters and counts: Errors, Off, Due within 1 h, by channel) and
-// searches it for a two-character Chinese word, which the trigram search
-// alone could not find.
+// server filters and counts: Errors, Off, Failing, Due within 1 h, by
+// channel) and searches it for a two-character Chinese word, which the
+// trigram search alone could not find.
 func TestBrowserFilterChips(t *testing.T) {
 	chromium := needBrowser(t)
 	var cfg config.Config
@@ -51,7 +51,7 @@ func TestBrowserFilterChips(t *testing.T) {
 		return get(t, ctx, "read the chips", chromedp.Evaluate[[]string](
 			`[...document.querySelectorAll("#chips .chip")].map(b => b.textContent + (b.getAttribute("aria-pressed") === "true" ? "*" : ""))`))
 	}
-	want := []string{"Errors (1)", "Off (1)", "Due within 1 h (1)", "email (1)", "sms (1)", "outbox (5)"}
+	want := []string{"Errors (1)", "Off (1)", "Failing (0)", "Due within 1 h (1)", "email (1)", "sms (1)", "outbox (5)"}
 	run(t, ctx, "see the counts", 10*time.Second,
 		waitJS(fmt.Sprintf(`[...document.querySelectorAll("#chips .chip")].map(b => b.textContent).join("|") === %q`, strings.Join(want, "|"))))
 

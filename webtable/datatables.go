@@ -132,6 +132,17 @@ type tableRow struct {
 	// outcomesPerRow, newest first), read for the whole page in one store
 	// call: the row's strip of recent outcomes.
 	Outcomes []store.Outcome `json:"outcomes,omitempty"`
+	// State is "failing" when the row's newest finished run (scheduled or
+	// manual: the last_status the scheduler mirrors onto the row) ended
+	// dead, timed out or rejected (store.Failing), else empty; the next
+	// run that ends otherwise, a success, clears it. It is derived from
+	// the runs and filtered by store.RowStateFailing from the same
+	// column, so the chip and the rows agree; is_active stays as the
+	// user set it.
+	State string `json:"state,omitempty"`
+	// LastError is a failing row's newest failed run's error, shown
+	// inline under its state.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // outcomesPerRow is how many recent outcomes a table row carries.
@@ -146,6 +157,9 @@ func (t *Table) addOutcomes(ctx context.Context, rows []tableRow) error {
 		}
 	}
 	if len(ids) == 0 {
+		for i := range rows {
+			markFailing(&rows[i])
+		}
 		return nil
 	}
 	out, err := t.store.RecentOutcomes(ctx, ids, outcomesPerRow)
@@ -156,8 +170,24 @@ func (t *Table) addOutcomes(ctx context.Context, rows []tableRow) error {
 		if rows[i].Task != nil {
 			rows[i].Outcomes = out[rows[i].Task.TaskID]
 		}
+		markFailing(&rows[i])
 	}
 	return nil
+}
+
+// markFailing sets r's State and LastError when its last status is a
+// failure: the error is the newest failed outcome's.
+func markFailing(r *tableRow) {
+	if r.Row == nil || !store.Failing(r.LastStatus) {
+		return
+	}
+	r.State = store.RowStateFailing
+	for _, o := range r.Outcomes {
+		if store.Failing(string(o.State)) {
+			r.LastError = o.Error
+			break
+		}
+	}
 }
 
 // tableRows pairs a page's rows of scenario sc (nil: not known) with

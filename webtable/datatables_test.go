@@ -214,7 +214,7 @@ func TestTableBadRequests(t *testing.T) {
 		{"UnknownColumn", []string{"draw", "3", "columns[1][data]", "fields.secret"}, 3, `unknown column "fields.secret"`},
 		{"ColumnInjection", []string{"draw", "3", "columns[1][data]", "fields.title') --"}, 3, "unknown column"},
 		{"SearchTooShort", []string{"draw", "3", "search[value]", "ab"}, 3, "at least 3 characters"},
-		{"FilterStateUnknown", []string{"draw", "3", "filter[state]", "maybe"}, 3, "filter[state]: must be error, off or due"},
+		{"FilterStateUnknown", []string{"draw", "3", "filter[state]", "maybe"}, 3, "filter[state]: must be error, off, failing or due"},
 		{"FilterChannelUnknown", []string{"draw", "3", "filter[channel]", "fax"}, 3, `filter[channel]: "fax" is not a channel`},
 		{"SearchNUL", []string{"draw", "3", "search[value]", "abc\x00def"}, 3, "search: contains a control character"},
 		{"SearchOnlyNUL", []string{"draw", "3", "search[value]", "\x00\x00\x00"}, 3, "search: contains a control character"},

@@ -12,10 +12,12 @@ import (
 )
 
 // tableCounts counts the scenario's rows each filter chip keeps (without
-// the search): invalid, switched off, due within the hour, and by channel.
+// the search): invalid, switched off, failing (store.RowStateFailing),
+// due within the hour, and by channel.
 type tableCounts struct {
 	Errors   int64            `json:"errors"`
 	Off      int64            `json:"off"`
+	Failing  int64            `json:"failing"`
 	Due      int64            `json:"due"`
 	Channels map[string]int64 `json:"channels"`
 }
@@ -36,17 +38,17 @@ func (t *Table) channelFilter(scenario string, col Column, ch string) store.RowF
 }
 
 // filterOf reads the filter chips of a table request: filter[state]
-// (error, off or due: due within the hour) and filter[channel].
+// (error, off, failing or due: due within the hour) and filter[channel].
 func (t *Table) filterOf(scenario string, cols []Column, form url.Values, now time.Time) (store.RowFilter, error) {
 	var f store.RowFilter
 	switch st := form.Get("filter[state]"); st {
 	case "":
-	case store.RowStateError, store.RowStateOff:
+	case store.RowStateError, store.RowStateOff, store.RowStateFailing:
 		f.State = st
 	case "due":
 		f.DueBy = now.Add(dueWithin)
 	default:
-		return f, fmt.Errorf("filter[state]: must be error, off or due, got %q", task.Truncate(st, 16))
+		return f, fmt.Errorf("filter[state]: must be error, off, failing or due, got %q", task.Truncate(st, 16))
 	}
 	if ch := form.Get("filter[channel]"); ch != "" {
 		col, ok := channelColumn(cols)
@@ -75,6 +77,9 @@ func (t *Table) counts(ctx context.Context, scenario string, cols []Column, now 
 		return nil, err
 	}
 	if out.Off, err = n(store.RowFilter{State: store.RowStateOff}); err != nil {
+		return nil, err
+	}
+	if out.Failing, err = n(store.RowFilter{State: store.RowStateFailing}); err != nil {
 		return nil, err
 	}
 	if out.Due, err = n(store.RowFilter{DueBy: now.Add(dueWithin)}); err != nil {

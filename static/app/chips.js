@@ -2,7 +2,7 @@
 import { t, tOr } from "./i18n.js";
 import { st } from "./state.js";
 
-// Above the table: Errors, Off, Due within 1 h (one of them at a time)
+// Above the table: Errors, Off, Failing, Due within 1 h (one of them at a time)
 // and a channel, each with its count; the server filters (filter[state],
 // filter[channel]) and counts (counts=1). The counts do not depend on the
 // page, the order, the search or the chip pressed, only on the rows, and
@@ -29,6 +29,7 @@ export function buildChips() {
   };
   add("state", "error", t("chip.errors"));
   add("state", "off", t("chip.off"));
+  add("state", "failing", t("chip.failing"));
   add("state", "due", t("chip.due"));
   const ch = st.cols.find((c) => c.role === "task_type" && c.type === "enum");
   for (const o of (ch && ch.options) || []) add("channel", o, tOr("ch." + o, o));
@@ -41,9 +42,9 @@ export function showChips() {
     b.setAttribute("aria-pressed", on ? "true" : "false");
     b.classList.toggle("on", on);
     let n = null;
-    if (c) n = b.dataset.kind === "channel" ? (c.channels || {})[b.dataset.value] : c[{ error: "errors", off: "off", due: "due" }[b.dataset.value]];
+    if (c) n = b.dataset.kind === "channel" ? (c.channels || {})[b.dataset.value] : c[{ error: "errors", off: "off", failing: "failing", due: "due" }[b.dataset.value]];
     b.textContent = n == null ? b.dataset.label : t("chip.count", { label: b.dataset.label, n: n });
-    if (b.dataset.value === "error") b.classList.toggle("bad", !!n);
+    if (b.dataset.value === "error" || b.dataset.value === "failing") b.classList.toggle("bad", !!n);
   }
 }
 // takeCounts keeps the counts a table answer (body) carries, if any.

@@ -8,8 +8,8 @@ export { lang } from "../lib/core.js";
 const dict = {
   en: {
     "add.title": "New row", "add.button": "Add row", "add.default": "(default)", "tz.local": "{t} here", "add.tz": "time zone",
-    "chips": "Filters", "chip.errors": "Errors", "chip.off": "Off", "chip.due": "Due within 1 h", "chip.count": "{label} ({n})",
-    "st.enabled": "Enabled", "st.paused": "Paused", "st.closed": "Closed", "st.error": "Error", "st.done": "Done",
+    "chips": "Filters", "chip.errors": "Errors", "chip.off": "Off", "chip.failing": "Failing", "chip.due": "Due within 1 h", "chip.count": "{label} ({n})",
+    "st.enabled": "Enabled", "st.paused": "Paused", "st.closed": "Closed", "st.error": "Error", "st.done": "Done", "st.failing": "Failing",
     "oc.strip": "last outcomes, oldest first", "oc.done": "done", "oc.dead": "dead", "oc.timeout": "timed out",
     "oc.rejected": "rejected", "oc.cancelled": "cancelled", "oc.skipped": "skipped",
     "oc.accepted": "accepted", "oc.failed": "failed",
@@ -17,6 +17,7 @@ const dict = {
     "why.error": "The row is invalid.", "why.off": "Switched off: nothing fires.",
     "why.stopped": "Task stopped: it fires only on Run now.", "why.closed": "Task closed: it never fires.",
     "why.done": "Done: no slot is left to fire.", "why.notask": "Not synced yet: there is no task to run.",
+    "why.failing": "The last run failed.", "why.failing.err": "Last run failed: {error}",
     "next.none": "—, not scheduled", "run.cannot": "Cannot run: {why}",
     "del": "Delete", "del.sure": "Delete this row?",
     "search.short": "Type at least {n} characters to search.", "added": "Row {id} added.",
@@ -47,8 +48,8 @@ const dict = {
   },
   zh: {
     "add.title": "新行", "add.button": "添加", "add.default": "（默认）", "tz.local": "本地 {t}", "add.tz": "时区",
-    "chips": "筛选", "chip.errors": "错误", "chip.off": "已停用", "chip.due": "1 小时内触发", "chip.count": "{label}（{n}）",
-    "st.enabled": "已启用", "st.paused": "已暂停", "st.closed": "已关闭", "st.error": "错误", "st.done": "已完成",
+    "chips": "筛选", "chip.errors": "错误", "chip.off": "已停用", "chip.failing": "失败中", "chip.due": "1 小时内触发", "chip.count": "{label}（{n}）",
+    "st.enabled": "已启用", "st.paused": "已暂停", "st.closed": "已关闭", "st.error": "错误", "st.done": "已完成", "st.failing": "失败中",
     "oc.strip": "最近结果（从旧到新）", "oc.done": "成功", "oc.dead": "失败", "oc.timeout": "超时",
     "oc.rejected": "被拒绝", "oc.cancelled": "已取消", "oc.skipped": "已跳过",
     "oc.accepted": "已接受", "oc.failed": "失败待重试",
@@ -56,6 +57,7 @@ const dict = {
     "why.error": "此行无效。", "why.off": "已停用：不会触发。",
     "why.stopped": "任务已停止：只在“立即运行”时触发。", "why.closed": "任务已关闭：不会再触发。",
     "why.done": "已完成：没有剩余的触发时间。", "why.notask": "尚未同步：还没有可运行的任务。",
+    "why.failing": "最近一次运行失败。", "why.failing.err": "最近一次运行失败：{error}",
     "next.none": "—，未排程", "run.cannot": "无法运行：{why}",
     "del": "删除", "del.sure": "删除这一行？",
     "search.short": "至少输入 {n} 个字符再搜索。", "added": "已添加 {id}。",

@@ -20,13 +20,24 @@ function switchOf(row) {
 
 // rowState is the one state a row is shown in, from the row and its task
 // (row.task, sent with the page; none before the row's first sync):
-//   state: enabled, paused, closed, error or done;
+//   state: enabled, paused, closed, error, done or failing;
 //   why: the reason, written under the state ("" when enabled);
 //   armed: a next fire is scheduled; run: Run now can fire it.
 // The order follows what stops a fire first: an invalid row, a finished
 // or closed task, a row switched off, a stopped task (it still runs by
 // hand).
+// A failing row (row.state "failing" in the table answer: its newest
+// finished run ended dead, timeout or rejected; the next success clears
+// it) that would read enabled or done reads failing, its last error
+// written under it; paused and closed rows keep the state the user set.
 export function rowState(row) {
+  const rs = baseState(row);
+  if (row.state !== "failing" || (rs.state !== "enabled" && rs.state !== "done")) return rs;
+  const why = row.last_error ? t("why.failing.err", { error: row.last_error }) : t("why.failing");
+  return { state: "failing", why: why, armed: rs.armed, run: rs.run };
+}
+// baseState is a row's state from the row and its task alone.
+function baseState(row) {
   const tk = row.task;
   if (row.is_active === -1) return { state: "error", why: row.error || t("why.error"), armed: false, run: false };
   if (tk && tk.done) return { state: "done", why: t("why.done"), armed: false, run: false };

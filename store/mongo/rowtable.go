@@ -37,7 +37,8 @@ import (
 //     Chinese, Japanese or Korean characters (store.SearchMin): it has no
 //     trigram, and the regex alone reads the scenario's rows.
 //   - Filters (store.RowFilter): is_active and next_fire conditions on
-//     their (scenario, col, _id) indexes, a field's on its sort index.
+//     their (scenario, col, _id) indexes, failing's on (scenario,
+//     last_status), a field's on its sort index.
 //   - Sort: ix_rows_f_<hex of the field> (scenario, fields.<f>, _id) per
 //     sortable field, made by PrepareRowTable, and (scenario, col, _id) for
 //     is_active, next_fire and last_fire (created with the other indexes
@@ -78,6 +79,7 @@ func (s *Store) rowTableIndexes() []indexSpec {
 		{s.rows, "ix_rows_is_active", colKeys(store.SortIsActive), false},
 		{s.rows, "ix_rows_next_fire", colKeys(store.SortNextFire), false},
 		{s.rows, "ix_rows_last_fire", colKeys(store.SortLastFire), false},
+		{s.rows, "ix_rows_last_status", bson.D{{Key: "scenario", Value: 1}, {Key: "last_status", Value: 1}}, false},
 	}
 }
 
@@ -342,8 +344,8 @@ func (s *Store) planRows(ctx context.Context, q store.RowQuery) (*rowPlan, error
 
 // filterOf is the conditions of a RowFilter on a row document (none for
 // the zero filter). The state and due conditions are served by the
-// (scenario, is_active) and (scenario, next_fire) indexes; a field's by
-// its sort index when the field is sortable.
+// (scenario, is_active), (scenario, last_status) and (scenario, next_fire)
+// indexes; a field's by its sort index when the field is sortable.
 func filterOf(f store.RowFilter) (bson.D, error) {
 	var d bson.D
 	switch f.State {
@@ -352,6 +354,8 @@ func filterOf(f store.RowFilter) (bson.D, error) {
 		d = append(d, bson.E{Key: "is_active", Value: -1})
 	case store.RowStateOff:
 		d = append(d, bson.E{Key: "is_active", Value: 0})
+	case store.RowStateFailing:
+		d = append(d, bson.E{Key: "last_status", Value: bson.D{{Key: "$in", Value: store.FailingStatuses()}}})
 	default:
 		return nil, task.Invalid("filter", "unknown state %q", task.Truncate(f.State, 32))
 	}

@@ -22,15 +22,17 @@ import (
 //     index rather than a LIKE scan (docs/DESIGN.md, "Storage"). A search of one or two Chinese, Japanese or Korean characters
 //     (store.SearchMin) has no trigram: it is a LIKE over rows_fts's text,
 //     which reads all of it.
-//   - Filters (store.RowFilter): is_active and next_fire through their
-//     (scenario, col) indexes, a field through its sort index.
+//   - Filters (store.RowFilter): is_active, last_status (failing) and
+//     next_fire through their (scenario, col) indexes, a field through its
+//     sort index.
 //   - Sort: an expression index (scenario, json_extract(fields,'$.f')
 //     COLLATE NOCASE) per sortable field, named ix_rows_f_<hex of f>, and
 //     (scenario, col) indexes on is_active, next_fire and last_fire. A page
 //     first picks its rowids from the covering index (LIMIT/OFFSET walks
 //     index entries only, never the table) and then reads those rows. The
-//     next_fire/last_fire indexes cost one B-tree write each per fire
-//     (mirrorStatus rewrites both); that is the price of sorting by them.
+//     next_fire/last_fire/last_status indexes cost one B-tree write each
+//     per fire whose values change (mirrorStatus rewrites them); that is
+//     the price of sorting and filtering by them.
 //   - Counts: row_counts(scenario, n), kept by the insert and delete
 //     triggers, so recordsTotal is one lookup.
 //
@@ -81,6 +83,9 @@ func fieldExpr(field string) string {
 	return `json_extract(fields, '$.` + field + `') COLLATE NOCASE`
 }
 
+// qLastStatusIndex serves the failing filter (store.RowStateFailing).
+const qLastStatusIndex = `CREATE INDEX IF NOT EXISTS ix_rows_last_status ON rows (scenario, last_status)`
+
 // fieldIndex names a field's sort index; hex keeps Title and title apart
 // (SQLite names are case-insensitive).
 func fieldIndex(field string) string { return "ix_rows_f_" + hex.EncodeToString([]byte(field)) }
@@ -107,6 +112,11 @@ func (s *Store) PrepareRowTable(ctx context.Context, scenario string, sortFields
 			if _, err := tx.ExecContext(ctx, rowTableSchema); err != nil {
 				return fmt.Errorf("create search index: %w", err)
 			}
+		}
+		// Made on every prepare, not only with rowTableSchema, so a
+		// database whose table is already set up gets it too.
+		if _, err := tx.ExecContext(ctx, qLastStatusIndex); err != nil {
+			return fmt.Errorf("create the last status index: %w", err)
 		}
 		for _, f := range sortFields {
 			q := `CREATE INDEX IF NOT EXISTS ` + fieldIndex(f) + ` ON rows (scenario, ` + fieldExpr(f) + `)`
@@ -407,6 +417,12 @@ func filterSQL(f store.RowFilter) (string, []any, error) {
 		conds = append(conds, "rows.is_active = -1")
 	case store.RowStateOff:
 		conds = append(conds, "rows.is_active = 0")
+	case store.RowStateFailing:
+		fs := store.FailingStatuses()
+		conds = append(conds, "rows.last_status IN (?"+strings.Repeat(", ?", len(fs)-1)+")")
+		for _, s := range fs {
+			args = append(args, s)
+		}
 	default:
 		return "", nil, task.Invalid("filter", "unknown state %q", task.Truncate(f.State, 32))
 	}

@@ -141,6 +141,24 @@ func RunRowTable(t *testing.T, newStore func(t *testing.T) RowTableStore) {
 				Filter: store.RowFilter{State: store.RowStateOff}})
 			b.wantCounts(p, 33, 0)
 		}},
+		{"FilterFailing", func(b *rtBundle) {
+			// A failing row's last run delivered nothing (dead, timeout,
+			// rejected); any other last status, or none, is not failing.
+			for id, last := range map[string]string{"g1": "dead", "g2": "timeout", "g3": "rejected",
+				"g4": "done", "g5": "cancelled", "g6": "unschedulable"} {
+				err := b.s.InsertRow(b.t.Context(), &task.Row{Scenario: scenario, ID: id, IsActive: 1, LastStatus: last,
+					Fields: map[string]any{"title": "g " + id}})
+				if err != nil {
+					b.t.Fatalf("InsertRow(%s): %v", id, err)
+				}
+			}
+			p := b.query(store.RowQuery{Scenario: scenario, Limit: 10, Filter: store.RowFilter{State: store.RowStateFailing}})
+			b.wantCounts(p, 36, 3)
+			b.wantIDs(p, []string{"g1", "g2", "g3"})
+			p = b.query(store.RowQuery{Scenario: scenario, Limit: 10, Search: "g g3", Filter: store.RowFilter{State: store.RowStateFailing}})
+			b.wantCounts(p, 36, 1)
+			b.wantIDs(p, []string{"g3"})
+		}},
 		{"Filters", func(b *rtBundle) {
 			now := time.Now()
 			ins := func(id string, active int, next time.Time, channel any) {
