@@ -33,6 +33,9 @@ type Store interface {
 	// GetTasks returns the tasks with the given ids that exist: the
 	// titles of a page of runs.
 	GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error)
+	// TaskIDsByTitle returns the ids of the tasks whose title holds every
+	// word: the runs filter by title.
+	TaskIDsByTitle(ctx context.Context, words []string, limit int) ([]string, error)
 }
 
 // Feedback takes a target's report on a run: the run's owner

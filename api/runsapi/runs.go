@@ -17,9 +17,11 @@ import (
 
 // The fire ledger and execution feedback:
 //
-//	GET  /api/v1/runs?task_id=&target=&state=&cursor=&limit=
+//	GET  /api/v1/runs?task_id=&title=&target=&state=&cursor=&limit=
 //	     → 200 {runs, next}: runs newest first (by fired_at, then
-//	       trigger_id), every filter optional. next is an opaque cursor:
+//	       trigger_id), every filter optional; title keeps the runs of
+//	       the tasks whose title holds every word of it. Each run carries
+//	       its task's title (task_title). next is an opaque cursor:
 //	       pass it as `cursor` for the next (older) page; "" on the last page.
 //	GET  /api/v1/runs?task_id=&before=&limit=
 //	     → the older form: a task's runs newest slot first, before the
@@ -62,7 +64,7 @@ func (a *API) listRuns(c *gin.Context) {
 	}
 	limit := q.Limit
 	q.Limit++ // one extra run tells whether another page follows
-	runs, err := a.store.QueryRuns(c.Request.Context(), q)
+	runs, err := a.queryRuns(c, q)
 	if err != nil {
 		a.WriteError(c, err)
 		return

@@ -1,8 +1,14 @@
 package runsapi
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 
+	"github.com/gin-gonic/gin"
+
+	"cronsheet/store"
 	"cronsheet/task"
 )
 
@@ -42,4 +48,48 @@ func (a *API) withTitles(ctx context.Context, runs []*task.Run) ([]runView, erro
 		out[i].TaskTitle = titles[out[i].TaskID]
 	}
 	return out, nil
+}
+
+// maxTitleFilter bounds the title filter, in bytes; maxTitleTasks is how
+// many tasks it may match (each is one indexed query of a page).
+const (
+	maxTitleFilter = 200
+	maxTitleTasks  = 50
+)
+
+// queryRuns returns the runs q matches, narrowed by the title filter
+// when the request has one: the runs of every task whose title holds its
+// words, merged newest first, at most q.Limit.
+func (a *API) queryRuns(c *gin.Context, q store.RunQuery) ([]*task.Run, error) {
+	ctx := c.Request.Context()
+	title := strings.TrimSpace(c.Query("title"))
+	if title == "" {
+		return a.store.QueryRuns(ctx, q)
+	}
+	if len(title) > maxTitleFilter {
+		return nil, task.Invalid("title", "at most %d bytes", maxTitleFilter)
+	}
+	if q.TaskID != "" {
+		return nil, task.Invalid("title", "give either task_id or title, not both")
+	}
+	ids, err := a.store.TaskIDsByTitle(ctx, strings.Fields(title), maxTitleTasks+1)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) > maxTitleTasks {
+		return nil, task.Invalid("title", "more than %d tasks have these words in their titles; add words", maxTitleTasks)
+	}
+	var all []*task.Run
+	for _, id := range ids {
+		q.TaskID = id
+		runs, err := a.store.QueryRuns(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, runs...)
+	}
+	slices.SortFunc(all, func(x, y *task.Run) int {
+		return cmp.Or(y.FiredAt.Compare(x.FiredAt), strings.Compare(y.TriggerID, x.TriggerID))
+	})
+	return all[:min(len(all), q.Limit)], nil
 }
