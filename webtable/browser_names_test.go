@@ -10,8 +10,8 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestBrowserNames: the Runs page, a run's detail, the runs drawer and
-// the Run now notice name a task by its title, the id on hover, in
+// TestBrowserNames: the Runs page, a run's detail, the Outbox page, the
+// runs drawer and the Run now notice name a task by its title, the id on hover, in
 // English and 简体中文 without a console error; the Runs page's title
 // filter finds the task by a word of its title.
 func TestBrowserNames(t *testing.T) {
@@ -48,6 +48,12 @@ func TestBrowserNames(t *testing.T) {
 			jsClick(`#runs-table tbody tr[id]`),
 			waitJS(`document.getElementById("detail-id").textContent.startsWith("周报 weekly · ")`),
 			waitJS(`document.querySelector("#detail-fields .task-name").title === "nm-1"`),
+		)
+		run(t, ctx, "load the Outbox page ("+lang+")", 30*time.Second,
+			chromedp.Navigate(base+"/outbox"),
+			waitJS(`document.body.dataset.ready === "1"`),
+			waitJS(`[...document.querySelectorAll("#outbox tbody td.task-name")].some((td) => td.textContent === "周报 weekly" && td.title === "nm-1")`),
+			waitJS(`![...document.querySelectorAll("#outbox tbody td.task-name")].some((td) => td.textContent === "nm-1")`),
 		)
 		run(t, ctx, "open the drawer and run now ("+lang+")", 30*time.Second,
 			chromedp.Navigate(base+"/"),
