@@ -11,6 +11,7 @@ import (
 )
 
 // TestBrowserNames: the Runs page, a run's detail, the Outbox page, the
+// Status page's timeline, the
 // runs drawer and the Run now notice name a task by its title, the id on hover, in
 // English and 简体中文 without a console error; the Runs page's title
 // filter finds the task by a word of its title.
@@ -54,6 +55,11 @@ func TestBrowserNames(t *testing.T) {
 			waitJS(`document.body.dataset.ready === "1"`),
 			waitJS(`[...document.querySelectorAll("#outbox tbody td.task-name")].some((td) => td.textContent === "周报 weekly" && td.title === "nm-1")`),
 			waitJS(`![...document.querySelectorAll("#outbox tbody td.task-name")].some((td) => td.textContent === "nm-1")`),
+		)
+		run(t, ctx, "load the Status page ("+lang+")", 30*time.Second,
+			chromedp.Navigate(base+"/status"),
+			waitJS(`document.body.dataset.ready === "1"`),
+			waitJS(`[...document.querySelectorAll("#timeline a.tl-item")].some((a) => a.dataset.task === "nm-1" && a.textContent === "周报 weekly" && a.title.endsWith("nm-1"))`),
 		)
 		run(t, ctx, "open the drawer and run now ("+lang+")", 30*time.Second,
 			chromedp.Navigate(base+"/"),
