@@ -11,7 +11,8 @@ import (
 )
 
 // TestBrowserNames: the Runs page, a run's detail, the Outbox page, the
-// Status page's timeline, the
+// Status page's timeline, the add form's notice (whose new row is
+// scrolled to and flashed), the
 // runs drawer and the Run now notice name a task by its title, the id on hover, in
 // English and 简体中文 without a console error; the Runs page's title
 // filter finds the task by a word of its title.
@@ -71,6 +72,18 @@ func TestBrowserNames(t *testing.T) {
 			jsClick(`#rows tbody tr[id="nm-1"] button.run-now`),
 			waitJS(`document.getElementById("notice").textContent.includes("周报 weekly")`),
 			waitJS(`!document.getElementById("notice").textContent.includes("nm-1")`),
+		)
+		title := "新行 " + lang
+		run(t, ctx, "add a row ("+lang+")", 30*time.Second,
+			jsClick("#drawer-close"),
+			waitJS(`document.getElementById("drawer").hidden`),
+			chromedp.SendKeys(css(`#add-fields input[name="title"]`), title),
+			chromedp.SendKeys(css(`#add-fields input[name="content"]`), "from the form"),
+			chromedp.SendKeys(css(`#add-fields input[name="when"]`), "every 1h"),
+			chromedp.SendKeys(css(`#add-fields input[name="to"]`), "ops@example.com"),
+			chromedp.Click(css(`#add-button`)),
+			waitJS(fmt.Sprintf(`document.getElementById("notice").textContent.includes(%q)`, title)),
+			waitJS(fmt.Sprintf(`[...document.querySelectorAll("#rows tbody tr.row-new")].some((tr) => tr.textContent.includes(%q))`, title)),
 		)
 		if errs := get(t, ctx, "read script errors", chromedp.Evaluate[string](`JSON.stringify(window.cronsheetErrors || [])`)); errs != "[]" {
 			t.Errorf("%s: script errors: %s", lang, errs)
