@@ -23,8 +23,11 @@ type errorRing struct {
 
 // statusError is one recent run error.
 type statusError struct {
-	At        time.Time     `json:"at"`
-	TaskID    string        `json:"task_id"`
+	At     time.Time `json:"at"`
+	TaskID string    `json:"task_id"`
+	// TaskTitle is the task's title (task.Task.Title), read when the
+	// status is served; "" when it has none or is gone.
+	TaskTitle string        `json:"task_title,omitempty"`
 	TriggerID string        `json:"trigger_id"`
 	State     task.RunState `json:"state"`
 	Error     string        `json:"error"`
@@ -227,9 +230,34 @@ func (s *Server) serveStatus(c *gin.Context) {
 		st.Store.OK, st.Store.Error = false, err.Error()
 	}
 	st.LastErrors = append([]statusError{}, s.lastErrors.newestFirst()...)
+	s.titleErrors(ctx, st.LastErrors)
 	code := http.StatusOK
 	if !st.Store.OK {
 		code = http.StatusServiceUnavailable
 	}
 	c.JSON(code, st)
+}
+
+// titleErrors names the tasks of errs by their titles, read in one batch;
+// a failed read leaves them untitled (the page shows the ids).
+func (s *Server) titleErrors(ctx context.Context, errs []statusError) {
+	if len(errs) == 0 {
+		return
+	}
+	ids := make([]string, len(errs))
+	for i, e := range errs {
+		ids[i] = e.TaskID
+	}
+	tasks, err := s.store.GetTasks(ctx, ids)
+	if err != nil {
+		s.logger.WarnContext(ctx, "status: read the titles of the last errors", "err", err)
+		return
+	}
+	titles := make(map[string]string, len(tasks))
+	for _, t := range tasks {
+		titles[t.TaskID] = t.Title()
+	}
+	for i := range errs {
+		errs[i].TaskTitle = titles[errs[i].TaskID]
+	}
 }

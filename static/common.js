@@ -62,7 +62,7 @@ const dict = {
     "tg.probe.interval": "probe every (e.g. 1m; empty: no probe)", "tg.probe.method": "probe method",
     "tg.probe.path": "probe path (empty: the url)",
     // runs
-    "rn.task": "task", "rn.target": "target", "rn.state": "state", "rn.any": "any state",
+    "rn.task": "task", "rn.title": "task title", "rn.taskid": "task id", "rn.target": "target", "rn.state": "state", "rn.any": "any state",
     "rn.filter": "Filter", "rn.clear": "Clear",
     "rn.fired": "fired", "rn.trigger": "trigger", "rn.attempt": "attempt", "rn.slot": "slot",
     "rn.finished": "finished", "rn.error": "error", "rn.id": "trigger id",
@@ -165,7 +165,7 @@ const dict = {
     "tg.h.probe": "探测：{what}", "tg.h.probe.none": "探测：尚未进行",
     "tg.probe.interval": "探测间隔（如 1m；留空：不探测）", "tg.probe.method": "探测方法",
     "tg.probe.path": "探测路径（留空：即 URL）",
-    "rn.task": "任务", "rn.target": "目标", "rn.state": "状态", "rn.any": "全部状态",
+    "rn.task": "任务", "rn.title": "任务标题", "rn.taskid": "任务编号", "rn.target": "目标", "rn.state": "状态", "rn.any": "全部状态",
     "rn.filter": "筛选", "rn.clear": "清除",
     "rn.fired": "触发时间", "rn.trigger": "触发方式", "rn.attempt": "尝试", "rn.slot": "计划时间",
     "rn.finished": "结束时间", "rn.error": "错误", "rn.id": "触发 ID",

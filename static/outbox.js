@@ -36,7 +36,8 @@
       tr.dataset.id = m.id;
       cell(tr, m.id);
       cell(tr, "").innerHTML = ui.timeHTML(m.created_at);
-      cell(tr, m.task_id);
+      const name = cell(tr, m.task_title || m.task_id); // the title, the id on hover
+      name.className = "task-name"; name.title = m.task_id;
       const trig = cell(tr, "");
       if (m.trigger_id) {
         const a = document.createElement("a");

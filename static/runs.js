@@ -5,7 +5,8 @@
 // report; while the run is unfinished the detail reads it again every
 // liveEvery (slower while the tab is hidden), so its state, attempts,
 // output and feedback follow the delivery. The filters and the open run
-// live in the URL (/runs?task_id=&target=&state=&trigger_id=).
+// live in the URL (/runs?title=&task_id=&target=&state=&trigger_id=). A
+// run names its task by title (task_title), the id on hover.
 (function () {
   "use strict";
   const ui = window.cronsheetUI;
@@ -18,9 +19,10 @@
   const liveEvery = 2000, liveHidden = 10000; // ms
   const unfinished = /^(pending|running|failed|accepted)$/;
 
+  const filterNames = ["title", "task_id", "target", "state"];
   function filterValues() {
     const f = {};
-    for (const name of ["task_id", "target", "state"]) {
+    for (const name of filterNames) {
       const v = filters.elements.namedItem(name).value.trim();
       if (v) f[name] = v;
     }
@@ -43,6 +45,13 @@
     if (type !== "display") return data || "";
     const s = String(data || "");
     return '<span title="' + esc(s) + '">' + esc(s.length > 80 ? s.slice(0, 80) + "…" : s) + "</span>";
+  }
+
+  // taskCell names a run's task by its title, the id on hover; a task
+  // without a title shows its id.
+  function taskCell(data, type, run) {
+    if (type !== "display") return run.task_title || data;
+    return '<span class="task-name" title="' + esc(data) + '">' + esc(run.task_title || data) + "</span>";
   }
 
   // whyCell is a run's Why? button: why its task fired or not at its slot.
@@ -76,11 +85,12 @@
       live = setTimeout(() => { if (shown === run.trigger_id) showRun(run.trigger_id); },
         document.hidden ? liveHidden : liveEvery);
     }
-    document.getElementById("detail-id").textContent = run.trigger_id;
+    const head = document.getElementById("detail-id");
+    head.textContent = run.task_title ? run.task_title + " · " + run.trigger_id : run.trigger_id;
     const dl = document.getElementById("detail-fields");
     dl.replaceChildren();
     dt(dl, t("rn.id"), run.trigger_id);
-    dt(dl, t("rn.task"), run.task_id);
+    dt(dl, t("rn.task"), run.task_id, taskCell(run.task_id, "display", run));
     dt(dl, t("rn.target"), run.target);
     dt(dl, t("rn.trigger"), run.trigger_type);
     dt(dl, t("rn.state"), run.state, stateCell(run.state, "display"));
@@ -120,7 +130,7 @@
     const sel = filters.elements.namedItem("state");
     for (const s of states) { const o = document.createElement("option"); o.value = s; o.textContent = ui.stateName(s); sel.appendChild(o); }
     const params = new URLSearchParams(location.search);
-    for (const name of ["task_id", "target", "state"]) filters.elements.namedItem(name).value = params.get(name) || "";
+    for (const name of filterNames) filters.elements.namedItem(name).value = params.get(name) || "";
 
     paging = ui.cursorPaging(async (cursor, limit) => {
       const q = new URLSearchParams(filterValues());
@@ -135,7 +145,7 @@
       pageLength: 25, lengthMenu: [10, 25, 50, 100, 500],
       columns: [
         { data: "fired_at", title: t("rn.fired"), render: time },
-        { data: "task_id", title: t("rn.task"), render: text },
+        { data: "task_id", title: t("rn.task"), render: taskCell },
         { data: "target", title: t("rn.target"), render: text },
         { data: "trigger_type", title: t("rn.trigger"), render: text },
         { data: "state", title: t("rn.state"), render: stateCell },

@@ -104,7 +104,9 @@
       const msg = String(e.error || "");
       const err = el("span", msg.length > 120 ? msg.slice(0, 120) + "…" : msg);
       err.title = msg;
-      row(tb, [timeEl(e.at), e.task_id, trig, el("span", e.state, "last-bad"), err]);
+      const name = el("span", e.task_title || e.task_id, "task-name"); // the title, the id on hover
+      name.title = e.task_id;
+      row(tb, [timeEl(e.at), name, trig, el("span", e.state, "last-bad"), err]);
     }
     if (!(list || []).length) noneRow(tb, 5);
   }
@@ -242,7 +244,7 @@
       bar.title = t("st.tl.hour", { n: l.length });
       const items = el("span", null, "tl-items");
       for (const f of l.slice(0, 8)) {
-        const a = el("a", f.row_id || f.task_id, "tl-item");
+        const a = el("a", f.task_title || f.row_id || f.task_id, "tl-item");
         a.href = "/runs?task_id=" + encodeURIComponent(f.task_id);
         a.dataset.task = f.task_id;
         a.title = new Date(f.next_fire).toLocaleString() + " · " + f.task_id;

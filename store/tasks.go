@@ -51,6 +51,11 @@ type Tasks interface {
 	// of many armed tasks checks them this way). At most MaxStatusBatch
 	// ids.
 	TaskHeads(ctx context.Context, taskIDs []string) ([]TaskHead, error)
+	// TaskIDsByTitle returns the ids of the tasks, deleted ones left out,
+	// whose title param holds every one of words (ASCII letters compared
+	// without case), in no particular order, at most limit. No words is
+	// task.ErrInvalid.
+	TaskIDsByTitle(ctx context.Context, words []string, limit int) ([]string, error)
 	// OverdueTasks returns enabled, not done, not deleted tasks whose alert
 	// watches for absence (Alert.Absent > 0) and whose next fire is set and
 	// before `before`, soonest next fire first, at most limit. Served by an

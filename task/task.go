@@ -207,3 +207,15 @@ func (t *Task) SameSchedule(o *Task) bool {
 	return t.CronPara == o.CronPara && t.TZ == o.TZ && t.ExecuteType == o.ExecuteType &&
 		t.StartTime.Equal(o.StartTime) && t.EndTime.Equal(o.EndTime) && t.Misfire == o.Misfire
 }
+
+// Title is how people name the task: its title param (a row's title
+// field), else a job's name, else "".
+func (t *Task) Title() string {
+	if s := t.Params[ParamTitle]; s != "" {
+		return s
+	}
+	if t.Job != nil {
+		return t.Job.Name
+	}
+	return ""
+}

@@ -24,6 +24,9 @@ import (
 type Store interface {
 	// ListOutbox returns outbox messages newest first, with ID < beforeID.
 	ListOutbox(ctx context.Context, beforeID int64, limit int) ([]*task.OutboxMessage, error)
+	// GetTasks returns the tasks with the given ids that exist: the
+	// titles of a page of messages.
+	GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error)
 }
 
 // Every store the server accepts satisfies Store.
@@ -48,7 +51,45 @@ func (a *API) Register(r gin.IRouter) {
 
 // outboxPage is the answer of GET /api/v1/outbox.
 type outboxPage struct {
-	Messages []*task.OutboxMessage `json:"messages"`
+	Messages []message `json:"messages"`
+}
+
+// message is an outbox message with its task's title, so the page names
+// the task rather than shows its id.
+type message struct {
+	*task.OutboxMessage
+	// TaskTitle is the task's title (task.Task.Title); "" when it has
+	// none or is gone.
+	TaskTitle string `json:"task_title,omitempty"`
+}
+
+// withTitles returns msgs with their tasks' titles, read in one batch.
+func (a *API) withTitles(ctx context.Context, msgs []*task.OutboxMessage) ([]message, error) {
+	out := make([]message, len(msgs))
+	ids := make([]string, 0, len(msgs))
+	seen := map[string]bool{}
+	for i, m := range msgs {
+		out[i].OutboxMessage = m
+		if !seen[m.TaskID] {
+			seen[m.TaskID] = true
+			ids = append(ids, m.TaskID)
+		}
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	tasks, err := a.store.GetTasks(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	titles := make(map[string]string, len(tasks))
+	for _, t := range tasks {
+		titles[t.TaskID] = t.Title()
+	}
+	for i := range out {
+		out[i].TaskTitle = titles[out[i].TaskID]
+	}
+	return out, nil
 }
 
 // listOutbox handles GET /api/v1/outbox?before=&limit=: messages newest
@@ -73,8 +114,10 @@ func (a *API) listOutbox(c *gin.Context) {
 		a.WriteError(c, err)
 		return
 	}
-	if msgs == nil {
-		msgs = []*task.OutboxMessage{}
+	views, err := a.withTitles(c.Request.Context(), msgs)
+	if err != nil {
+		a.WriteError(c, err)
+		return
 	}
-	c.JSON(http.StatusOK, outboxPage{Messages: msgs})
+	c.JSON(http.StatusOK, outboxPage{Messages: views})
 }

@@ -17,9 +17,11 @@ import (
 
 // The fire ledger and execution feedback:
 //
-//	GET  /api/v1/runs?task_id=&target=&state=&cursor=&limit=
+//	GET  /api/v1/runs?task_id=&title=&target=&state=&cursor=&limit=
 //	     → 200 {runs, next}: runs newest first (by fired_at, then
-//	       trigger_id), every filter optional. next is an opaque cursor:
+//	       trigger_id), every filter optional; title keeps the runs of
+//	       the tasks whose title holds every word of it. Each run carries
+//	       its task's title (task_title). next is an opaque cursor:
 //	       pass it as `cursor` for the next (older) page; "" on the last page.
 //	GET  /api/v1/runs?task_id=&before=&limit=
 //	     → the older form: a task's runs newest slot first, before the
@@ -31,7 +33,7 @@ import (
 
 // runsPage is the answer of GET /api/v1/runs.
 type runsPage struct {
-	Runs []*task.Run `json:"runs"`
+	Runs []runView `json:"runs"`
 	// Next is the cursor of the next, older page; "" on the last page.
 	Next string `json:"next"`
 }
@@ -62,21 +64,28 @@ func (a *API) listRuns(c *gin.Context) {
 	}
 	limit := q.Limit
 	q.Limit++ // one extra run tells whether another page follows
-	runs, err := a.store.QueryRuns(c.Request.Context(), q)
+	runs, err := a.queryRuns(c, q)
 	if err != nil {
 		a.WriteError(c, err)
 		return
 	}
-	page := runsPage{Runs: runs}
+	next := ""
 	if len(runs) > limit {
-		page.Runs = runs[:limit]
 		last := runs[limit-1]
-		page.Next = encodeCursor(store.RunCursor{FiredAt: last.FiredAt, TriggerID: last.TriggerID})
+		runs = runs[:limit]
+		next = encodeCursor(store.RunCursor{FiredAt: last.FiredAt, TriggerID: last.TriggerID})
 	}
-	if page.Runs == nil {
-		page.Runs = []*task.Run{}
+	a.writePage(c, runs, next)
+}
+
+// writePage answers a page of runs with their tasks' titles.
+func (a *API) writePage(c *gin.Context, runs []*task.Run, next string) {
+	views, err := a.withTitles(c.Request.Context(), runs)
+	if err != nil {
+		a.WriteError(c, err)
+		return
 	}
-	c.JSON(http.StatusOK, page)
+	c.JSON(http.StatusOK, runsPage{Runs: views, Next: next})
 }
 
 // runQuery reads the filters, cursor and limit of GET /api/v1/runs.
@@ -139,10 +148,7 @@ func (a *API) listTaskRuns(c *gin.Context) {
 		a.WriteError(c, err)
 		return
 	}
-	if runs == nil {
-		runs = []*task.Run{}
-	}
-	c.JSON(http.StatusOK, runsPage{Runs: runs})
+	a.writePage(c, runs, "")
 }
 
 // getRun handles GET /api/v1/runs/:trigger_id: the run with its feedback.
@@ -157,7 +163,12 @@ func (a *API) getRun(c *gin.Context) {
 		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "run %q not found", id))
 		return
 	}
-	c.JSON(http.StatusOK, r)
+	views, err := a.withTitles(c.Request.Context(), []*task.Run{r})
+	if err != nil {
+		a.WriteError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, views[0])
 }
 
 // maxCancelReason bounds the reason given with a cancel.

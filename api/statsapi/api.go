@@ -16,16 +16,21 @@ import (
 
 	"cronsheet/api/httpapi"
 	"cronsheet/store"
+	"cronsheet/task"
 )
 
-// Store is the part of storage the stats API calls (store.RunStats).
+// Store is the part of storage the stats API calls (store.RunStats and
+// the tasks' titles).
 type Store interface {
 	FireStats(ctx context.Context, p store.FireStatsParams) (*store.FireStats, error)
 	UpcomingFires(ctx context.Context, from, to time.Time, limit int) ([]store.UpcomingFire, error)
+	// GetTasks returns the tasks with the given ids that exist: the
+	// titles of the upcoming fires.
+	GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error)
 }
 
-// Every store's run statistics satisfy Store.
-var _ Store = store.RunStats(nil)
+// Every store the server accepts satisfies Store.
+var _ Store = store.Product(nil)
 
 // API serves the stats; build it with New and mount it with Register.
 type API struct {

@@ -1,6 +1,7 @@
 package statsapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -86,11 +87,43 @@ func (a *API) fireStats(c *gin.Context) {
 	c.JSON(http.StatusOK, fireStatsAnswer{FireStats: st, BucketSeconds: int64(bucket / time.Second)})
 }
 
+// upcomingFire is a fire due soon with its task's title, so the timeline
+// names the task rather than shows its id.
+type upcomingFire struct {
+	store.UpcomingFire
+	// TaskTitle is the task's title (task.Task.Title); "" when it has none.
+	TaskTitle string `json:"task_title,omitempty"`
+}
+
+// withTitles returns fires with their tasks' titles, read in one batch.
+func (a *API) withTitles(ctx context.Context, fires []store.UpcomingFire) ([]upcomingFire, error) {
+	out := make([]upcomingFire, len(fires))
+	ids := make([]string, len(fires))
+	for i, f := range fires {
+		out[i].UpcomingFire, ids[i] = f, f.TaskID
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	tasks, err := a.store.GetTasks(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	titles := make(map[string]string, len(tasks))
+	for _, t := range tasks {
+		titles[t.TaskID] = t.Title()
+	}
+	for i := range out {
+		out[i].TaskTitle = titles[out[i].TaskID]
+	}
+	return out, nil
+}
+
 // upcomingAnswer is the answer of GET /api/v1/stats/upcoming.
 type upcomingAnswer struct {
-	From  time.Time            `json:"from"`
-	To    time.Time            `json:"to"`
-	Fires []store.UpcomingFire `json:"fires"`
+	From  time.Time      `json:"from"`
+	To    time.Time      `json:"to"`
+	Fires []upcomingFire `json:"fires"`
 	// More says the limit cut the list short.
 	More bool `json:"more"`
 }
@@ -115,5 +148,10 @@ func (a *API) upcoming(c *gin.Context) {
 		a.WriteError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, upcomingAnswer{From: now, To: now.Add(within), Fires: fires, More: len(fires) == limit})
+	views, err := a.withTitles(c.Request.Context(), fires)
+	if err != nil {
+		a.WriteError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, upcomingAnswer{From: now, To: now.Add(within), Fires: views, More: len(fires) == limit})
 }

@@ -1,5 +1,6 @@
 // The table page's form for a new row.
 import { getJSON, notice } from "../lib/core.js";
+import { titleOfRow } from "./cells.js";
 import { api } from "./config.js";
 import { preview } from "./editing.js";
 import { t, tOr } from "./i18n.js";
@@ -70,8 +71,19 @@ async function addRow(e, box) {
   if (!r.ok) { err.textContent = r.body.error; return; }
   for (const input of box.querySelectorAll("input")) input.value = input.dataset.default || "";
   showAddPreview(box);
-  notice(t("added", { id: r.body.id }));
-  st.table.ajax.reload(null, false);
+  notice(t("added", { id: titleOfRow(r.body) || r.body.id }));
+  st.table.ajax.reload(() => showNewRow(r.body.id), false);
+}
+
+// showNewRow scrolls the row id into view and flashes it, when the page
+// shown holds it.
+function showNewRow(id) {
+  const tr = [...document.querySelectorAll("#rows tbody tr[id]")].find((x) => x.id === String(id));
+  if (!tr) return;
+  tr.scrollIntoView({ block: "center" });
+  tr.classList.remove("row-new");
+  void tr.offsetWidth; // restart the flash
+  tr.classList.add("row-new");
 }
 
 let previewTimer = null;

@@ -13,6 +13,12 @@ export function taskIDOfRow(row) {
   const idField = st.cols.find((c) => c.type === "id");
   return String((idField && row.fields && row.fields[idField.field]) || row.id);
 }
+// titleOfRow is how people name row: its title field (the column of role
+// title), "" when the scenario maps none or the row has no title.
+export function titleOfRow(row) {
+  const c = st.cols.find((x) => x.role === "title");
+  return String((c && row.fields && row.fields[c.field]) || "");
+}
 // colOf is the column (of st.cols) of the cell td.
 export function colOf(td) { return st.cols[toOrig(st.table.cell(td).index().column)]; }
 

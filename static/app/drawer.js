@@ -2,7 +2,7 @@
 // without) and the drawer that lists the task's runs.
 import { getJSON, notice } from "../lib/core.js";
 import { showExplain } from "../lib/explain.js";
-import { taskIDOfRow } from "./cells.js";
+import { taskIDOfRow, titleOfRow } from "./cells.js";
 import { panel } from "./config.js";
 import { t } from "./i18n.js";
 import { st } from "./state.js";
@@ -14,8 +14,22 @@ import { inZone, zoneOf } from "./zones.js";
 export const drawer = { taskID: "", cursor: "", before: "", zone: "" };
 // zoneOfTask is the zone of the row whose task is taskID.
 function zoneOfTask(taskID) {
-  const row = st.table && st.table.rows().data().toArray().find((x) => taskIDOfRow(x) === taskID);
+  const row = rowOfTask(taskID);
   return row ? zoneOf(row) : st.scenarioZone;
+}
+// rowOfTask is the table's row of taskID, or undefined.
+function rowOfTask(taskID) {
+  return st.table && st.table.rows().data().toArray().find((x) => taskIDOfRow(x) === taskID);
+}
+// nameOfTask is how the page names taskID: its row's title, else the id.
+function nameOfTask(taskID) {
+  const row = rowOfTask(taskID);
+  return (row && titleOfRow(row)) || taskID;
+}
+// showTask writes taskID's name into el, the id on hover.
+function showTask(el, taskID) {
+  el.textContent = nameOfTask(taskID);
+  el.title = taskID;
 }
 // runCell appends a cell of v (as text) to tr.
 function runCell(tr, v) {
@@ -63,7 +77,7 @@ export async function showRuns(taskID, more) {
   const r = await getJSON("/api/v1/runs?" + q);
   const box = document.getElementById("drawer");
   panel.open(box, document.getElementById("drawer-close"));
-  document.getElementById("drawer-task").textContent = drawer.taskID;
+  showTask(document.getElementById("drawer-task"), drawer.taskID);
   document.getElementById("drawer-all").href = "/runs?" + new URLSearchParams({ task_id: drawer.taskID });
   if (!r.ok) { notice(r.body.error, true); return; }
   const tb = document.querySelector("#runs tbody");
@@ -92,7 +106,7 @@ export async function runNow(button, taskID, params) {
   if (!r.ok) { notice(r.body.error, true); return r; }
   const runs = r.body.runs || [];
   const refused = runs.filter((x) => x.state === "rejected");
-  let msg = t("run.ok", { id: taskID });
+  let msg = t("run.ok", { id: nameOfTask(taskID) });
   if (refused.length) {
     msg += " " + t("run.rejected", { n: refused.length, total: runs.length,
       why: refused.map((x) => x.target + ": " + x.error).join("; ") });
@@ -123,7 +137,7 @@ export function paramLine(key, value) {
 // openParams opens the params editor for taskID.
 export function openParams(taskID) {
   paramsBox.taskID = taskID;
-  document.getElementById("params-task").textContent = taskID;
+  showTask(document.getElementById("params-task"), taskID);
   document.getElementById("params-error").textContent = "";
   document.getElementById("params-list").replaceChildren();
   const first = paramLine("", "");

@@ -13,6 +13,7 @@ func taskCases() []testCase {
 		{name: "GetMissing", fn: testGetTaskMissing},
 		{name: "GetMany", fn: testGetTasks},
 		{name: "Heads", fn: testTaskHeads},
+		{name: "IDsByTitle", fn: testTaskIDsByTitle},
 		{name: "Claim", fn: testClaim},
 		{name: "ClaimSkipsDoneAndDisabled", fn: testClaimSkipsDoneAndDisabled},
 		{name: "Release", fn: testReleaseTask},

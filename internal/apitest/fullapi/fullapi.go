@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -167,7 +168,13 @@ const RowsPath = "/api/v1/scenarios/memos/rows"
 // AddTask stores a row and its synced task (not claimed by anyone).
 func (b *Bundle) AddTask(t *testing.T, id string, active int) {
 	t.Helper()
-	body := `{"memo_id":"` + id + `","title":"hi","content":"body","when":"every 1h","channel":"outbox"}`
+	b.AddTitledTask(t, id, "hi", active)
+}
+
+// AddTitledTask stores a row titled title and its synced task.
+func (b *Bundle) AddTitledTask(t *testing.T, id, title string, active int) {
+	t.Helper()
+	body := `{"memo_id":"` + id + `","title":` + strconv.Quote(title) + `,"content":"body","when":"every 1h","channel":"outbox"}`
 	row := apitest.Want[task.Row](t, b.Do(t, http.MethodPost, RowsPath, body), http.StatusCreated)
 	tk, err := b.Scenarios["memos"].ToTask(&row, apitest.FixedNow)
 	if err != nil {
