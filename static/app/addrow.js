@@ -96,12 +96,13 @@ function showAddPreview(box) {
   }, 250);
 }
 
-// buildAddForm builds the form: an input per editable column (but the
-// switch), and the zone when the scenario has a zone field.
+// buildAddForm builds the form: an input per editable column shown by
+// default (but the switch and the zone), and the zone when the scenario
+// has a zone field; the other fields are set in the table.
 export function buildAddForm() {
   const box = document.getElementById("add-fields");
   for (const c of st.cols) {
-    if (c.editable && c.type !== "switch") box.appendChild(fieldInput(c));
+    if (c.editable && !c.hidden && c.type !== "switch" && c.type !== "zone") box.appendChild(fieldInput(c));
   }
   if (st.tzField) addZone(box);
   box.addEventListener("input", () => showAddPreview(box));
