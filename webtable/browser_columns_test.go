@@ -22,7 +22,8 @@ func cellUnder(title string) string {
 // TestBrowserColumnsEditors: the memos table has a column for every
 // mapped field. Retries starts hidden and is shown from the Columns list,
 // then set with its number editor; a target is picked by its name from
-// the targets list. Both read back through the API. In English and
+// the targets list; params are written as key=value lines. All read
+// back through the API. In English and
 // 简体中文, without a console error.
 func TestBrowserColumnsEditors(t *testing.T) {
 	chromium := needBrowser(t)
@@ -33,11 +34,11 @@ func TestBrowserColumnsEditors(t *testing.T) {
 	ctx := newBrowser(t, chromium)
 	console := listenConsole(t, ctx)
 	for _, lang := range []struct {
-		code, retries, targets, zone, saved, pick string
-		n                                         int
+		code, retries, targets, zone, params, saved, pick string
+		n                                                 int
 	}{
-		{"en", "Retries", "Targets", "Time zone", "Saved.", "night-hook", 5},
-		{"zh", "重试次数", "目标", "时区", "已保存。", "day-hook", 7},
+		{"en", "Retries", "Targets", "Time zone", "Params", "Saved.", "night-hook", 5},
+		{"zh", "重试次数", "目标", "时区", "参数", "已保存。", "day-hook", 7},
 	} {
 		t.Run(lang.code, func(t *testing.T) {
 			run(t, ctx, "forget the columns kept", 20*time.Second,
@@ -74,6 +75,23 @@ func TestBrowserColumnsEditors(t *testing.T) {
 			)
 			if got := rowFields(t, base, "sh-01")["targets"]; got != lang.pick {
 				t.Errorf("targets = %v, want %s", got, lang.pick)
+			}
+			run(t, ctx, "write params as lines", 20*time.Second,
+				chromedp.Evaluate[chromedp.Void](`document.getElementById("notice").textContent = ""`),
+				chromedp.Evaluate[chromedp.Void](`document.getElementById("colvis").open = true`),
+				chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => { const l = [...document.querySelectorAll("#colvis-list label")].find(l => l.textContent.trim() === %q);
+					if (!l || l.querySelector("input").checked) return false; l.querySelector("input").click(); return true; })()`, lang.params),
+					chromedp.WithPollingInterval(50*time.Millisecond)),
+				waitJS(cellUnder(lang.params)+` !== null`),
+				chromedp.Evaluate[chromedp.Void](cellUnder(lang.params)+`.click()`),
+				chromedp.WaitVisible(css(`#rows td.editing textarea.cell-input`)),
+				chromedp.KeyEvent("day=mon"),
+				chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierShift)),
+				chromedp.KeyEvent("slot="+lang.code+kb.Enter),
+				waitJS(fmt.Sprintf(`document.getElementById("notice").textContent === %q`, lang.saved)),
+			)
+			if got := rowFields(t, base, "sh-01")["params"]; got != "day=mon; slot="+lang.code {
+				t.Errorf("params = %v, want day=mon; slot=%s", got, lang.code)
 			}
 			if errs := console.take(); len(errs) > 0 {
 				t.Errorf("console errors: %q", errs)
