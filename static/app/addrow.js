@@ -2,7 +2,8 @@
 import { getJSON, notice } from "../lib/core.js";
 import { api } from "./config.js";
 import { preview } from "./editing.js";
-import { t, tOr } from "./i18n.js";
+import { optionLabel } from "./editors.js";
+import { t } from "./i18n.js";
 import { st } from "./state.js";
 import { inZone, validZone, viewerZone, zoneOfText } from "./zones.js";
 
@@ -20,7 +21,7 @@ function fieldInput(c) {
     if (def == null || !opts.includes(String(def))) opts.unshift("");
     for (const o of opts) {
       const opt = document.createElement("option");
-      opt.value = o; opt.textContent = o === "" ? t("add.default") : tOr("ch." + o, o);
+      opt.value = o; opt.textContent = o === "" ? t("add.default") : optionLabel(c, o);
       input.appendChild(opt);
     }
     input.value = def == null || !opts.includes(String(def)) ? "" : String(def);

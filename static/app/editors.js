@@ -11,7 +11,7 @@ import { validZone, viewerZone } from "./zones.js";
 
 // optionLabel is how an enum column's option reads in the page's
 // language: a channel by its word, another option by its role's word.
-function optionLabel(col, o) {
+export function optionLabel(col, o) {
   if (o === "") return "";
   return col.role === "task_type" ? tOr("ch." + o, o) : tOr("opt." + col.role + "." + o, o);
 }
