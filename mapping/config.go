@@ -133,8 +133,8 @@ type Config struct {
 	Aliases map[string]string `yaml:"aliases" json:"aliases"`
 	// Misfire is the default misfire policy (skip | once | all); "" = once.
 	Misfire string `yaml:"misfire" json:"misfire"`
-	// Labels gives mapped row fields a display label per language: row
-	// field -> language tag (en, zh, zh-TW, …) -> label, e.g.
+	// Labels gives mapped row fields and param fields a display label per
+	// language: row field -> language tag (en, zh, zh-TW, …) -> label, e.g.
 	//	labels: {标题: {en: Title, zh: 标题}}
 	// A label is one line of 1..64 runes; at most 16 languages per field.
 	// The web table's column model carries them (a column without a label
@@ -389,12 +389,12 @@ func (s *Scenario) checkDefault(canon string, v any) error {
 	return err
 }
 
-// buildLabels checks the labels: mapped row fields, language tags, one line
-// of 1..MaxLabel runes each.
+// buildLabels checks the labels: mapped row fields or param fields,
+// language tags, one line of 1..MaxLabel runes each.
 func (s *Scenario) buildLabels() error {
 	for _, row := range sortedKeys(s.cfg.Labels) {
-		if _, ok := s.byRow[row]; !ok {
-			return fmt.Errorf("labels.%s: not a mapped row field", truncate(row))
+		if _, ok := s.byRow[row]; !ok && !slices.Contains(s.cfg.ParamFields, row) {
+			return fmt.Errorf("labels.%s: not a mapped row field nor a param field", truncate(row))
 		}
 		byLang := s.cfg.Labels[row]
 		if len(byLang) > MaxLabelLangs {

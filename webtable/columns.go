@@ -26,6 +26,11 @@ const (
 	ColSwitch   = "switch"   // 1/0
 	ColStatus   = "status"   // is_active, with error on hover
 	ColTime     = "time"     // an instant, shown relative
+	ColNumber   = "number"   // a whole number, edited in a number input
+	ColZone     = "zone"     // an IANA zone, picked from the zone list
+	ColDateTime = "datetime" // a wall time, edited in a datetime-local input
+	ColTargets  = "targets"  // target ids, comma-separated, picked by name
+	ColParams   = "params"   // task params, one key=value per line
 )
 
 // Column is one column of a scenario's table.
@@ -49,6 +54,9 @@ type Column struct {
 	Orderable  bool              `json:"orderable"`
 	Searchable bool              `json:"searchable"`
 	Options    []string          `json:"options,omitempty"`
+	// Hidden is the column's default visibility: a page hides it until
+	// the user shows it (the less used fields, so the table stays dense).
+	Hidden bool `json:"hidden,omitempty"`
 
 	sort store.RowSort // what ordering by this column asks of the store
 }
@@ -56,31 +64,28 @@ type Column struct {
 // Columns derives a scenario's table columns from its field mapping: the
 // id, title, body, schedule, channel, recipient and active fields (those the
 // scenario maps), then the status: is_active (with error), next_fire,
-// last_fire and last_status.
+// last_fire and last_status, then every other field the scenario maps
+// (repeat, targets, … params) and its own fields its config names
+// (param_fields), the less used ones hidden by default.
 func Columns(sc *mapping.Scenario) []Column {
 	var cols []Column
-	add := func(canon, typ string, orderable bool, options ...string) {
+	seen := map[string]bool{}
+	add := func(canon, typ string, orderable, hidden bool, options ...string) {
 		f := sc.Field(canon)
-		if f == "" {
+		if f == "" || seen[f] {
 			return
 		}
-		labels := sc.Labels(f)
-		c := Column{Data: "fields." + f, Field: f, Role: canon, Title: cmp.Or(labels["en"], titleOf(f)), Labels: labels,
-			Type: typ, Editable: typ != ColID, Orderable: orderable, Searchable: true, Options: options,
-			sort: store.RowSort{Field: f}}
-		if typ == ColID {
-			c.sort = store.RowSort{Column: store.SortID}
-		}
-		cols = append(cols, c)
+		seen[f] = true
+		cols = append(cols, fieldColumn(sc, f, cmp.Or(canon, f), typ, orderable, hidden, options))
 	}
-	add(mapping.FieldTaskID, ColID, true)
-	add(mapping.FieldTitle, ColText, true)
-	add(mapping.FieldTaskPara, ColText, false) // up to 64 KiB: not worth an index
-	add(mapping.FieldCronPara, ColSchedule, true)
-	add(mapping.FieldTaskType, ColEnum, true,
+	add(mapping.FieldTaskID, ColID, true, false)
+	add(mapping.FieldTitle, ColText, true, false)
+	add(mapping.FieldTaskPara, ColText, false, false) // up to 64 KiB: not worth an index
+	add(mapping.FieldCronPara, ColSchedule, true, false)
+	add(mapping.FieldTaskType, ColEnum, true, false,
 		string(task.ChannelEmail), string(task.ChannelSMS), string(task.ChannelOutbox))
-	add(mapping.FieldTo, ColText, true)
-	add(mapping.FieldActive, ColSwitch, true)
+	add(mapping.FieldTo, ColText, true, false)
+	add(mapping.FieldActive, ColSwitch, true, false)
 	status := func(data, title, typ string, sortCol string) {
 		c := Column{Data: data, Role: data, Title: title, Type: typ}
 		if sortCol != "" {
@@ -92,7 +97,58 @@ func Columns(sc *mapping.Scenario) []Column {
 	status("next_fire", "Next fire", ColTime, store.SortNextFire)
 	status("last_fire", "Last fire", ColTime, store.SortLastFire)
 	status("last_status", "Last status", ColText, "")
+	for _, x := range extraFields() {
+		add(x.canon, x.typ, false, x.hidden, x.options...)
+	}
+	for _, f := range sc.Config().ParamFields {
+		if !seen[f] {
+			seen[f] = true
+			cols = append(cols, fieldColumn(sc, f, "", ColText, false, true, nil))
+		}
+	}
 	return cols
+}
+
+// extraField is a canonical field shown after the status columns.
+type extraField struct {
+	canon, typ string
+	hidden     bool
+	options    []string
+}
+
+// extraFields are the canonical fields shown after the status columns,
+// in order, with their column type; repeat and targets are shown by
+// default, the others hidden until a user shows them.
+func extraFields() []extraField {
+	return []extraField{
+		{mapping.FieldExecuteType, ColEnum, false, []string{string(task.Once), string(task.Periodic), "until_success"}},
+		{mapping.FieldTargets, ColTargets, false, nil},
+		{mapping.FieldTZ, ColZone, true, nil},
+		{mapping.FieldStartTime, ColDateTime, true, nil},
+		{mapping.FieldEndTime, ColDateTime, true, nil},
+		{mapping.FieldTTL, ColNumber, true, nil},
+		{mapping.FieldMaxRetries, ColNumber, true, nil},
+		{mapping.FieldMisfire, ColEnum, true, []string{string(task.MisfireSkip), string(task.MisfireOnce), string(task.MisfireAll)}},
+		{mapping.FieldOverlap, ColEnum, true, []string{string(task.OverlapAllow), string(task.OverlapSkip), string(task.OverlapQueue)}},
+		{mapping.FieldParams, ColParams, true, nil},
+		{mapping.FieldAlert, ColTargets, true, nil},
+		{mapping.FieldAlertTo, ColText, true, nil},
+		{mapping.FieldAlertAfter, ColNumber, true, nil},
+		{mapping.FieldAlertAbsent, ColText, true, nil},
+	}
+}
+
+// fieldColumn is the column of row field f; role is the canonical field
+// it maps, or "" for a scenario's own field (its role is then the field).
+func fieldColumn(sc *mapping.Scenario, f, role, typ string, orderable, hidden bool, options []string) Column {
+	labels := sc.Labels(f)
+	c := Column{Data: "fields." + f, Field: f, Role: cmp.Or(role, f), Title: cmp.Or(labels["en"], titleOf(f)), Labels: labels,
+		Type: typ, Editable: typ != ColID, Orderable: orderable, Searchable: true, Options: options, Hidden: hidden,
+		sort: store.RowSort{Field: f}}
+	if typ == ColID {
+		c.sort = store.RowSort{Column: store.SortID}
+	}
+	return c
 }
 
 // titleOf turns a field name into a column title: memo_id → "Memo id"

@@ -268,7 +268,11 @@ func TestColumnsOfMemos(t *testing.T) {
 	}
 	want := "fields.memo_id:id:false fields.title:text:true fields.content:text:true fields.when:schedule:true " +
 		"fields.channel:enum:true fields.to:text:true fields.active:switch:true is_active:status:false " +
-		"next_fire:time:false last_fire:time:false last_status:text:false"
+		"next_fire:time:false last_fire:time:false last_status:text:false fields.repeat:enum:true " +
+		"fields.targets:targets:true fields.tz:zone:true fields.start:datetime:true fields.end:datetime:true " +
+		"fields.timeout:number:true fields.retries:number:true fields.misfire:enum:true fields.overlap:enum:true " +
+		"fields.params:params:true fields.alert:targets:true fields.alert_to:text:true fields.alert_after:number:true " +
+		"fields.alert_absent:text:true"
 	if strings.Join(got, " ") != want {
 		t.Errorf("columns =\n%s\nwant\n%s", strings.Join(got, " "), want)
 	}

@@ -3,7 +3,8 @@ import { getJSON, notice } from "../lib/core.js";
 import { titleOfRow } from "./cells.js";
 import { api } from "./config.js";
 import { preview } from "./editing.js";
-import { t, tOr } from "./i18n.js";
+import { optionLabel } from "./editors.js";
+import { t } from "./i18n.js";
 import { st } from "./state.js";
 import { inZone, validZone, viewerZone, zoneOfText } from "./zones.js";
 
@@ -21,7 +22,7 @@ function fieldInput(c) {
     if (def == null || !opts.includes(String(def))) opts.unshift("");
     for (const o of opts) {
       const opt = document.createElement("option");
-      opt.value = o; opt.textContent = o === "" ? t("add.default") : tOr("ch." + o, o);
+      opt.value = o; opt.textContent = o === "" ? t("add.default") : optionLabel(c, o);
       input.appendChild(opt);
     }
     input.value = def == null || !opts.includes(String(def)) ? "" : String(def);
@@ -108,12 +109,13 @@ function showAddPreview(box) {
   }, 250);
 }
 
-// buildAddForm builds the form: an input per editable column (but the
-// switch), and the zone when the scenario has a zone field.
+// buildAddForm builds the form: an input per editable column shown by
+// default (but the switch and the zone), and the zone when the scenario
+// has a zone field; the other fields are set in the table.
 export function buildAddForm() {
   const box = document.getElementById("add-fields");
   for (const c of st.cols) {
-    if (c.editable && c.type !== "switch") box.appendChild(fieldInput(c));
+    if (c.editable && !c.hidden && c.type !== "switch" && c.type !== "zone") box.appendChild(fieldInput(c));
   }
   if (st.tzField) addZone(box);
   box.addEventListener("input", () => showAddPreview(box));

@@ -4,10 +4,10 @@
 import { getJSON, notice } from "../lib/core.js";
 import { cellError, colOf, rowOf, withTask } from "./cells.js";
 import { api, scenario } from "./config.js";
+import { editorOf } from "./editors.js";
 import { t } from "./i18n.js";
 import { shownCols, toCur } from "./layout.js";
 import { settle } from "./polling.js";
-import { ofRow } from "./render.js";
 import { st } from "./state.js";
 import { remember } from "./undo.js";
 import { inZone, rowZone, zoneOfText } from "./zones.js";
@@ -39,28 +39,6 @@ function showPreview(ed) {
   }, 250);
 }
 
-// editorInput is the control that edits col of row: a list of the
-// column's options, else a text input; it holds the row's value.
-function editorInput(col, row) {
-  const cur = row.fields ? row.fields[col.field] : undefined;
-  let input;
-  if (col.type === "enum") {
-    input = document.createElement("select");
-    for (const o of [""].concat(col.options || [])) {
-      const opt = document.createElement("option");
-      opt.value = o; opt.textContent = o;
-      input.appendChild(opt);
-    }
-  } else {
-    input = document.createElement("input");
-    input.type = "text";
-  }
-  input.value = cur == null ? "" : String(cur);
-  input.className = "cell-input";
-  input.setAttribute("aria-label", ofRow(col.title, row));
-  return input;
-}
-
 // openEdit opens the editor of the cell td, if its column is editable;
 // an editor open elsewhere is cancelled.
 export function openEdit(td) {
@@ -70,11 +48,12 @@ export function openEdit(td) {
   if (st.editing) cancelEdit();
   focusCell(td);
   const row = rowOf(td).data();
-  const input = editorInput(col, row);
-  const ed = { id: row.id, col: col, td: td, input: input, preview: document.createElement("span") };
+  const editor = editorOf(col, row);
+  const input = editor.input;
+  const ed = { id: row.id, col: col, td: td, input: input, read: editor.read, initial: editor.read(), preview: document.createElement("span") };
   ed.preview.className = "preview";
   td.classList.add("editing");
-  td.replaceChildren(input);
+  td.replaceChildren(...editor.nodes);
   if (col.type === "schedule") {
     td.appendChild(ed.preview);
     input.addEventListener("input", () => showPreview(ed));
@@ -84,6 +63,8 @@ export function openEdit(td) {
     // An input method (Chinese, Japanese …) takes Enter to pick its
     // candidate: that Enter is the IME's, not a save.
     if (e.isComposing || e.keyCode === 229) return;
+    // Shift+Enter starts a new line in a multi-line editor (params).
+    if (e.key === "Enter" && e.shiftKey && input.tagName === "TEXTAREA") return;
     if (e.key === "Enter") { e.preventDefault(); save(ed, "down"); }
     else if (e.key === "Escape") { e.preventDefault(); cancelEdit(); backToCell(ed.td); }
     else if (e.key === "Tab") { e.preventDefault(); save(ed, e.shiftKey ? -1 : 1); }
@@ -115,15 +96,15 @@ export function cancelEdit() {
 // the row.
 async function save(ed, move) {
   const row = rowOf(ed.td).data();
-  const value = ed.input.value;
+  const value = ed.read();
   const cur = row.fields ? row.fields[ed.col.field] : undefined;
-  if (value === (cur == null ? "" : String(cur))) {
+  if (value === ed.initial) {
     closeEdit(ed);
     rowOf(ed.td).invalidate("data");
     moveOn(ed, move);
     return;
   }
-  if (ed.col.type === "schedule" && value.trim() !== "") {
+  if (ed.col.type === "schedule" && String(value).trim() !== "") {
     const p = await preview(value.trim());
     if (p.body.error) { cellError(ed.td, p.body.error); ed.input.focus(); return; }
   }

@@ -44,6 +44,16 @@ const dict = {
     "undo.done": "Undone: {n} cells restored.", "undo.none": "Nothing to undo.",
     "paste.done": "Pasted {n} cells.", "fill.done": "Filled {n} cells.", "paste.fit": "Nothing pasted: {n} rows do not fit below this cell on this page.",
     "paste.col": "Nothing pasted: column {col} cannot be edited.", "paste.wide": "Nothing pasted: the text has more columns than the table right of this cell.",
+    // Column titles by role, where the server's title (the field's name)
+    // reads worse; a scenario's labels win over them.
+    "col.execute_type": "Repeat", "col.targets": "Targets", "col.tz": "Time zone", "col.start_time": "Start",
+    "col.end_time": "End", "col.ttl": "Timeout (s)", "col.max_retries": "Retries", "col.misfire": "Missed slots",
+    "col.overlap": "Overlap", "col.params": "Params", "col.alert": "Alert targets", "col.alert_to": "Alert recipient",
+    "col.alert_after": "Alert after failures", "col.alert_absent": "Alert if not fired",
+    "opt.execute_type.once": "once", "opt.execute_type.periodic": "periodic", "opt.execute_type.until_success": "until success",
+    "opt.misfire.skip": "skip", "opt.misfire.once": "fire once", "opt.misfire.all": "fire all",
+    "opt.overlap.allow": "allow", "opt.overlap.skip": "skip", "opt.overlap.queue": "queue",
+    "ed.targets": "Ctrl+click picks more than one; Enter saves.", "ed.params": "key=value, one per line (Shift+Enter)",
     "scenario": "Table shown", "scn.memos": "Memos",
   },
   zh: {
@@ -89,6 +99,14 @@ const dict = {
     "undo.done": "已撤销：恢复了 {n} 个单元格。", "undo.none": "没有可撤销的修改。",
     "paste.done": "已粘贴 {n} 个单元格。", "fill.done": "已填充 {n} 个单元格。", "paste.fit": "未粘贴：本页此单元格以下放不下 {n} 行。",
     "paste.col": "未粘贴：列“{col}”不能编辑。", "paste.wide": "未粘贴：文本的列数超过了此单元格右侧的列数。",
+    "col.execute_type": "重复", "col.targets": "目标", "col.tz": "时区", "col.start_time": "开始",
+    "col.end_time": "结束", "col.ttl": "超时（秒）", "col.max_retries": "重试次数", "col.misfire": "错过的时间",
+    "col.overlap": "重叠", "col.params": "参数", "col.alert": "告警目标", "col.alert_to": "告警接收人",
+    "col.alert_after": "连续失败几次告警", "col.alert_absent": "未按时触发则告警",
+    "opt.execute_type.once": "一次", "opt.execute_type.periodic": "周期", "opt.execute_type.until_success": "直到成功",
+    "opt.misfire.skip": "跳过", "opt.misfire.once": "补发一次", "opt.misfire.all": "全部补发",
+    "opt.overlap.allow": "允许", "opt.overlap.skip": "跳过", "opt.overlap.queue": "排队",
+    "ed.targets": "按住 Ctrl 点击可多选；Enter 保存。", "ed.params": "键=值，每行一个（Shift+Enter 换行）",
     "scenario": "显示的表格", "scn.memos": "备忘",
   },
 };

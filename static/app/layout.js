@@ -22,13 +22,20 @@ export function shownCols() {
 }
 // loadLayout is the layout kept: {order: DataTables' column order, or
 // null when none fits the columns, hidden: the keys of those hidden}.
+// A column the layout kept does not know (none kept, or a column new
+// since) takes the server's default: the less used ones start hidden.
 export function loadLayout() {
   let s = null;
   try { s = JSON.parse(localStorage.getItem(layoutKey) || "null"); } catch (e) { s = null; }
-  const hidden = s && Array.isArray(s.hidden) ? s.hidden.filter((k) => st.layoutKeys.includes(k)) : [];
+  const known = s && Array.isArray(s.order) ? s.order : [];
+  const hidden = (s && Array.isArray(s.hidden) ? s.hidden.filter((k) => st.layoutKeys.includes(k)) : [])
+    .concat(defaultHidden().filter((k) => !known.includes(k)));
   const fits = s && Array.isArray(s.order) && s.order.length === st.layoutKeys.length && st.layoutKeys.every((k) => s.order.includes(k));
   return { order: fits ? s.order.map((k) => st.layoutKeys.indexOf(k)) : null, hidden: hidden };
 }
+// defaultHidden are the keys of the columns hidden until a user shows
+// them (the server's hidden flag).
+function defaultHidden() { return st.cols.filter((c) => c.hidden).map((c) => c.data); }
 // saveLayout keeps the columns' order and those hidden.
 export function saveLayout() {
   const order = st.table.colReorder.order().map((i) => st.layoutKeys[i]);
@@ -49,9 +56,11 @@ export function buildColumnList(hidden) {
     list.appendChild(label);
   });
   document.getElementById("colvis-reset").addEventListener("click", () => {
-    st.table.columns().visible(true);
     st.table.colReorder.reset();
-    for (const box of list.querySelectorAll("input")) box.checked = true;
+    st.table.columns().visible(true);
+    const off = defaultHidden();
+    st.cols.forEach((c, i) => { if (off.includes(c.data)) st.table.column(toCur(i)).visible(false); });
+    for (const box of list.querySelectorAll("input")) box.checked = !off.includes(st.cols[Number(box.dataset.col)].data);
     localStorage.removeItem(layoutKey);
   });
 }
