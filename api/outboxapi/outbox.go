@@ -24,9 +24,8 @@ import (
 type Store interface {
 	// ListOutbox returns outbox messages newest first, with ID < beforeID.
 	ListOutbox(ctx context.Context, beforeID int64, limit int) ([]*task.OutboxMessage, error)
-	// GetTasks returns the tasks with the given ids that exist: the
-	// titles of a page of messages.
-	GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error)
+	// TaskGetter reads the titles of a page of answers.
+	httpapi.TaskGetter
 }
 
 // Every store the server accepts satisfies Store.
@@ -65,29 +64,17 @@ type message struct {
 
 // withTitles returns msgs with their tasks' titles, read in one batch.
 func (a *API) withTitles(ctx context.Context, msgs []*task.OutboxMessage) ([]message, error) {
-	out := make([]message, len(msgs))
-	ids := make([]string, 0, len(msgs))
-	seen := map[string]bool{}
+	ids := make([]string, len(msgs))
 	for i, m := range msgs {
-		out[i].OutboxMessage = m
-		if !seen[m.TaskID] {
-			seen[m.TaskID] = true
-			ids = append(ids, m.TaskID)
-		}
+		ids[i] = m.TaskID
 	}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	tasks, err := a.store.GetTasks(ctx, ids)
+	titles, err := httpapi.TaskTitles(ctx, a.store, ids)
 	if err != nil {
 		return nil, err
 	}
-	titles := make(map[string]string, len(tasks))
-	for _, t := range tasks {
-		titles[t.TaskID] = t.Title()
-	}
-	for i := range out {
-		out[i].TaskTitle = titles[out[i].TaskID]
+	out := make([]message, len(msgs))
+	for i, m := range msgs {
+		out[i] = message{OutboxMessage: m, TaskTitle: titles[m.TaskID]}
 	}
 	return out, nil
 }

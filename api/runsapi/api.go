@@ -30,9 +30,8 @@ type Store interface {
 	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
 	// GetRun returns the run with triggerID or task.ErrNotFound.
 	GetRun(ctx context.Context, triggerID string) (*task.Run, error)
-	// GetTasks returns the tasks with the given ids that exist: the
-	// titles of a page of runs.
-	GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error)
+	// TaskGetter reads the titles of a page of answers.
+	httpapi.TaskGetter
 	// TaskIDsByTitle returns the ids of the tasks whose title holds every
 	// word: the runs filter by title.
 	TaskIDsByTitle(ctx context.Context, words []string, limit int) ([]string, error)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"cronsheet/api/httpapi"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -23,29 +24,17 @@ type runView struct {
 
 // withTitles returns runs with their tasks' titles, read in one batch.
 func (a *API) withTitles(ctx context.Context, runs []*task.Run) ([]runView, error) {
-	out := make([]runView, len(runs))
-	ids := make([]string, 0, len(runs))
-	seen := make(map[string]bool, len(runs))
+	ids := make([]string, len(runs))
 	for i, r := range runs {
-		out[i].Run = r
-		if !seen[r.TaskID] {
-			seen[r.TaskID] = true
-			ids = append(ids, r.TaskID)
-		}
+		ids[i] = r.TaskID
 	}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	tasks, err := a.store.GetTasks(ctx, ids)
+	titles, err := httpapi.TaskTitles(ctx, a.store, ids)
 	if err != nil {
 		return nil, err
 	}
-	titles := make(map[string]string, len(tasks))
-	for _, t := range tasks {
-		titles[t.TaskID] = t.Title()
-	}
-	for i := range out {
-		out[i].TaskTitle = titles[out[i].TaskID]
+	out := make([]runView, len(runs))
+	for i, r := range runs {
+		out[i] = runView{Run: r, TaskTitle: titles[r.TaskID]}
 	}
 	return out, nil
 }

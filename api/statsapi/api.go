@@ -16,7 +16,6 @@ import (
 
 	"cronsheet/api/httpapi"
 	"cronsheet/store"
-	"cronsheet/task"
 )
 
 // Store is the part of storage the stats API calls (store.RunStats and
@@ -24,9 +23,8 @@ import (
 type Store interface {
 	FireStats(ctx context.Context, p store.FireStatsParams) (*store.FireStats, error)
 	UpcomingFires(ctx context.Context, from, to time.Time, limit int) ([]store.UpcomingFire, error)
-	// GetTasks returns the tasks with the given ids that exist: the
-	// titles of the upcoming fires.
-	GetTasks(ctx context.Context, taskIDs []string) ([]*task.Task, error)
+	// TaskGetter reads the titles of a page of answers.
+	httpapi.TaskGetter
 }
 
 // Every store the server accepts satisfies Store.

@@ -97,24 +97,17 @@ type upcomingFire struct {
 
 // withTitles returns fires with their tasks' titles, read in one batch.
 func (a *API) withTitles(ctx context.Context, fires []store.UpcomingFire) ([]upcomingFire, error) {
-	out := make([]upcomingFire, len(fires))
 	ids := make([]string, len(fires))
 	for i, f := range fires {
-		out[i].UpcomingFire, ids[i] = f, f.TaskID
+		ids[i] = f.TaskID
 	}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	tasks, err := a.store.GetTasks(ctx, ids)
+	titles, err := httpapi.TaskTitles(ctx, a.store, ids)
 	if err != nil {
 		return nil, err
 	}
-	titles := make(map[string]string, len(tasks))
-	for _, t := range tasks {
-		titles[t.TaskID] = t.Title()
-	}
-	for i := range out {
-		out[i].TaskTitle = titles[out[i].TaskID]
+	out := make([]upcomingFire, len(fires))
+	for i, f := range fires {
+		out[i] = upcomingFire{UpcomingFire: f, TaskTitle: titles[f.TaskID]}
 	}
 	return out, nil
 }
