@@ -85,8 +85,8 @@
       live = setTimeout(() => { if (shown === run.trigger_id) showRun(run.trigger_id); },
         document.hidden ? liveHidden : liveEvery);
     }
-    const head = document.getElementById("detail-id");
-    head.textContent = run.task_title ? run.task_title + " · " + run.trigger_id : run.trigger_id;
+    document.getElementById("detail-title").textContent = run.task_title || "";
+    document.getElementById("detail-id").textContent = run.trigger_id;
     const dl = document.getElementById("detail-fields");
     dl.replaceChildren();
     dt(dl, t("rn.id"), run.trigger_id);

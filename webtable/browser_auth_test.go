@@ -119,6 +119,21 @@ func (l *consoleLog) take() []string {
 	return out
 }
 
+// takeButPreviews returns the errors so far but the schedule preview's
+// refusals, and forgets them all. The page asks for a preview while a
+// schedule is typed, so a half-typed or mistyped schedule is answered 400
+// (shown under the field as the answer it is) and the browser logs every
+// 4xx itself.
+func (l *consoleLog) takeButPreviews() []string {
+	var out []string
+	for _, e := range l.take() {
+		if !strings.Contains(e, "/api/v1/schedule/preview?") || !strings.Contains(e, "400") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // waitAcross polls a JavaScript expression until it is true, like waitJS,
 // but across navigations: an evaluation that a navigation interrupts is
 // tried again rather than failing the step.
