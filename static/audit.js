@@ -54,7 +54,10 @@
       const tr = document.createElement("tr");
       const at = cell(tr, "");
       at.innerHTML = ui.timeHTML(rec.at);
-      cell(tr, rec.who); cell(tr, kindName(rec.scenario)); cell(tr, rec.row_id); cell(tr, rec.action);
+      cell(tr, rec.who); cell(tr, kindName(rec.scenario));
+      const what = cell(tr, rec.title || rec.row_id); // the title, the id on hover
+      what.className = "task-name"; what.title = rec.row_id;
+      cell(tr, rec.action);
       cell(tr, change(rec)).className = "audit-change";
       tb.appendChild(tr);
     }

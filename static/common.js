@@ -85,7 +85,7 @@ const dict = {
     "st.timeline": "Next 24 hours", "st.tl.none": "No fires in the next 24 hours.", "st.tl.more": "and {n} more",
     "st.tl.hour": "{n} fires", "st.tl.limit": "(the first {n} fires only)",
     // audit
-    "au.kind": "kind", "au.any": "any", "au.rows": "rows of {s}", "au.id": "id", "au.who": "who", "au.action": "action",
+    "au.kind": "kind", "au.any": "any", "au.rows": "rows of {s}", "au.id": "id", "au.what": "changed", "au.who": "who", "au.action": "action",
     "au.at": "at", "au.change": "change", "au.filter": "Filter", "au.clear": "Clear", "au.older": "Older records",
     "au.none": "No records.",
     // live settings
@@ -186,7 +186,7 @@ const dict = {
     "st.chart.fires": "图表：每个时段的触发与失败次数", "st.chart.lag": "图表：每个时段的触发延迟 p99",
     "st.timeline": "未来 24 小时", "st.tl.none": "未来 24 小时内没有触发。", "st.tl.more": "另有 {n} 个",
     "st.tl.hour": "{n} 次触发", "st.tl.limit": "（仅显示前 {n} 次触发）",
-    "au.kind": "类别", "au.any": "全部", "au.rows": "{s} 的行", "au.id": "ID", "au.who": "操作人", "au.action": "操作",
+    "au.kind": "类别", "au.any": "全部", "au.rows": "{s} 的行", "au.id": "ID", "au.what": "对象", "au.who": "操作人", "au.action": "操作",
     "au.at": "时间", "au.change": "变更", "au.filter": "筛选", "au.clear": "清除", "au.older": "更早的记录",
     "au.none": "没有记录。",
     // live settings

@@ -57,6 +57,12 @@ func TestBrowserNames(t *testing.T) {
 			waitJS(`[...document.querySelectorAll("#outbox tbody td.task-name")].some((td) => td.textContent === "周报 weekly" && td.title === "nm-1")`),
 			waitJS(`![...document.querySelectorAll("#outbox tbody td.task-name")].some((td) => td.textContent === "nm-1")`),
 		)
+		run(t, ctx, "load the Audit page ("+lang+")", 30*time.Second,
+			chromedp.Navigate(base+"/audit"),
+			waitJS(`document.body.dataset.ready === "1"`),
+			waitJS(`[...document.querySelectorAll("#audit tbody td.task-name")].some((td) => td.textContent === "周报 weekly" && td.title === "nm-1")`),
+			waitJS(`![...document.querySelectorAll("#audit tbody td.task-name")].some((td) => td.textContent === "nm-1")`),
+		)
 		run(t, ctx, "load the Status page ("+lang+")", 30*time.Second,
 			chromedp.Navigate(base+"/status"),
 			waitJS(`document.body.dataset.ready === "1"`),

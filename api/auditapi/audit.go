@@ -26,10 +26,12 @@ import (
 type Store interface {
 	ListAudit(ctx context.Context, scenario, rowID string, beforeID int64, limit int) ([]*store.AuditRecord, error)
 	QueryAudit(ctx context.Context, q store.AuditQuery) ([]*store.AuditRecord, error)
+	// TaskGetter reads the titles of the tasks and jobs a page changed.
+	httpapi.TaskGetter
 }
 
-// Every store's audit log satisfies Store.
-var _ Store = store.AuditLog(nil)
+// Every store the server accepts satisfies Store.
+var _ Store = store.Product(nil)
 
 // API serves the audit trail; build it with New and mount it with
 // Register.
@@ -66,7 +68,7 @@ func (a *API) scenario(name string) (*mapping.Scenario, error) {
 
 // auditPage is the answer of GET .../rows/:id/audit and GET /api/v1/audit.
 type auditPage struct {
-	Records []*store.AuditRecord `json:"records"`
+	Records []recordView `json:"records"`
 	// NextBefore is the `before` of the next page, 0 on the last page.
 	NextBefore int64 `json:"next_before"`
 }
@@ -96,17 +98,11 @@ func (a *API) listAudit(c *gin.Context) {
 		a.WriteError(c, err)
 		return
 	}
-	page := auditPage{Records: recs}
-	if len(recs) > limit {
-		page.Records = recs[:limit]
-	}
+	var page auditPage
 	if len(recs) > limit || (len(recs) == limit && n == limit) {
-		page.NextBefore = recs[limit-1].ID
+		recs, page.NextBefore = recs[:limit], recs[limit-1].ID
 	}
-	if page.Records == nil {
-		page.Records = []*store.AuditRecord{}
-	}
-	c.JSON(http.StatusOK, page)
+	a.answer(c, recs, page)
 }
 
 // queryAudit handles GET /api/v1/audit?kind=&id=&who=&action=&before=&limit=:
@@ -142,13 +138,21 @@ func (a *API) queryAudit(c *gin.Context) {
 		return
 	}
 	redactTargets(recs)
-	page := auditPage{Records: recs}
+	var page auditPage
 	if len(recs) > limit || (len(recs) == limit && q.Limit == limit) {
-		page.Records, page.NextBefore = recs[:limit], recs[limit-1].ID
+		recs, page.NextBefore = recs[:limit], recs[limit-1].ID
 	}
-	if page.Records == nil {
-		page.Records = []*store.AuditRecord{}
+	a.answer(c, recs, page)
+}
+
+// answer writes page with recs, titled, as its records.
+func (a *API) answer(c *gin.Context, recs []*store.AuditRecord, page auditPage) {
+	views, err := a.withTitles(c.Request.Context(), recs)
+	if err != nil {
+		a.WriteError(c, err)
+		return
 	}
+	page.Records = views
 	c.JSON(http.StatusOK, page)
 }
 
