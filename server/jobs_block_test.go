@@ -50,12 +50,14 @@ func TestJobsBlockRacesFire(t *testing.T) {
 			ID    string    `json:"id"`
 			DueAt time.Time `json:"due_at"`
 		}
-		if code := b.call(t, "POST", "/api/v1/jobs", map[string]any{"method": "POST", "delay": 1, "name": h.srv.URL + "/race"}, &v); code != http.StatusCreated {
+		if code := b.call(t, "POST", "/api/v1/jobs", map[string]any{"method": "POST", "delay": 3, "name": h.srv.URL + "/race"}, &v); code != http.StatusCreated {
 			t.Fatalf("submit: %d", code)
 		}
 		ids[i], due[i] = v.ID, v.DueAt
 	}
-	// Each block is sent around its job's instant: from 150 ms before to
+	// The jobs are due 3 s after their submission, so that every block
+	// below is sent after the last submission however slowly the machine
+	// answered them. Each block is sent around its job's instant: from 150 ms before to
 	// 310 ms after (on the mongo driver from 500 ms before to 535 ms
 	// after: its fires take longer to reach the ledger, and on a loaded
 	// machine FerretDB can answer a block sent 150 ms before the instant
