@@ -36,6 +36,8 @@
       o.value = v;
       o.textContent = label;
       o.title = v;
+      // A name or an id is data, not a word of the page.
+      if (v) o.setAttribute("translate", "no");
       o.selected = keep.includes(v);
       sel.appendChild(o);
     }
