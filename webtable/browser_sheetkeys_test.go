@@ -2,6 +2,7 @@ package webtable_test
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +100,56 @@ func TestBrowserSheetKeys(t *testing.T) {
 				t.Errorf("console error: %q", e)
 			}
 		})
+	}
+}
+
+// TestBrowserSheetUndoRefused: an undo the server must refuse — putting
+// back a one-shot time that is now in the past — says plainly why in the
+// notice, and the cell keeps its new value with no error under it (the
+// value is valid; only the old one is not). In English and 简体中文.
+func TestBrowserSheetUndoRefused(t *testing.T) {
+	chromium := needBrowser(t)
+	base := startNode(t)
+	ctx := newBrowser(t, chromium)
+	console := listenConsole(t, ctx)
+	for _, lang := range []struct{ code, pasted, refused string }{{"en", "Pasted 1 cells.", "Cannot undo"}, {"zh", "已粘贴 1 个单元格。", "无法撤销"}} {
+		id := "once-" + lang.code
+		at := time.Now().UTC().Add(8 * time.Second).Truncate(time.Second)
+		postJSON(t, base, "/api/v1/scenarios/memos/rows", fmt.Sprintf(
+			`{"memo_id":%q,"title":"once","content":"c","when":"at %s","tz":"UTC","channel":"outbox"}`, id, at.Format("2006-01-02 15:04:05")),
+			http.StatusCreated)
+		waitSynced(t, base, id)
+		when := cellSel(id, 4)
+		run(t, ctx, "paste over a one-shot ("+lang.code+")", 30*time.Second,
+			chromedp.Navigate(base+"/login"),
+			chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`localStorage.setItem("cronsheet.lang", %q)`, lang.code)),
+			chromedp.Navigate(base+"/"),
+			chromedp.WaitVisible(css(`body[data-ready="1"]`)),
+			jsClick(when),
+			chromedp.WaitVisible(css(when+` input.cell-input`)),
+			chromedp.KeyEvent(kb.Escape),
+			chromedp.WaitNotPresent(css(`#rows td.editing`)),
+			focusedIs(id, 4),
+			pasteText("every 2h"),
+			waitJS(fmt.Sprintf(`document.getElementById("notice").textContent === %q`, lang.pasted)),
+		)
+		waitSynced(t, base, id)
+		time.Sleep(time.Until(at.Add(time.Second))) // the old time is now in the past
+		run(t, ctx, "undo the paste ("+lang.code+")", 30*time.Second,
+			chromedp.Evaluate[chromedp.Void](`document.getElementById("undo").click()`),
+			waitJS(fmt.Sprintf(`document.getElementById("notice").textContent.startsWith(%q)`, lang.refused)),
+			waitJS(`document.getElementById("notice").textContent.includes("in the past")`),
+			waitJS(fmt.Sprintf(`document.querySelector(%q).textContent.includes("every 2h")`, when)),
+			waitJS(fmt.Sprintf(`!document.querySelector(%q) || document.querySelector(%q).textContent === ""`, when+" .cell-error", when+" .cell-error")),
+		)
+		if got := rowFields(t, base, id)["when"]; got != "every 2h" {
+			t.Errorf("%s when = %v after the refused undo, want every 2h", id, got)
+		}
+		// The browser logs the refusal's 400 itself; nothing else is logged.
+		for _, e := range console.takeButPreviews() {
+			if !strings.Contains(e, "status of 400") || !strings.Contains(e, "/rows/batch") {
+				t.Errorf("console error (%s): %q", lang.code, e)
+			}
+		}
 	}
 }
