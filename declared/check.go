@@ -16,8 +16,12 @@ import (
 // (task.Target.Validate, task.Flow.Validate), so a file the API would
 // refuse for their shape is refused before anything is read or written.
 // What depends on the node's configuration (hosts allowed, exec commands,
-// scenarios) is the API's to check. A problem is a *FileError.
+// scenarios) is the API's to check. A step naming a target the file
+// declares is checked against it (task.CheckStepRecipient); one naming a
+// target only the node has is checked by the API at apply. A problem is
+// a *FileError.
 func (f *File) Check() error {
+	targets := map[string]*task.Target{}
 	for _, d := range f.Targets {
 		var t task.Target
 		if err := f.strict(d.Body, &t, d.node, "targets."+d.ID); err != nil {
@@ -29,6 +33,7 @@ func (f *File) Check() error {
 		if err := t.Validate(); err != nil {
 			return f.validation(err, d.node, "targets."+d.ID)
 		}
+		targets[d.ID] = &t
 	}
 	for _, d := range f.Flows {
 		var fl task.Flow
@@ -37,6 +42,13 @@ func (f *File) Check() error {
 		}
 		if err := fl.Validate(); err != nil {
 			return f.validation(err, d.node, "flows."+d.ID)
+		}
+		for i, s := range fl.Steps {
+			for _, id := range s.Targets {
+				if err := task.CheckStepRecipient(i, s, targets[id]); err != nil {
+					return f.validation(err, d.node, "flows."+d.ID)
+				}
+			}
 		}
 	}
 	return nil

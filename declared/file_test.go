@@ -53,6 +53,10 @@ func TestCheckRefusesWithLineAndField(t *testing.T) {
 		{"FlowState", "name: a\nflows:\n  f:\n    state: idle\n", 4, "flows.f.state"},
 		{"FlowStep", "name: a\nflows:\n  f:\n    start: s\n    steps:\n      - {id: s, targets: []}\n", 6, "flows.f.steps[0].targets"},
 		{"Version", "name: a\ntargets:\n  t: {kind: email, version: 3}\n", 3, "targets.t.version"},
+		{"StepNoRecipient", "name: a\ntargets:\n  m: {kind: email}\nflows:\n  f:\n    start: s\n    steps:\n" +
+			"      - {id: s, targets: [m]}\n", 8, "flows.f.steps[0].params.to"},
+		{"StepBadRecipient", "name: a\ntargets:\n  m: {kind: sms}\nflows:\n  f:\n    start: s\n    steps:\n" +
+			"      - {id: s, targets: [m], params: {to: 'a@b.c'}}\n", 8, "flows.f.steps[0].params.to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,5 +115,19 @@ func TestChangeString(t *testing.T) {
 	c := Change{Kind: KindRow, Scenario: "值班提醒", ID: "d1", Action: Update, Fields: []string{"标题", "时间"}}
 	if got := c.String(); got != "update row 值班提醒/d1 (标题, 时间)" {
 		t.Errorf("String = %q", got)
+	}
+}
+
+func TestCheckTakesStepRecipients(t *testing.T) {
+	t.Parallel()
+	body := "name: a\ntargets:\n  m: {kind: email}\n  p: {kind: sms}\nflows:\n  f:\n    start: s\n    steps:\n" +
+		"      - {id: s, targets: [m], params: {to: ann@example.com}, on: {success: [u]}}\n" +
+		"      - {id: u, targets: [p, elsewhere], params: {to: '{{params.phone}}'}}\n"
+	f, err := Parse("f.yaml", []byte(body))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if err := f.Check(); err != nil {
+		t.Errorf("Check of steps with recipients = %v; want nil", err)
 	}
 }

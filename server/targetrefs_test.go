@@ -81,7 +81,8 @@ func TestTargetReferences(t *testing.T) {
 	}
 
 	flow := func(target string) map[string]any {
-		return map[string]any{"id": "f1", "start": "a", "steps": []any{map[string]any{"id": "a", "targets": []string{"mail", target}}}}
+		return map[string]any{"id": "f1", "start": "a", "steps": []any{map[string]any{"id": "a", "targets": []string{"mail", target},
+			"params": map[string]string{"to": "a@example.com"}}}}
 	}
 	e = apiError{}
 	code = b.call(t, "POST", "/api/v1/flows", flow("ghost"), &e)

@@ -7,7 +7,7 @@
 // its own script after it with type="module" too, so that script runs
 // once window.cronsheetUI is set.
 import {
-  captureErrors, dtDone, dtLanguage, esc, errorText, exact, getJSON, lang, notice, relative, setupLanguage, translator,
+  captureErrors, dtDone, dtLanguage, esc, errorText, exact, getJSON, lang, locale, notice, relative, setupLanguage, translator,
 } from "./lib/core.js";
 import { showExplain } from "./lib/explain.js";
 import { lockPage, myRole } from "./lib/role.js";
@@ -114,11 +114,11 @@ const dict = {
     "ob.subject": "subject", "ob.body": "body", "ob.none": "No messages yet.",
     "ob.ch.outbox": "outbox", "ob.ch.email": "email", "ob.ch.sms": "SMS",
     "us.id": "id", "us.r.viewer": "viewer", "us.r.editor": "editor", "us.r.admin": "admin",
-    // run states (the ledger's values)
-    "rn.s.pending": "pending", "rn.s.running": "running", "rn.s.accepted": "accepted", "rn.s.done": "done",
-    "rn.s.failed": "failed", "rn.s.dead": "dead", "rn.s.rejected": "rejected", "rn.s.timeout": "timeout",
-    "rn.s.cancelled": "cancelled", "rn.s.skipped": "skipped",
     "fl.r.all": "all", "fl.r.any": "any", "fl.graph.label": "flow graph",
+    "fl.start.none": "(none)",
+    "fl.warn.to": "{target} is an {kind} target with no recipient: add to=address (or to={{params.to}}) to this step's params.",
+    "fl.warn.paused": "{target} is paused: it refuses scheduled runs.",
+    "fl.warn.preset": "{target} is preset: it accepts no run until it is set running.",
     "tg.k.email": "email", "tg.k.sms": "sms",
     "tg.a.cleanup_runs": "cleanup_runs", "tg.a.pause_task": "pause_task", "tg.a.resume_task": "resume_task",
     "tg.a.trigger_task": "trigger_task", "tg.a.start_flow": "start_flow", "tg.a.stop_flow": "stop_flow",
@@ -213,10 +213,11 @@ const dict = {
     "ob.subject": "主题", "ob.body": "正文", "ob.none": "还没有消息。",
     "ob.ch.outbox": "发件箱", "ob.ch.email": "邮件", "ob.ch.sms": "短信",
     "us.id": "ID", "us.r.viewer": "查看者", "us.r.editor": "编辑者", "us.r.admin": "管理员",
-    "rn.s.pending": "待执行", "rn.s.running": "运行中", "rn.s.accepted": "已接受", "rn.s.done": "已完成",
-    "rn.s.failed": "失败", "rn.s.dead": "死信", "rn.s.rejected": "已拒绝", "rn.s.timeout": "超时",
-    "rn.s.cancelled": "已取消", "rn.s.skipped": "已跳过",
     "fl.r.all": "全部成功", "fl.r.any": "任一成功", "fl.graph.label": "任务流图",
+    "fl.start.none": "（无）",
+    "fl.warn.to": "{target} 是{kind}目标，没有收件人：请在本步骤的参数中加上 to=地址（或 to={{params.to}}）。",
+    "fl.warn.paused": "{target} 已暂停：它拒绝按计划的运行。",
+    "fl.warn.preset": "{target} 处于预设状态：设为运行中之前不接受任何运行。",
     "tg.k.email": "邮件", "tg.k.sms": "短信",
     "tg.a.cleanup_runs": "清理运行记录", "tg.a.pause_task": "暂停任务", "tg.a.resume_task": "恢复任务",
     "tg.a.trigger_task": "触发任务", "tg.a.start_flow": "启动任务流", "tg.a.stop_flow": "停止任务流",
@@ -226,9 +227,20 @@ const dict = {
 const { t, tOr } = translator(dict);
 
 // timeHTML shows an instant relative to now, the exact one on hover.
+// Each is a time.rel-time, rewritten by tickTimes.
 function timeHTML(iso) {
   if (!iso) return esc(t("never"));
-  return '<time datetime="' + esc(iso) + '" title="' + esc(exact(iso)) + '">' + esc(relative(t, iso)) + "</time>";
+  return '<time class="rel-time" datetime="' + esc(iso) + '" title="' + esc(exact(iso)) + '">' + esc(relative(t, iso)) + "</time>";
+}
+
+// tickTimes rewrites every relative time timeHTML wrote, so "3 min ago"
+// stays true on a page left open: every 30 s (?tick=ms sets it, for
+// tests).
+function tickTimes() {
+  const ms = Math.max(250, Number(new URLSearchParams(location.search).get("tick")) || 30000);
+  setInterval(() => {
+    for (const el of document.querySelectorAll("time.rel-time[datetime]")) el.textContent = relative(t, el.getAttribute("datetime"));
+  }, ms);
 }
 
 // cursorPaging adapts a keyset-paged list to DataTables' server-side
@@ -256,9 +268,11 @@ function cursorPaging(fetchPage) {
 window.cronsheetUI = {
   explain: showExplain, // the Why? dialog (lib/explain.js)
   lang: lang, t: t, esc: esc, getJSON: getJSON, errorText: errorText, notice: notice, timeHTML: timeHTML,
-  // setup translates the page's data-i18n elements and wires the
-  // language switch.
-  setup: () => setupLanguage(t),
+  // setup translates the page's data-i18n elements, wires the language
+  // switch and starts the relative times' tick.
+  setup: () => { setupLanguage(t); tickTimes(); },
+  // locale is the page's language for dates and times (toLocaleString).
+  locale: locale,
   cursorPaging: cursorPaging, dtLanguage: dtLanguage, dtDone: () => dtDone(t),
   // stateName is a run state in the page's language (an unknown one as is).
   stateName: (s) => tOr("rn.s." + s, s),

@@ -16,17 +16,51 @@
   let poll = null;
 
   function field(name) { return form.elements.namedItem(name); }
-  function list(s) { return s.split(",").map((x) => x.trim()).filter((x) => x); }
 
   // ---- editor ---------------------------------------------------------------
+  let targets = []; // the stored targets (GET /api/v1/targets), for the pickers
+  function targetOf(id) { return targets.find((x) => x.id === id); }
+  function targetLabel(id) {
+    const tg = targetOf(id);
+    return tg && tg.name && tg.name !== id ? tg.name + " (" + id + ")" : id;
+  }
+  function chosen(sel) { return [...sel.selectedOptions].map((o) => o.value).filter((v) => v); }
+  // setOptions refills a picker with opts ([value, label]) keeping the
+  // values in keep chosen; a kept value no longer offered stays, by its id.
+  function setOptions(sel, opts, keep) {
+    const values = opts.map((o) => o[0]);
+    const all = opts.concat(keep.filter((v) => v && !values.includes(v)).map((v) => [v, v]));
+    sel.replaceChildren();
+    for (const [v, label] of all) {
+      const o = document.createElement("option");
+      o.value = v;
+      o.textContent = label;
+      o.title = v;
+      // A name or an id is data, not a word of the page.
+      if (v) o.setAttribute("translate", "no");
+      o.selected = keep.includes(v);
+      sel.appendChild(o);
+    }
+    if (sel.multiple) sel.size = Math.min(Math.max(all.length, 2), 4);
+  }
+  function stepIDs() {
+    return [...document.querySelectorAll("#steps input.s-id")].map((i) => i.value.trim()).filter((v, i, a) => v && a.indexOf(v) === i);
+  }
+  function picker(cls, keep) {
+    const sel = document.createElement("select");
+    sel.multiple = true;
+    sel.className = cls;
+    sel.dataset.keep = JSON.stringify(keep);
+    return sel;
+  }
+
   function stepRow(s) {
     const tr = document.createElement("tr");
     const on = s.on || {};
     const params = Object.entries(s.params || {}).map(([k, v]) => k + "=" + v).join("; ");
     const cells = [
-      ["id", s.id || ""], ["targets", (s.targets || []).join(", ")], null, ["timeout", s.timeout || ""],
-      ["on.success", (on.success || []).join(", ")], ["on.failure", (on.failure || []).join(", ")],
-      ["on.timeout", (on.timeout || []).join(", ")], ["params", params],
+      ["id", s.id || ""], ["targets", s.targets || []], null, ["timeout", s.timeout || ""],
+      ["on.success", on.success || []], ["on.failure", on.failure || []], ["on.timeout", on.timeout || []], ["params", params],
     ];
     for (const c of cells) {
       const td = document.createElement("td");
@@ -41,6 +75,16 @@
         }
         sel.value = s.result || "all";
         td.appendChild(sel);
+      } else if (Array.isArray(c[1])) {
+        const sel = picker("s-" + c[0].replace(".", "-"), c[1]);
+        td.appendChild(sel);
+        if (c[0] === "targets") {
+          setOptions(sel, targets.map((x) => [x.id, targetLabel(x.id)]), c[1]);
+          const warn = document.createElement("span");
+          warn.className = "s-warn";
+          warn.hidden = true;
+          td.appendChild(warn);
+        }
       } else {
         const inp = document.createElement("input");
         inp.className = "s-" + c[0].replace(".", "-");
@@ -57,6 +101,60 @@
     td.appendChild(rm);
     tr.appendChild(td);
     return tr;
+  }
+
+  // refreshPickers refills the next-step pickers and the start step with
+  // the step ids the table holds now, keeping what each had chosen (a
+  // picker not yet filled keeps the ids its step was loaded with).
+  function refreshPickers() {
+    const ids = stepIDs();
+    const opts = ids.map((id) => [id, id]);
+    for (const o of outcomes) {
+      for (const sel of document.querySelectorAll("#steps select.s-on-" + o)) {
+        const keep = sel.dataset.keep ? JSON.parse(sel.dataset.keep) : chosen(sel);
+        delete sel.dataset.keep;
+        setOptions(sel, opts, keep);
+      }
+    }
+    const start = field("start");
+    const keep = start.dataset.keep !== undefined ? start.dataset.keep : start.value;
+    delete start.dataset.keep;
+    setOptions(start, [["", t("fl.start.none")]].concat(opts), [keep]);
+    start.value = keep;
+  }
+
+  // stepWarnings says why a step's targets cannot work: an email or SMS
+  // target with no recipient in the step's params (the server refuses
+  // that at save), a paused or preset target.
+  function stepWarnings(tr) {
+    const to = /(^|;)\s*to\s*=\s*[^;\s]/.test(tr.querySelector(".s-params").value);
+    const out = [];
+    for (const id of chosen(tr.querySelector("select.s-targets"))) {
+      const tg = targetOf(id);
+      if (!tg) continue;
+      if ((tg.kind === "email" || tg.kind === "sms") && !to) out.push(t("fl.warn.to", { target: targetLabel(id), kind: t("tg.k." + tg.kind) }));
+      if (tg.state === "paused" || tg.state === "preset") out.push(t("fl.warn." + tg.state, { target: targetLabel(id) }));
+    }
+    return out;
+  }
+  function warnSteps() {
+    for (const tr of document.querySelectorAll("#steps tr")) {
+      const w = tr.querySelector(".s-warn");
+      const msgs = stepWarnings(tr);
+      w.textContent = msgs.map((m) => "⚠ " + m).join(" ");
+      w.hidden = !msgs.length;
+      tr.classList.toggle("s-warned", msgs.length > 0);
+    }
+  }
+
+  async function loadTargets() {
+    const r = await ui.getJSON("/api/v1/targets?limit=500");
+    if (!r.ok) { ui.notice(r.body.error, true); return; }
+    targets = r.body.targets || [];
+    for (const sel of document.querySelectorAll("#steps select.s-targets")) {
+      setOptions(sel, targets.map((x) => [x.id, targetLabel(x.id)]), JSON.parse(sel.dataset.keep || "[]").concat(chosen(sel)));
+    }
+    warnSteps();
   }
 
   // labelSteps names every control of the step table after its column and
@@ -78,12 +176,12 @@
     const steps = [];
     for (const tr of document.querySelectorAll("#steps tr")) {
       const v = (cls) => tr.querySelector("." + cls).value.trim();
-      const s = { id: v("s-id"), targets: list(v("s-targets")), result: tr.querySelector(".s-result").value };
+      const s = { id: v("s-id"), targets: chosen(tr.querySelector(".s-targets")), result: tr.querySelector(".s-result").value };
       const timeout = v("s-timeout");
       if (timeout) s.timeout = /^\d+$/.test(timeout) ? Number(timeout) : timeout;
       const on = {};
       for (const o of outcomes) {
-        const next = list(v("s-on-" + o));
+        const next = chosen(tr.querySelector(".s-on-" + o));
         if (next.length) on[o] = next;
       }
       if (Object.keys(on).length) s.on = on;
@@ -117,7 +215,7 @@
     current = f;
     field("id").value = f ? f.id : "";
     field("id").readOnly = !!f;
-    field("start").value = f ? f.start || "" : "";
+    field("start").dataset.keep = f ? f.start || "" : "";
     field("description").value = f ? f.description || "" : "";
     field("max_depth").value = f && f.max_depth ? f.max_depth : "";
     field("schedule").value = f ? f.schedule || "" : "";
@@ -127,7 +225,9 @@
     const tbody = document.getElementById("steps");
     tbody.replaceChildren();
     for (const s of f ? f.steps : [{}]) tbody.appendChild(stepRow(s));
+    refreshPickers();
     labelSteps();
+    warnSteps();
     document.getElementById("flow-trigger").disabled = !f;
     document.getElementById("flow-delete").disabled = !f;
     document.getElementById("flow-error").textContent = "";
@@ -359,7 +459,7 @@
     const locked = ui.lockPage("editor", { disable: "#flow-form input, #flow-form select, #flow-form textarea",
       hide: "#flow-new, #flow-form button, button.x-stop" });
     fill(null);
-    await loadList();
+    await Promise.all([loadTargets(), loadList()]);
     document.getElementById("flow-list").addEventListener("click", (e) => {
       const a = e.target.closest("a[data-id]");
       if (!a) return;
@@ -369,15 +469,25 @@
     document.getElementById("flow-new").addEventListener("click", () => fill(null));
     document.getElementById("step-add").addEventListener("click", () => {
       document.getElementById("steps").appendChild(stepRow({}));
+      refreshPickers();
       labelSteps();
+      warnSteps();
     });
     document.getElementById("steps").addEventListener("click", (e) => {
-      if (e.target.matches("button.s-remove")) { e.target.closest("tr").remove(); labelSteps(); if (!current) draw(); }
+      if (e.target.matches("button.s-remove")) {
+        e.target.closest("tr").remove();
+        refreshPickers();
+        labelSteps();
+        if (!current) draw();
+      }
     });
-    form.addEventListener("input", (e) => {
-      if (e.target.matches("input.s-id")) labelSteps();
+    const edited = (e) => {
+      if (e.target.matches("input.s-id")) { refreshPickers(); labelSteps(); }
+      if (e.target.matches("input.s-params, select.s-targets")) warnSteps();
       if (!current) draw();
-    });
+    };
+    form.addEventListener("input", edited);
+    form.addEventListener("change", (e) => { if (e.target.matches("select")) edited(e); });
     form.addEventListener("submit", save);
     document.getElementById("flow-trigger").addEventListener("click", trigger);
     document.getElementById("flow-delete").addEventListener("click", remove);

@@ -106,7 +106,7 @@
       err.title = msg;
       const name = el("span", e.task_title || e.task_id, "task-name"); // the title, the id on hover
       name.title = e.task_id;
-      row(tb, [timeEl(e.at), name, trig, el("span", e.state, "last-bad"), err]);
+      row(tb, [timeEl(e.at), name, trig, el("span", ui.stateName(e.state), "last-bad"), err]);
     }
     if (!(list || []).length) noneRow(tb, 5);
   }
@@ -140,7 +140,7 @@
     if (!st || !st.store) { ui.notice(r.body.error || String(r.status), true); return; } // 503 keeps its body
     const text = JSON.stringify(st);
     if (text !== last) { render(st); last = text; } else refreshTimes();
-    ui.notice(t("st.updated", { time: new Date().toLocaleTimeString(), s: pollMS / 1000 }));
+    ui.notice(t("st.updated", { time: new Date().toLocaleTimeString(ui.locale()), s: pollMS / 1000 }));
     document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
   }
   async function tick() {
@@ -237,7 +237,7 @@
     for (const [k, l] of hours) {
       const li = el("li");
       li.dataset.hour = new Date(k).toISOString();
-      const when = el("time", new Date(k).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" }), "tl-hour");
+      const when = el("time", new Date(k).toLocaleString(ui.locale(), { weekday: "short", hour: "2-digit", minute: "2-digit" }), "tl-hour");
       when.setAttribute("datetime", new Date(k).toISOString());
       const bar = el("span", null, "tl-bar");
       bar.style.width = Math.max(4, Math.round((l.length / most) * 120)) + "px";
@@ -247,7 +247,7 @@
         const a = el("a", f.task_title || f.row_id || f.task_id, "tl-item");
         a.href = "/runs?task_id=" + encodeURIComponent(f.task_id);
         a.dataset.task = f.task_id;
-        a.title = new Date(f.next_fire).toLocaleString() + " · " + f.task_id;
+        a.title = new Date(f.next_fire).toLocaleString(ui.locale()) + " · " + f.task_id;
         items.append(a, " ");
       }
       if (l.length > 8) items.append(el("span", t("st.tl.more", { n: l.length - 8 }), "hint"));

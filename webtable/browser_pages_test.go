@@ -122,7 +122,7 @@ const pageLabels = `(() => {
   const shown = el => el.tagName === "OPTION" || el.getClientRects().length > 0;
   const sel = "h1, h2, h3, h4, th, label, button, legend, dt, summary, caption, nav a, option, [data-i18n], [placeholder], [aria-label]";
   for (const el of document.querySelectorAll(sel)) {
-    if (!shown(el) || el.closest("#swagger-ui")) continue;
+    if (!shown(el) || el.closest("#swagger-ui") || el.closest('[translate="no"]')) continue;
     const own = [...el.childNodes].filter(n => n.nodeType === Node.TEXT_NODE).map(n => n.textContent).join(" ");
     const s = own.replace(/\s+/g, " ").trim();
     if (s) out.push({kind: el.tagName.toLowerCase(), text: s});
@@ -182,7 +182,9 @@ var seeded = map[string]string{
 // in 简体中文, on a node with a little data, and asserts that each starts
 // up (body[data-ready="1"]) without a console error, an uncaught exception
 // or a failed load of an asset or an API call, and that in Chinese the
-// title and heading are Chinese and no English label of the page is left.
+// title and heading are Chinese and no English label of the page is left
+// (data marked translate="no", such as a target's name in a picker, is
+// not a label).
 func TestBrowserPages(t *testing.T) {
 	chromium := needBrowser(t)
 	paths := pagePaths(t)

@@ -10,6 +10,7 @@ import { onCellKey, onTableFocus, openEdit } from "./editing.js";
 import { t } from "./i18n.js";
 import { floatingHeader, saveLayout } from "./layout.js";
 import { onAutoFill, onPaste } from "./pastefill.js";
+import { onNavKey, onSheetKey } from "./sheetkeys.js";
 import { bulk, clearSelection, selectAllMatches, selectedCount, selectPage, showBulk } from "./selection.js";
 import { st } from "./state.js";
 import { undo } from "./undo.js";
@@ -24,6 +25,7 @@ export function guardControls() {
 }
 
 // wireKeys wires the keyboard: the table's focus, Enter and F2 on a cell,
+// typing, Delete, Home/End and Page Up/Down on a cell (sheetkeys.js),
 // paste, fill, and Ctrl+Z (⌘Z) outside a control (a control's own undo
 // stays its own: guardControls stops this listener for them).
 function wireKeys() {
@@ -32,6 +34,8 @@ function wireKeys() {
   tableEl.setAttribute("aria-label", t("table.keys"));
   tableEl.addEventListener("focus", onTableFocus);
   st.table.on("key", onCellKey);
+  st.table.on("key", onSheetKey);
+  document.addEventListener("keydown", onNavKey, true);
   st.table.on("autoFill", onAutoFill);
   document.addEventListener("paste", onPaste);
   document.addEventListener("keydown", (e) => {

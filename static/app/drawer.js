@@ -4,7 +4,7 @@ import { getJSON, notice } from "../lib/core.js";
 import { showExplain } from "../lib/explain.js";
 import { taskIDOfRow, titleOfRow } from "./cells.js";
 import { panel } from "./config.js";
-import { t } from "./i18n.js";
+import { t, tOr } from "./i18n.js";
 import { st } from "./state.js";
 import { inZone, zoneOf } from "./zones.js";
 
@@ -49,7 +49,7 @@ function runTime(tr, iso) {
 function runLine(run) {
   const tr = document.createElement("tr");
   tr.className = "run-" + run.state;
-  runTime(tr, run.slot); runCell(tr, run.trigger_type); runCell(tr, run.state); runCell(tr, run.attempt);
+  runTime(tr, run.slot); runCell(tr, run.trigger_type); runCell(tr, tOr("rn.s." + run.state, run.state)); runCell(tr, run.attempt);
   runTime(tr, run.fired_at); runTime(tr, run.finished_at); runCell(tr, run.error); runCell(tr, run.output);
   const link = document.createElement("a");
   link.href = "/runs?" + new URLSearchParams({ task_id: run.task_id, trigger_id: run.trigger_id });

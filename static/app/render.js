@@ -1,7 +1,7 @@
 // How the table page draws a row: its state, its cells, its task's state,
 // its buttons and its selection box. Everything a row holds goes through
 // esc(); nothing from the server reaches the page as HTML.
-import { esc } from "../lib/core.js";
+import { esc, locale } from "../lib/core.js";
 import { t, tOr } from "./i18n.js";
 import { isSelected } from "./selection.js";
 import { confirming, st } from "./state.js";
@@ -72,6 +72,10 @@ export function renderer(col) {
         if (col.data === "next_fire" && !rowState(row).armed) return '<span class="not-scheduled">' + esc(t("next.none")) + "</span>";
         if (!data) return esc(t("never"));
         return timeCell(data, row);
+      case "enum":
+        // An option in the page's language (a channel by its word).
+        if (data == null || data === "") return "";
+        return esc(col.role === "task_type" ? tOr("ch." + data, String(data)) : tOr("opt." + col.role + "." + data, String(data)));
       default:
         if (col.data === "last_status") {
           let s = "";
@@ -94,7 +98,7 @@ function outcomeStrip(list) {
   const marks = list.slice(0, 10).reverse().map((o) => {
     const ok = o.state === "done";
     const word = t("oc." + o.state) === "oc." + o.state ? o.state : t("oc." + o.state);
-    const title = word + " · " + new Date(o.fired_at).toLocaleString() + (o.error ? " · " + o.error : "");
+    const title = word + " · " + new Date(o.fired_at).toLocaleString(locale()) + (o.error ? " · " + o.error : "");
     return '<span class="oc ' + (ok ? "oc-ok" : o.state === "cancelled" || o.state === "skipped" ? "oc-muted" : "oc-bad") +
       '" data-state="' + esc(o.state) + '" title="' + esc(title) + '" aria-label="' + esc(title) + '" role="img"></span>';
   });

@@ -15,7 +15,10 @@ import { st } from "./state.js";
 // again through the same endpoint, each row on the version its edit
 // saved (passed on by the undos since), so an undo never overwrites
 // someone else's later edit and the audit trail records it. A refused
-// undo is dropped, its reason shown.
+// undo (a one-shot time now in the past, a row someone else changed) is
+// dropped: the notice says why and that the cells keep their values, and
+// those cells show no error — their values are valid, only the old ones
+// are not.
 // [{rows: [{id, fields: {field: old value or null}, version: the row's version once edited}]}], newest last
 const undoStack = [];
 const maxUndo = 50;
@@ -55,6 +58,18 @@ export function showRefusals(body, first) {
   }
   notice(body.error, true);
 }
+// undoRefused says why an undo of rows could not be saved, and clears
+// the errors the cells of those rows show.
+function undoRefused(rows, body) {
+  for (const x of rows) {
+    for (const field of Object.keys(x.fields)) {
+      const td = cellOf(x.id, field);
+      if (td) cellError(td, "");
+    }
+  }
+  const why = (body.rows || []).map((x) => x.error);
+  notice(t("undo.refused", { why: why.length ? why.join("; ") : body.error }), true);
+}
 // undo takes back the newest edit on the undo stack.
 export async function undo() {
   const last = undoStack.pop();
@@ -62,7 +77,7 @@ export async function undo() {
   if (!last) { notice(t("undo.none")); return; }
   const edits = last.rows.map((x) => ({ id: x.id, version: x.version, fields: x.fields }));
   const r = await sendBatch(edits);
-  if (!r.ok) { showRefusals(r.body, {}); return; }
+  if (!r.ok) { undoRefused(last.rows, r.body); return; }
   // The row is now as the newest earlier edit of it left it, at a new
   // version: that edit's undo is based on this one.
   for (const fresh of r.body.rows) {

@@ -94,9 +94,14 @@ export function relative(t, iso) {
   return ms > 0 ? t("in", { d: span(t, ms) }) : t("ago", { d: span(t, ms) });
 }
 
-// exact is the instant iso in the browser's local time, iso beside it.
+// locale is the page's language as a BCP 47 tag, for dates and times
+// written in it (Intl, toLocaleString).
+export function locale() { return lang === "zh" ? "zh-CN" : "en-US"; }
+
+// exact is the instant iso in the browser's local time, written in the
+// page's language, iso beside it.
 export function exact(iso) {
-  return new Date(iso).toLocaleString() + " (" + iso + ")";
+  return new Date(iso).toLocaleString(locale()) + " (" + iso + ")";
 }
 
 // setupLanguage translates the page's data-i18n (text) and data-i18n-aria

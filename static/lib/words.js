@@ -16,6 +16,11 @@ export const words = {
     "why.r.target": "target", "why.r.admission": "admission", "why.r.health": "health", "why.r.overlap": "overlap", "why.r.misfire": "misfire",
     "why.r.claim": "claim", "why.r.ledger": "ledger",
     "ro.note": "You can view; editing needs the {role} role.", "ro.role.editor": "editor", "ro.role.admin": "admin",
+    "close": "Close",
+    // run states (the ledger's values)
+    "rn.s.pending": "pending", "rn.s.running": "running", "rn.s.accepted": "accepted", "rn.s.done": "done",
+    "rn.s.failed": "failed", "rn.s.dead": "dead", "rn.s.rejected": "rejected", "rn.s.timeout": "timeout",
+    "rn.s.cancelled": "cancelled", "rn.s.skipped": "skipped",
   },
   zh: {
     "nav.table": "表格", "nav.targets": "目标", "nav.flows": "任务流", "nav.runs": "运行记录", "nav.jobs": "作业",
@@ -28,5 +33,9 @@ export const words = {
     "why.r.target": "目标", "why.r.admission": "准入", "why.r.health": "健康", "why.r.overlap": "重叠", "why.r.misfire": "错过策略",
     "why.r.claim": "认领", "why.r.ledger": "账本",
     "ro.note": "你可以查看；编辑需要{role}角色。", "ro.role.editor": "编辑者", "ro.role.admin": "管理员",
+    "close": "关闭",
+    "rn.s.pending": "待执行", "rn.s.running": "运行中", "rn.s.accepted": "已接受", "rn.s.done": "已完成",
+    "rn.s.failed": "失败", "rn.s.dead": "死信", "rn.s.rejected": "已拒绝", "rn.s.timeout": "超时",
+    "rn.s.cancelled": "已取消", "rn.s.skipped": "已跳过",
   },
 };
