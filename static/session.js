@@ -79,17 +79,6 @@
     }
     header.appendChild(bar);
   }
-  // followScheme marks <html> dark while the system prefers dark colours:
-  // app.css follows prefers-color-scheme itself, DataTables' stylesheet
-  // reads html.dark.
-  function followScheme() {
-    if (!window.matchMedia) return;
-    const mq = window.matchMedia("(prefers-color-scheme: dark)");
-    const apply = () => document.documentElement.classList.toggle("dark", mq.matches);
-    apply();
-    mq.addEventListener("change", apply);
-  }
-
   // Slide-over panels close with Escape, giving the focus back to where it
   // was before the panel took it (window.cronsheetPanel.open(el, focus,
   // onClose): onClose runs however the panel closes).
@@ -108,7 +97,13 @@
     if (i < 0) return;
     const p = panels.splice(i, 1)[0];
     if (p.onClose) p.onClose();
-    if (p.back && p.back.isConnected && typeof p.back.focus === "function") p.back.focus();
+    if (!p.back || !p.back.isConnected || typeof p.back.focus !== "function") return;
+    // An item of a closed menu (a row's actions) cannot take the focus:
+    // the menu's toggle takes it instead.
+    const menu = p.back.closest(".dropdown");
+    const toggle = menu && menu.querySelector("[data-bs-toggle=dropdown]");
+    if (toggle && !p.back.checkVisibility()) toggle.focus();
+    else p.back.focus();
   }
   document.addEventListener("keydown", (e) => {
     if (e.key !== "Escape" || !panels.length) return;
@@ -117,6 +112,5 @@
   });
   window.cronsheetPanel = { open: openPanel, close: closePanel };
 
-  followScheme();
   document.addEventListener("DOMContentLoaded", show);
 })();

@@ -8,7 +8,7 @@ import { showExplain } from "../lib/explain.js";
 import { drawer, openParams, paramLine, runNow, runWithParams, showRuns } from "./drawer.js";
 import { onCellKey, onTableFocus, openEdit } from "./editing.js";
 import { t } from "./i18n.js";
-import { floatingHeader, saveLayout } from "./layout.js";
+import { floatingHeader, freezeColumns, saveLayout } from "./layout.js";
 import { onAutoFill, onPaste } from "./pastefill.js";
 import { bulk, clearSelection, selectAllMatches, selectedCount, selectPage, showBulk } from "./selection.js";
 import { st } from "./state.js";
@@ -72,6 +72,8 @@ function wireRows() {
   st.table.on("draw", showBulk);
   st.table.on("columns-reordered", saveLayout);
   st.table.on("fixedheader-mode", floatingHeader);
+  st.table.on("draw column-visibility columns-reordered", freezeColumns);
+  window.addEventListener("resize", freezeColumns);
   // Select keeps its list of selected ids in a handler of the same
   // events, registered at its init (later than this one where the
   // language file loads first): the page reads the list after it.
