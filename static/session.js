@@ -97,13 +97,7 @@
     if (i < 0) return;
     const p = panels.splice(i, 1)[0];
     if (p.onClose) p.onClose();
-    if (!p.back || !p.back.isConnected || typeof p.back.focus !== "function") return;
-    // An item of a closed menu (a row's actions) cannot take the focus:
-    // the menu's toggle takes it instead.
-    const menu = p.back.closest(".dropdown");
-    const toggle = menu && menu.querySelector("[data-bs-toggle=dropdown]");
-    if (toggle && !p.back.checkVisibility()) toggle.focus();
-    else p.back.focus();
+    if (p.back && p.back.isConnected && typeof p.back.focus === "function") p.back.focus();
   }
   document.addEventListener("keydown", (e) => {
     if (e.key !== "Escape" || !panels.length) return;

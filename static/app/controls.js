@@ -46,6 +46,10 @@ function wireKeys() {
 // an editable cell opens its editor.
 function onRowClick(e) {
   const target = e.target;
+  // An item of a row's actions menu: the menu closes, its toggle keeps
+  // the focus (a panel the item opens gives the focus back there).
+  const menu = target.closest(".row-menu");
+  if (menu && target.matches(".dropdown-item")) menu.querySelector(".row-menu-toggle").focus();
   if (target.matches("button.del")) { askDelete(target); return; }
   if (target.matches("button.del-yes, button.del-no")) { answerDelete(target, target.matches(".del-yes")); return; }
   if (target.matches("button.runs")) { showRuns(taskIDOf(target), false); return; }
