@@ -65,7 +65,7 @@ export function renderer(col) {
         const rs = rowState(row);
         let s = '<span class="st st-' + rs.state + '">' + esc(t("st." + rs.state)) + "</span>";
         if (row.is_fetched === 0) s += ' <span class="st-sync" title="' + esc(t("st.sync")) + '" aria-label="' + esc(t("st.sync")) + '">⟳</span>';
-        if (rs.why) s += '<span class="st-why">' + esc(rs.why) + "</span>";
+        if (rs.why) s += '<span class="st-why" title="' + esc(rs.why) + '">' + esc(rs.why) + "</span>";
         return s;
       }
       case "time":
