@@ -3,6 +3,7 @@ package webtable_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -98,6 +99,26 @@ func TestBrowserDensity(t *testing.T) {
 			waitJS(fmt.Sprintf(`!document.querySelector(%q)`, row+` .dropdown-menu.show`)),
 		)
 	}
+	// Frozen columns: on a screen narrower than the table, its box
+	// scrolls sideways; the id and title cells stay where they were while
+	// the third moves by the scroll.
+	run(t, ctx, "narrow to 760 px", 10*time.Second, chromedp.EmulateViewport(760, 800))
+	type scrolled struct {
+		By    float64   `json:"by"`
+		Moved []float64 `json:"moved"`
+	}
+	frozen := get(t, ctx, "scroll the table sideways", chromedp.Evaluate[scrolled](`new Promise(done => {
+		let box = document.querySelector("#rows").parentElement;
+		while (box && getComputedStyle(box).overflowX !== "auto") box = box.parentElement;
+		const cells = () => [...document.querySelectorAll('#rows tbody tr[id="dn-05"] > td')].slice(0, 3).map(td => td.getBoundingClientRect().left);
+		const before = cells();
+		box.scrollLeft = 200;
+		requestAnimationFrame(() => { const after = cells(); done({by: box.scrollLeft, moved: before.map((b, i) => Math.round(b - after[i]))}); });
+	})`, chromedp.EvalAwaitPromise))
+	if frozen.By < 100 || len(frozen.Moved) != 3 || frozen.Moved[0] != 0 || frozen.Moved[1] != 0 || frozen.Moved[2] != math.Round(frozen.By) {
+		t.Errorf("scrolling the table sideways: %+v, want a scroll of at least 100 px, the first two cells unmoved and the third moved by the scroll", frozen)
+	}
+	run(t, ctx, "back to 1280 px", 10*time.Second, chromedp.EmulateViewport(1280, 800))
 	if tallest["zh"] > tallest["en"]+1 {
 		t.Errorf("the tallest zh row is %v px, the tallest en row %v px: zh rows should be as short", tallest["zh"], tallest["en"])
 	}
