@@ -125,12 +125,15 @@ func TestBrowserDensity(t *testing.T) {
 
 	// Dark mode: the toggle, then a reload keeps it; the toggle back.
 	theme := `document.documentElement.getAttribute("data-bs-theme") + " " + getComputedStyle(document.body).backgroundColor`
-	if got := get(t, ctx, "read the theme", chromedp.Evaluate[string](theme)); got != "light rgb(255, 255, 255)" {
-		t.Errorf("theme before the toggle = %q, want light on white", got)
+	// The page is in zh now: the toggle is named in Chinese after what it
+	// switches to.
+	toggleName := ` + " " + document.getElementById("theme-toggle").getAttribute("aria-label")`
+	if got := get(t, ctx, "read the theme", chromedp.Evaluate[string](theme+toggleName)); got != "light rgb(255, 255, 255) 深色模式" {
+		t.Errorf("theme before the toggle = %q, want light on white, the toggle offering dark mode", got)
 	}
 	run(t, ctx, "toggle dark mode", 10*time.Second, chromedp.Click(css(`#theme-toggle`)))
-	if got := get(t, ctx, "read the theme", chromedp.Evaluate[string](theme)); got != "dark rgb(22, 24, 28)" {
-		t.Errorf("theme after the toggle = %q, want dark", got)
+	if got := get(t, ctx, "read the theme", chromedp.Evaluate[string](theme+toggleName)); got != "dark rgb(22, 24, 28) 浅色模式" {
+		t.Errorf("theme after the toggle = %q, want dark, the toggle offering light mode", got)
 	}
 	run(t, ctx, "reload", 30*time.Second,
 		chromedp.Reload(),
