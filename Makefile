@@ -13,23 +13,28 @@ run: build
 build: static
 	$(GO) build -o $(BIN) ./cmd/cronsheet
 
-# static: jQuery, DataTables (with its KeyTable, Select, AutoFill, ColReorder and FixedHeader extensions), uPlot and Swagger UI (the /api/docs page) from npm (exact versions in package-lock.json)
+# static: Bootstrap 5.3 (the pages' design system; its bundle carries Popper
+# for the dropdowns), jQuery, DataTables styled by its Bootstrap 5 packages
+# (with its KeyTable, Select, AutoFill, ColReorder and FixedHeader extensions), uPlot and Swagger UI (the /api/docs page) from npm (exact versions in package-lock.json)
 # copied into static/vendor/, which the Go build embeds. npm runs only when
 # package.json or the lock changed.
 VENDOR_FILES := node_modules/jquery/dist/jquery.min.js \
+	node_modules/bootstrap/dist/css/bootstrap.min.css \
+	node_modules/bootstrap/dist/js/bootstrap.bundle.min.js \
 	node_modules/datatables.net/js/dataTables.min.js \
-	node_modules/datatables.net-dt/css/dataTables.dataTables.min.css \
+	node_modules/datatables.net-bs5/js/dataTables.bootstrap5.min.js \
+	node_modules/datatables.net-bs5/css/dataTables.bootstrap5.min.css \
 	node_modules/datatables.net-plugins/i18n/zh.json \
 	node_modules/datatables.net-keytable/js/dataTables.keyTable.min.js \
-	node_modules/datatables.net-keytable-dt/css/keyTable.dataTables.min.css \
+	node_modules/datatables.net-keytable-bs5/css/keyTable.bootstrap5.min.css \
 	node_modules/datatables.net-select/js/dataTables.select.min.js \
-	node_modules/datatables.net-select-dt/css/select.dataTables.min.css \
+	node_modules/datatables.net-select-bs5/css/select.bootstrap5.min.css \
 	node_modules/datatables.net-autofill/js/dataTables.autoFill.min.js \
-	node_modules/datatables.net-autofill-dt/css/autoFill.dataTables.min.css \
+	node_modules/datatables.net-autofill-bs5/css/autoFill.bootstrap5.min.css \
 	node_modules/datatables.net-colreorder/js/dataTables.colReorder.min.js \
-	node_modules/datatables.net-colreorder-dt/css/colReorder.dataTables.min.css \
+	node_modules/datatables.net-colreorder-bs5/css/colReorder.bootstrap5.min.css \
 	node_modules/datatables.net-fixedheader/js/dataTables.fixedHeader.min.js \
-	node_modules/datatables.net-fixedheader-dt/css/fixedHeader.dataTables.min.css \
+	node_modules/datatables.net-fixedheader-bs5/css/fixedHeader.bootstrap5.min.css \
 	node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css \
 	node_modules/swagger-ui-dist/swagger-ui-bundle.js node_modules/swagger-ui-dist/swagger-ui.css
 static: static/vendor/.stamp

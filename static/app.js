@@ -64,7 +64,7 @@ function tableColumns(layout) {
     data: null, title: esc(t("state")), orderable: false, searchable: false, defaultContent: "",
     className: "task-state-cell", render: stateCell,
   });
-  columns.push({ data: null, title: "", orderable: false, searchable: false, defaultContent: "", render: actionCell });
+  columns.push({ data: null, title: "", orderable: false, searchable: false, defaultContent: "", className: "row-actions", render: actionCell });
   columns.push({
     data: null, title: '<input type="checkbox" id="select-all" aria-label="' + esc(t("select.all")) + '">',
     orderable: false, searchable: false, defaultContent: "", className: "sel", render: selectCell,

@@ -79,17 +79,6 @@
     }
     header.appendChild(bar);
   }
-  // followScheme marks <html> dark while the system prefers dark colours:
-  // app.css follows prefers-color-scheme itself, DataTables' stylesheet
-  // reads html.dark.
-  function followScheme() {
-    if (!window.matchMedia) return;
-    const mq = window.matchMedia("(prefers-color-scheme: dark)");
-    const apply = () => document.documentElement.classList.toggle("dark", mq.matches);
-    apply();
-    mq.addEventListener("change", apply);
-  }
-
   // Slide-over panels close with Escape, giving the focus back to where it
   // was before the panel took it (window.cronsheetPanel.open(el, focus,
   // onClose): onClose runs however the panel closes).
@@ -117,6 +106,5 @@
   });
   window.cronsheetPanel = { open: openPanel, close: closePanel };
 
-  followScheme();
   document.addEventListener("DOMContentLoaded", show);
 })();

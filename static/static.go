@@ -1,5 +1,5 @@
 // Package static holds cronsheet's web pages, embedded in the binary. The
-// pages are ours; jQuery and DataTables are copied into vendor/ from
+// pages are ours; Bootstrap, jQuery and DataTables are copied into vendor/ from
 // node_modules by `make static` (they are not committed), so a fresh clone
 // builds and tests before npm has run, with pages that lack their scripts.
 // Such a binary serves its API but not its pages: [Missing] tells, and
@@ -16,7 +16,7 @@ import (
 
 // FS holds the pages (index.html, targets.html, runs.html, status.html,
 // outbox.html, flows.html, login.html, apidocs.html), their scripts
-// (app.js, common.js, session.js, targets.js, runs.js, status.js,
+// (app.js, common.js, session.js, theme.js, targets.js, runs.js, status.js,
 // outbox.js, flows.js, login.js, apidocs.js) and style, the table page's modules (app/, started by app.js)
 // and the modules the pages share (lib/), and vendor/. No page has an
 // inline script.
@@ -28,19 +28,22 @@ var FS embed.FS
 func Vendor() []string {
 	return []string{
 		"vendor/jquery.min.js",
+		"vendor/bootstrap.min.css",
+		"vendor/bootstrap.bundle.min.js",
 		"vendor/dataTables.min.js",
-		"vendor/dataTables.dataTables.min.css",
+		"vendor/dataTables.bootstrap5.min.js",
+		"vendor/dataTables.bootstrap5.min.css",
 		"vendor/zh.json",
 		"vendor/dataTables.keyTable.min.js",
-		"vendor/keyTable.dataTables.min.css",
+		"vendor/keyTable.bootstrap5.min.css",
 		"vendor/dataTables.select.min.js",
-		"vendor/select.dataTables.min.css",
+		"vendor/select.bootstrap5.min.css",
 		"vendor/dataTables.autoFill.min.js",
-		"vendor/autoFill.dataTables.min.css",
+		"vendor/autoFill.bootstrap5.min.css",
 		"vendor/dataTables.colReorder.min.js",
-		"vendor/colReorder.dataTables.min.css",
+		"vendor/colReorder.bootstrap5.min.css",
 		"vendor/dataTables.fixedHeader.min.js",
-		"vendor/fixedHeader.dataTables.min.css",
+		"vendor/fixedHeader.bootstrap5.min.css",
 		"vendor/uPlot.iife.min.js",
 		"vendor/uPlot.min.css",
 		"vendor/swagger-ui-bundle.js",

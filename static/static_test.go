@@ -25,24 +25,27 @@ func TestMissing(t *testing.T) {
 	}
 	partial := fstest.MapFS{
 		"vendor/jquery.min.js":                  {Data: []byte("x")},
+		"vendor/bootstrap.min.css":              {Data: []byte("x")},
+		"vendor/bootstrap.bundle.min.js":        {Data: []byte("x")},
 		"vendor/dataTables.min.js":              {Data: nil}, // an empty copy counts as missing
+		"vendor/dataTables.bootstrap5.min.js":   {Data: []byte("x")},
 		"vendor/zh.json":                        {Data: []byte("{}")},
 		"vendor/dataTables.keyTable.min.js":     {Data: []byte("x")},
-		"vendor/keyTable.dataTables.min.css":    {Data: []byte("x")},
+		"vendor/keyTable.bootstrap5.min.css":    {Data: []byte("x")},
 		"vendor/dataTables.select.min.js":       {Data: []byte("x")},
-		"vendor/select.dataTables.min.css":      {Data: []byte("x")},
+		"vendor/select.bootstrap5.min.css":      {Data: []byte("x")},
 		"vendor/dataTables.autoFill.min.js":     {Data: []byte("x")},
-		"vendor/autoFill.dataTables.min.css":    {Data: []byte("x")},
+		"vendor/autoFill.bootstrap5.min.css":    {Data: []byte("x")},
 		"vendor/dataTables.colReorder.min.js":   {Data: []byte("x")},
-		"vendor/colReorder.dataTables.min.css":  {Data: []byte("x")},
+		"vendor/colReorder.bootstrap5.min.css":  {Data: []byte("x")},
 		"vendor/dataTables.fixedHeader.min.js":  {Data: []byte("x")},
-		"vendor/fixedHeader.dataTables.min.css": {Data: []byte("x")},
+		"vendor/fixedHeader.bootstrap5.min.css": {Data: []byte("x")},
 		"vendor/uPlot.iife.min.js":              {Data: []byte("x")},
 		"vendor/uPlot.min.css":                  {Data: []byte("x")},
 		"vendor/swagger-ui-bundle.js":           {Data: []byte("x")},
 		"vendor/swagger-ui.css":                 {Data: []byte("x")},
 	}
-	if got, want := Missing(partial), []string{"vendor/dataTables.min.js", "vendor/dataTables.dataTables.min.css"}; !slices.Equal(got, want) {
+	if got, want := Missing(partial), []string{"vendor/dataTables.min.js", "vendor/dataTables.bootstrap5.min.css"}; !slices.Equal(got, want) {
 		t.Errorf("Missing(partial) = %v, want %v", got, want)
 	}
 	// The embedded FS is checked the same way; what it holds depends on

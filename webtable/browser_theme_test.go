@@ -115,18 +115,24 @@ func TestBrowserSlideOver(t *testing.T) {
 	}
 	// The last row of the page: below the fold before the panels slid over.
 	last := `#rows tbody tr[id="so-24"]`
-	run(t, ctx, "open the runs drawer", 10*time.Second,
-		chromedp.ScrollIntoView(css(last+` button.runs`)),
-		chromedp.Click(css(last+` button.runs`)),
-	)
+	// A row's actions are in its menu: the toggle opens it, then the item.
+	openMenu := func(item string) []chromedp.Action[chromedp.Void] {
+		return []chromedp.Action[chromedp.Void]{
+			chromedp.ScrollIntoView(css(last + ` .row-menu-toggle`)),
+			chromedp.Click(css(last + ` .row-menu-toggle`)),
+			chromedp.WaitVisible(css(last + ` .dropdown-menu.show ` + item)),
+			chromedp.Click(css(last + ` ` + item)),
+		}
+	}
+	run(t, ctx, "open the runs drawer", 10*time.Second, openMenu(`button.runs`)...)
 	check("the runs drawer", "#drawer")
+	// The focus goes back to the menu's toggle (its items are hidden once
+	// the menu closed).
 	run(t, ctx, "close it with Escape", 10*time.Second,
 		chromedp.KeyEvent(kb.Escape),
-		waitJS(`document.getElementById("drawer").hidden && document.activeElement.matches("button.runs")`),
+		waitJS(`document.getElementById("drawer").hidden && document.activeElement.matches(".row-menu-toggle") && !!document.activeElement.closest('tr[id="so-24"]')`),
 	)
-	run(t, ctx, "open the params", 10*time.Second,
-		chromedp.Click(css(last+` button.run-params`)),
-	)
+	run(t, ctx, "open the params", 10*time.Second, openMenu(`button.run-params`)...)
 	check("the params panel", "#params")
 	run(t, ctx, "cancel the params", 10*time.Second,
 		chromedp.Click(css(`#params-cancel`)),

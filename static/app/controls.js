@@ -8,7 +8,7 @@ import { showExplain } from "../lib/explain.js";
 import { drawer, openParams, paramLine, runNow, runWithParams, showRuns } from "./drawer.js";
 import { onCellKey, onTableFocus, openEdit } from "./editing.js";
 import { t } from "./i18n.js";
-import { floatingHeader, saveLayout } from "./layout.js";
+import { floatingHeader, freezeColumns, saveLayout } from "./layout.js";
 import { onAutoFill, onPaste } from "./pastefill.js";
 import { onNavKey, onSheetKey } from "./sheetkeys.js";
 import { bulk, clearSelection, selectAllMatches, selectedCount, selectPage, showBulk } from "./selection.js";
@@ -50,6 +50,10 @@ function wireKeys() {
 // an editable cell opens its editor.
 function onRowClick(e) {
   const target = e.target;
+  // An item of a row's actions menu: the menu closes, its toggle keeps
+  // the focus (a panel the item opens gives the focus back there).
+  const menu = target.closest(".row-menu");
+  if (menu && target.matches(".dropdown-item")) menu.querySelector(".row-menu-toggle").focus();
   if (target.matches("button.del")) { askDelete(target); return; }
   if (target.matches("button.del-yes, button.del-no")) { answerDelete(target, target.matches(".del-yes")); return; }
   if (target.matches("button.runs")) { showRuns(taskIDOf(target), false); return; }
@@ -76,6 +80,8 @@ function wireRows() {
   st.table.on("draw", showBulk);
   st.table.on("columns-reordered", saveLayout);
   st.table.on("fixedheader-mode", floatingHeader);
+  st.table.on("draw column-visibility columns-reordered", freezeColumns);
+  window.addEventListener("resize", freezeColumns);
   // Select keeps its list of selected ids in a handler of the same
   // events, registered at its init (later than this one where the
   // language file loads first): the page reads the list after it.

@@ -79,3 +79,10 @@ export function floatingHeader() {
   standIn.setAttribute("aria-hidden", "true");
   for (const el of standIn.querySelectorAll("[tabindex], input, button")) el.setAttribute("tabindex", "-1");
 }
+
+// freezeColumns gives app.css the width of the table's first column
+// (--freeze-1), where the second frozen column starts.
+export function freezeColumns() {
+  const first = document.querySelector("#rows > thead > tr > :first-child");
+  if (first) document.documentElement.style.setProperty("--freeze-1", first.getBoundingClientRect().width + "px");
+}

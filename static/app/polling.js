@@ -136,17 +136,22 @@ async function poll() {
   const same = ids.length === fresh.length && ids.every((id, i) => id === fresh[i]) &&
     info.recordsTotal === r.body.recordsTotal && info.recordsDisplay === r.body.recordsFiltered;
   if (!same) {
-    if (!st.editing && confirming.size === 0 && !st.pendingDraw) { pollReload = true; st.table.ajax.reload(null, false); }
+    if (!st.editing && confirming.size === 0 && !st.pendingDraw && !menuOpen(document)) { pollReload = true; st.table.ajax.reload(null, false); }
     return;
   }
   let all = true;
   for (const data of r.body.data) {
     if ((st.editing && st.editing.id === data.id) || busy.has(data.id)) { all = false; continue; }
     const row = st.table.row((i, d) => d.id === data.id);
+    // A row whose actions menu is open keeps it: redrawn, it would close.
+    if (row.node() && menuOpen(row.node())) { all = false; continue; }
     if (JSON.stringify(row.data()) !== JSON.stringify(data)) row.data(data);
   }
   if (all && !st.pendingDraw) pageTag = r.tag;
 }
+
+// menuOpen tells whether a row's actions menu is open inside el.
+function menuOpen(el) { return !!el.querySelector("#rows .row-menu .dropdown-menu.show, .row-menu .dropdown-menu.show"); }
 
 // startPolling schedules the first poll; a tab shown again polls at once.
 export function startPolling() {

@@ -65,7 +65,7 @@ export function renderer(col) {
         const rs = rowState(row);
         let s = '<span class="st st-' + rs.state + '">' + esc(t("st." + rs.state)) + "</span>";
         if (row.is_fetched === 0) s += ' <span class="st-sync" title="' + esc(t("st.sync")) + '" aria-label="' + esc(t("st.sync")) + '">⟳</span>';
-        if (rs.why) s += '<span class="st-why">' + esc(rs.why) + "</span>";
+        if (rs.why) s += '<span class="st-why" title="' + esc(rs.why) + '">' + esc(rs.why) + "</span>";
         return s;
       }
       case "time":
@@ -124,16 +124,23 @@ export function actionCell(data, type, row) {
     return "<span>" + esc(t("del.sure")) + '</span> <button type="button" class="del-yes">' + esc(t("yes")) +
       '</button> <button type="button" class="del-no">' + esc(t("no")) + "</button>";
   }
-  // Run now is offered only when the row can fire; otherwise the
-  // button says why (its title) instead of a refusal after the click.
+  // The row's actions are one menu (Bootstrap's dropdown, fixed to the
+  // viewport so the table's scroll box does not clip it). Run now is
+  // offered only when the row can fire; otherwise the item says why (its
+  // title) instead of a refusal after the click.
   const rs = rowState(row);
   const no = rs.run ? "" : ' disabled title="' + esc(t("run.cannot", { why: rs.why })) + '"';
   const named = (key) => ' aria-label="' + esc(ofRow(t(key), row)) + '"';
-  return '<button type="button" class="run-now"' + named("run.now") + no + ">" + esc(t("run.now")) + "</button> " +
-    '<button type="button" class="run-params"' + named("run.params") + (rs.run ? ' title="' + esc(t("run.params.title")) + '"' : no) + ">" + esc(t("run.params")) + "</button> " +
-    '<button type="button" class="runs"' + named("runs") + ">" + esc(t("runs")) + '</button> ' +
-    '<button type="button" class="why"' + named("why") + ' title="' + esc(t("why.hint")) + '">' + esc(t("why")) + "</button> " +
-    '<button type="button" class="del"' + named("del") + ">" + esc(t("del")) + "</button>";
+  const item = (cls, key, extra) => '<li><button type="button" class="dropdown-item ' + cls + '"' + named(key) + extra + ">" + esc(t(key)) + "</button></li>";
+  return '<div class="dropdown row-menu"><button type="button" class="btn btn-sm btn-outline-secondary row-menu-toggle" data-bs-toggle="dropdown"' +
+    ' data-bs-popper-config=\'{"strategy":"fixed"}\' aria-expanded="false"' + named("actions") + ' title="' + esc(t("actions")) + '"><span aria-hidden="true">⋯</span></button>' +
+    '<ul class="dropdown-menu dropdown-menu-end">' +
+    item("run-now", "run.now", no) +
+    item("run-params", "run.params", rs.run ? ' title="' + esc(t("run.params.title")) + '"' : no) +
+    item("runs", "runs", "") +
+    item("why", "why", ' title="' + esc(t("why.hint")) + '"') +
+    '<li><hr class="dropdown-divider"></li>' +
+    item("del", "del", "") + "</ul></div>";
 }
 
 // selectCell draws a row's selection box.
