@@ -49,6 +49,9 @@ type stmts struct {
 	// setStatus has one statement per set of fields a status sets
 	// (qSetTaskStatus).
 	setStatus [statusVariants]*sql.Stmt
+	// setStatusNoRow is the same for tasks of no row, without RETURNING
+	// (qSetTaskStatusNoRow); variant 0, a status setting nothing, is nil.
+	setStatusNoRow [statusVariants]*sql.Stmt
 }
 
 // stmtSpec names one prepared statement: where it lives, its query and on
@@ -140,6 +143,9 @@ func (st *stmts) specs() []stmtSpec {
 	}
 	for v := range st.setStatus {
 		specs = append(specs, w(&st.setStatus[v], qSetTaskStatus(v)))
+		if v != 0 {
+			specs = append(specs, w(&st.setStatusNoRow[v], qSetTaskStatusNoRow(v)))
+		}
 	}
 	return specs
 }
