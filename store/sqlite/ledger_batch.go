@@ -122,12 +122,25 @@ func (s *Store) recordMissing(ctx context.Context, tx *sql.Tx, rec store.FireRec
 	return nil
 }
 
+// qTaskRows reads the row ids of the tasks in the placeholder list in.
+func qTaskRows(in string) string {
+	return `SELECT task_id, row_id FROM time_task WHERE task_id IN (` + in + `)`
+}
+
+// qInsertRuns is qInsertRun for n runs in one statement, answering the
+// trigger ids it inserted.
+func qInsertRuns(n int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?,", strings.Count(runCols, ",")+1), ",") + ")"
+	return `INSERT INTO runs (` + runCols + `) VALUES ` + strings.TrimSuffix(strings.Repeat(row+",", n), ",") +
+		` ON CONFLICT (task_id, slot, target) DO NOTHING RETURNING trigger_id`
+}
+
 // taskRowsIn reads, in tx, which of the tasks ids exist: task id → its
 // row id ("" for a task of no row).
 func taskRowsIn(ctx context.Context, tx *sql.Tx, ids []string) (map[string]string, error) {
 	out := make(map[string]string, len(ids))
 	err := eachChunk(ids, func(in string, a []any) error {
-		rs, err := tx.QueryContext(ctx, `SELECT task_id, row_id FROM time_task WHERE task_id IN (`+in+`)`, a...)
+		rs, err := tx.QueryContext(ctx, qTaskRows(in), a...)
 		if err != nil {
 			return translate(err)
 		}
@@ -171,17 +184,13 @@ func insertRunsIn(ctx context.Context, tx *sql.Tx, at []int, args [][]any) (map[
 	if len(at) == 0 {
 		return inserted, nil
 	}
-	row := "(" + strings.TrimSuffix(strings.Repeat("?,", len(args[at[0]])), ",") + ")"
 	for lo := 0; lo < len(at); lo += insertRows {
 		chunk := at[lo:min(lo+insertRows, len(at))]
-		values := make([]string, len(chunk))
-		var a []any
-		for j, i := range chunk {
-			values[j] = row
+		a := make([]any, 0, len(chunk)*len(args[chunk[0]]))
+		for _, i := range chunk {
 			a = append(a, args[i]...)
 		}
-		rs, err := tx.QueryContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES `+strings.Join(values, ",")+
-			` ON CONFLICT (task_id, slot, target) DO NOTHING RETURNING trigger_id`, a...)
+		rs, err := tx.QueryContext(ctx, qInsertRuns(len(chunk)), a...)
 		if err != nil {
 			return nil, translate(err)
 		}

@@ -31,6 +31,8 @@ func planQueries() []planQuery {
 		{"LastSlot", qLastSlot},
 		{"UnfinishedRuns", qUnfinishedRuns},
 		{"StrandedRuns", qStrandedRuns(2, 1)},
+		{"RecordFiresTaskRows", qTaskRows("?,?")},
+		{"RecordFiresInsert", qInsertRuns(2)},
 		{"TakeOverRun", qTakeOverRun},
 		{"LedgerOwner", qLedgerOwner},
 		{"RegisterNode", qRegisterNode},
