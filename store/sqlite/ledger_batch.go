@@ -59,7 +59,7 @@ func (s *Store) RecordFires(ctx context.Context, recs []store.FireRecord) ([]sto
 			}
 			present = append(present, i)
 		}
-		inserted, err := insertRunsIn(qctx, tx, present, args)
+		inserted, err := insertRunsIn(qctx, tx, s.st.insertRuns, present, args)
 		if err != nil {
 			return err
 		}
@@ -176,10 +176,11 @@ func applyStatus(ctx context.Context, sw statusWriter, p store.TaskStatusParams,
 const insertRows = 100
 
 // insertRunsIn runs the ledger gate for the records at, in their order, in
-// statements of up to insertRows rows, and returns the trigger ids it
+// statements of up to insertRows rows (full: the prepared statement of
+// insertRows), and returns the trigger ids it
 // inserted. A trigger id already used by another key fails the statement
 // as task.ErrConflict, as qInsertRun does.
-func insertRunsIn(ctx context.Context, tx *sql.Tx, at []int, args [][]any) (map[string]bool, error) {
+func insertRunsIn(ctx context.Context, tx *sql.Tx, full *sql.Stmt, at []int, args [][]any) (map[string]bool, error) {
 	inserted := make(map[string]bool, len(at))
 	if len(at) == 0 {
 		return inserted, nil
@@ -190,7 +191,13 @@ func insertRunsIn(ctx context.Context, tx *sql.Tx, at []int, args [][]any) (map[
 		for _, i := range chunk {
 			a = append(a, args[i]...)
 		}
-		rs, err := tx.QueryContext(ctx, qInsertRuns(len(chunk)), a...)
+		var rs *sql.Rows
+		var err error
+		if len(chunk) == insertRows {
+			rs, err = in(ctx, tx, full).QueryContext(ctx, a...)
+		} else {
+			rs, err = tx.QueryContext(ctx, qInsertRuns(len(chunk)), a...)
+		}
 		if err != nil {
 			return nil, translate(err)
 		}

@@ -32,7 +32,7 @@ func planQueries() []planQuery {
 		{"UnfinishedRuns", qUnfinishedRuns},
 		{"StrandedRuns", qStrandedRuns(2, 1)},
 		{"RecordFiresTaskRows", qTaskRows("?,?")},
-		{"RecordFiresInsert", qInsertRuns(2)},
+		{"RecordFiresInsert", qInsertRuns(insertRows)},
 		{"TakeOverRun", qTakeOverRun},
 		{"LedgerOwner", qLedgerOwner},
 		{"RegisterNode", qRegisterNode},
@@ -93,6 +93,7 @@ func planQueries() []planQuery {
 		{"InsertJobKey", qInsertJobKey},
 		{"MoveJobKey", qMoveJobKey},
 		{"AddJobEvent", qAddJobEvent},
+		{"AddJobEvents", qAddJobEvents(insertRows)},
 		{"JobEvents", qJobEvents},
 		{"RestoreJobKey", qRestoreJobKey},
 	}

@@ -45,6 +45,10 @@ type stmts struct {
 	registerNode, beatNode, removeNode          *sql.Stmt
 	keyHolder, insertJobKey, moveJobKey         *sql.Stmt
 	addJobEvent                                 *sql.Stmt
+	// insertRuns and addJobEvents write insertRows rows a statement (a
+	// full chunk of RecordFires and AddJobEvents; a shorter last chunk is
+	// parsed when it comes).
+	insertRuns, addJobEvents *sql.Stmt
 
 	// setStatus has one statement per set of fields a status sets
 	// (qSetTaskStatus).
@@ -137,6 +141,8 @@ func (st *stmts) specs() []stmtSpec {
 		w(&st.insertJobKey, qInsertJobKey),
 		w(&st.moveJobKey, qMoveJobKey),
 		w(&st.addJobEvent, qAddJobEvent),
+		w(&st.insertRuns, qInsertRuns(insertRows)),
+		w(&st.addJobEvents, qAddJobEvents(insertRows)),
 	}
 	for v := range st.queryRuns {
 		specs = append(specs, r(&st.queryRuns[v], qQueryRuns(v)))
