@@ -67,9 +67,13 @@ bench-jobs:
 
 # bench-compare: asynq v0.26.0 on a throwaway redis-server (AOF on; Debian
 # package redis-server) and cronsheet (tools/bench/cmd/jobs-bench) on the
-# same workloads, one table with both and their ratio. About 3 minutes with
-# the defaults; e.g. BENCH_COMPARE_FLAGS="-n 100000 -spread 60".
-BENCH_COMPARE_FLAGS ?= -n 10000 -spread 20
+# same workloads, one table with both and their ratio, the SQLite limit
+# probe (the same driver writing the least a job needs) beside them, and
+# every aim of the drain with its ratio. The defaults (10,000 jobs, and
+# 100,000 and 20,000 due at one instant) take 10+ minutes; a short run:
+# BENCH_COMPARE_FLAGS="-n 2000 -instant '' -probe-n 5000 -spread 5".
+# CRONSHEET_BENCH_MONGO_URI=mongodb://… adds the mongo driver's drain.
+BENCH_COMPARE_FLAGS ?= -n 10000 -instant 100000 -probe-n 20000 -spread 20
 bench-compare:
 	cd tools/bench && $(GO) run ./cmd/bench-compare -repo $(CURDIR) $(BENCH_COMPARE_FLAGS)
 

@@ -59,13 +59,13 @@ const (
 	// qCleanupAge deletes finished runs that finished before ?1, the
 	// earliest first, at most ?2.
 	qCleanupAge = `DELETE FROM runs WHERE id IN (SELECT id FROM runs INDEXED BY ix_runs_final_age
-		WHERE state IN ` + finalStates + ` AND finished_at < ?1 ORDER BY finished_at LIMIT ?2)`
+		WHERE ` + finalWhere + ` AND finished_at < ?1 ORDER BY finished_at LIMIT ?2)`
 	// qCleanupKeep deletes, at most ?2, finished runs beyond each task's
 	// newest ?1 (by slot, ties by target): ix_runs_final_slot holds them in
 	// exactly the window's order.
 	qCleanupKeep = `DELETE FROM runs WHERE id IN (SELECT id FROM (
 			SELECT id, row_number() OVER (PARTITION BY task_id ORDER BY slot DESC, target DESC) AS n
-			FROM runs INDEXED BY ix_runs_final_slot WHERE state IN ` + finalStates + `)
+			FROM runs INDEXED BY ix_runs_final_slot WHERE ` + finalWhere + `)
 		WHERE n > ?1 LIMIT ?2)`
 )
 
@@ -93,7 +93,7 @@ func qQueryRuns(variant int) string {
 	for _, f := range []struct {
 		bit  int
 		cond string
-	}{{byTask, "task_id = ?"}, {byTarget, "target = ?"}, {byState, "state = ?"}} {
+	}{{byTask, "task_id = ?"}, {byTarget, "target = ? AND target <> ''"}, {byState, "state = ?"}} {
 		if variant&f.bit != 0 {
 			where = append(where, f.cond)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"cronsheet/store"
 	"cronsheet/store/internal/taskdoc"
@@ -197,10 +198,17 @@ func setCreated(t *task.Task, now int64) {
 	t.CreatedAt, t.UpdatedAt = store.FromUnixMS(now), store.FromUnixMS(now)
 }
 
+// qAddJobEvents is qAddJobEvent for n events in one statement (6
+// arguments each): their ids follow the VALUES order.
+func qAddJobEvents(n int) string {
+	return `INSERT INTO job_events (job_id, at, state, trigger_id, attempt, reason) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?),", n), ",")
+}
+
 // AddJobEvents appends evs, in order, to their jobs' histories in one
-// transaction. An event without JobID, or more than store.MaxStatusBatch
-// events, is task.ErrInvalid and stores nothing; none is a no-op. The jobs
-// are not looked up.
+// transaction, insertRows events a statement. An event without JobID, or
+// more than store.MaxStatusBatch events, is task.ErrInvalid and stores
+// nothing; none is a no-op. The jobs are not looked up.
 func (s *Store) AddJobEvents(ctx context.Context, evs []store.JobEvent) error {
 	if len(evs) > store.MaxStatusBatch {
 		return fmt.Errorf("add job events: %w",
@@ -216,14 +224,23 @@ func (s *Store) AddJobEvents(ctx context.Context, evs []store.JobEvent) error {
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		qctx := batchCtx(ctx)
-		add := in(qctx, tx, s.st.addJobEvent)
-		for _, ev := range evs {
+		for lo := 0; lo < len(evs); lo += insertRows {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			_, err := add.ExecContext(qctx, ev.JobID, store.UnixMS(ev.At), string(ev.State), ev.TriggerID, ev.Attempt, ev.Reason)
+			chunk := evs[lo:min(lo+insertRows, len(evs))]
+			args := make([]any, 0, 6*len(chunk))
+			for _, ev := range chunk {
+				args = append(args, ev.JobID, store.UnixMS(ev.At), string(ev.State), ev.TriggerID, ev.Attempt, ev.Reason)
+			}
+			var err error
+			if len(chunk) == insertRows {
+				_, err = in(qctx, tx, s.st.addJobEvents).ExecContext(qctx, args...)
+			} else {
+				_, err = tx.ExecContext(qctx, qAddJobEvents(len(chunk)), args...)
+			}
 			if err != nil {
-				return fmt.Errorf("event of job %s: %w", ev.JobID, err)
+				return fmt.Errorf("events of jobs %s…: %w", chunk[0].JobID, err)
 			}
 		}
 		return nil

@@ -30,7 +30,9 @@ const (
 	// fired_at: SQLite rewrites the entries of every index on a column an
 	// UPDATE sets, even to the same value, and fired_at is in the six
 	// QueryRuns indexes while it rarely changes after the insert;
-	// qUpdateRunFired sets it, only when it differs.
+	// qUpdateRunFired sets it, only when it differs. No RETURNING: SQLite
+	// gathers returned rows in an ephemeral table, opened and closed per
+	// statement, which costs more than the second statement saves.
 	qUpdateRun = `UPDATE runs SET state = ?1, attempt = ?2, node = CASE WHEN ?3 <> '' THEN ?3 ELSE node END,
 			finished_at = ?4, next_attempt = ?5, error = ?6, output = ?7,
 			params = ?8, deadline = ?9, feedback = coalesce(?10, feedback)
@@ -44,11 +46,11 @@ const (
 		ORDER BY slot DESC, target DESC LIMIT ?`
 	qLastSlot = `SELECT slot FROM runs WHERE task_id = ? AND trigger_type IN ` + scheduledTriggers + `
 		ORDER BY slot DESC LIMIT 1`
-	qUnfinishedRuns = `SELECT ` + runCols + ` FROM runs WHERE task_id = ? AND state IN ` + unfinishedStates + `
+	qUnfinishedRuns = `SELECT ` + runCols + ` FROM runs WHERE task_id = ? AND ` + unfinishedWhere + `
 		ORDER BY slot`
 	// qTakeOverRun is the fenced take-over: one conditional write.
 	qTakeOverRun = `UPDATE runs SET node = ?1, fence = fence + 1
-		WHERE trigger_id = ?2 AND fence = ?3 AND deadline = ?4 AND state IN ` + unfinishedStates + ` RETURNING ` + runCols
+		WHERE trigger_id = ?2 AND fence = ?3 AND deadline = ?4 AND ` + unfinishedWhere + ` RETURNING ` + runCols
 	// qLedgerOwner reads which trigger id holds a ledger key.
 	qLedgerOwner = `SELECT trigger_id FROM runs WHERE task_id = ? AND slot = ? AND target = ?`
 )
@@ -96,66 +98,6 @@ func (s *Store) RecordFire(ctx context.Context, r *task.Run, status store.TaskSt
 		return false, fmt.Errorf("record fire %s: %w", r.TriggerID, err)
 	}
 	return inserted, nil
-}
-
-// RecordFires records many fires in one transaction. A record whose task
-// is missing has its just-inserted run deleted again, so it stores nothing
-// while the others commit; any other failure fails the whole transaction.
-func (s *Store) RecordFires(ctx context.Context, recs []store.FireRecord) ([]store.FireResult, error) {
-	if len(recs) > store.MaxStatusBatch {
-		return nil, fmt.Errorf("record fires: %w", task.Invalid("records", "%d is more than %d", len(recs), store.MaxStatusBatch))
-	}
-	results := make([]store.FireResult, len(recs))
-	args := make([][]any, len(recs))
-	for i, rec := range recs {
-		if args[i], results[i].Err = insertRunArgs(rec.Run); results[i].Err != nil {
-			results[i].Err = fmt.Errorf("record fire: %w", results[i].Err)
-		}
-	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		qctx := batchCtx(ctx)
-		insert, undo, status := in(qctx, tx, s.st.insertRun), in(qctx, tx, s.st.deleteRun), s.statusIn(qctx, tx)
-		for i, rec := range recs {
-			if args[i] == nil {
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			ok, err := insertRun(qctx, insert, args[i])
-			if err != nil {
-				return err
-			}
-			if !ok {
-				// Already fired; by this very record when a retry follows
-				// a write whose answer was lost: then it is ours to
-				// deliver, not a duplicate.
-				if ok, err = s.ownsLedgerKey(qctx, tx, rec.Run); err != nil {
-					return err
-				}
-			}
-			if !ok {
-				continue
-			}
-			err = status.apply(qctx, rec.Status)
-			if errors.Is(err, task.ErrNotFound) {
-				if _, err := undo.ExecContext(qctx, rec.Run.TriggerID); err != nil {
-					return err
-				}
-				results[i].Err = fmt.Errorf("record fire %s: task %s: %w", rec.Run.TriggerID, rec.Status.TaskID, err)
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
-			}
-			results[i].Inserted = true
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("record %d fires: %w", len(recs), err)
-	}
-	return results, nil
 }
 
 // insertRunArgs checks r and returns the arguments of qInsertRun.
@@ -437,57 +379,6 @@ func decodeFeedback(text string) ([]task.Feedback, error) {
 	return fs, nil
 }
 
-// FinishRuns finishes each record as FinishRun does, all in one
-// transaction; a record that fails (a missing run or task, or a fenced
-// run) stores nothing and is reported in errs, the others commit
-// together. Any other failure fails the whole transaction.
-//
-// No savepoint per record (three more statements each, which cost a
-// burst of outcomes ~10 % of its writes): a record first checks that its
-// task exists, then makes its fenced run write, which changes nothing
-// when it is refused, and only then the task's status, which can no
-// longer miss its task (the transaction holds the writer).
-func (s *Store) FinishRuns(ctx context.Context, recs []store.FireRecord) ([]error, error) {
-	if len(recs) > store.MaxStatusBatch {
-		return nil, fmt.Errorf("finish runs: %w", task.Invalid("recs", "at most %d per call", store.MaxStatusBatch))
-	}
-	errs := make([]error, len(recs))
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		qctx := batchCtx(ctx)
-		exists, status := in(qctx, tx, s.st.taskExists), s.statusIn(qctx, tx)
-		run := s.runWriterIn(qctx, tx)
-		for i, rec := range recs {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			var one int
-			err := translate(exists.QueryRowContext(qctx, rec.Status.TaskID).Scan(&one))
-			if err == nil {
-				err = run.update(qctx, rec.Run)
-			} else {
-				err = fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
-			}
-			if err == nil {
-				if err := status.apply(qctx, rec.Status); err != nil {
-					return fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
-				}
-				continue
-			}
-			if !errors.Is(err, task.ErrNotFound) && !errors.Is(err, task.ErrFenced) && !errors.Is(err, task.ErrInvalid) {
-				return fmt.Errorf("finish run %s: %w", rec.Run.TriggerID, err)
-			}
-			errs[i] = fmt.Errorf("finish run %s: %w", rec.Run.TriggerID, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("finish runs: %w", err)
-	}
-	return errs, nil
-}
-
-var _ store.RunFinisher = (*Store)(nil)
-
 // ownsLedgerKey reports whether r's ledger key is held by r's own trigger
 // id (r was stored by an earlier try of the same write).
 func (s *Store) ownsLedgerKey(ctx context.Context, tx *sql.Tx, r *task.Run) (bool, error) {
@@ -535,7 +426,7 @@ func (s *Store) TakeOverRun(ctx context.Context, p store.TakeOverParams) (*task.
 func qStrandedRuns(nLive, nQuiet int) string {
 	marks := func(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 	return `SELECT ` + runCols + ` FROM runs INDEXED BY ix_runs_unfinished
-		WHERE state IN ` + unfinishedStates + ` AND ((node NOT IN (` + marks(nLive) + `) AND node NOT IN (` + marks(nQuiet) + `))
+		WHERE ` + unfinishedWhere + ` AND ((node NOT IN (` + marks(nLive) + `) AND node NOT IN (` + marks(nQuiet) + `))
 			OR (node IN (` + marks(nQuiet) + `) AND (state != 'running' OR deadline < ?))
 			OR (node = ? AND fired_at < ?) OR (deadline > 0 AND deadline < ?))
 		ORDER BY task_id, slot LIMIT ?`

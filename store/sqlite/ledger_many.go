@@ -56,7 +56,7 @@ func (s *Store) UnfinishedRunsOf(ctx context.Context, taskIDs []string) (map[str
 	out := map[string][]*task.Run{}
 	err := eachChunk(taskIDs, func(in string, args []any) error {
 		rs, err := s.r.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE task_id IN (`+in+
-			`) AND state IN `+unfinishedStates+` ORDER BY task_id, slot`, args...)
+			`) AND `+unfinishedWhere+` ORDER BY task_id, slot`, args...)
 		if err != nil {
 			return translate(err)
 		}

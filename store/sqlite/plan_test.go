@@ -7,7 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"cronsheet/store"
 	"cronsheet/task"
 )
 
@@ -29,6 +31,8 @@ func planQueries() []planQuery {
 		{"LastSlot", qLastSlot},
 		{"UnfinishedRuns", qUnfinishedRuns},
 		{"StrandedRuns", qStrandedRuns(2, 1)},
+		{"RecordFiresTaskRows", qTaskRows("?,?")},
+		{"RecordFiresInsert", qInsertRuns(insertRows)},
 		{"TakeOverRun", qTakeOverRun},
 		{"LedgerOwner", qLedgerOwner},
 		{"RegisterNode", qRegisterNode},
@@ -89,6 +93,7 @@ func planQueries() []planQuery {
 		{"InsertJobKey", qInsertJobKey},
 		{"MoveJobKey", qMoveJobKey},
 		{"AddJobEvent", qAddJobEvent},
+		{"AddJobEvents", qAddJobEvents(insertRows)},
 		{"JobEvents", qJobEvents},
 		{"RestoreJobKey", qRestoreJobKey},
 	}
@@ -98,6 +103,9 @@ func planQueries() []planQuery {
 	}
 	for v := range statusVariants {
 		qs = append(qs, planQuery{fmt.Sprintf("SetTaskStatus/%04b", v), qSetTaskStatus(v)})
+		if v != 0 {
+			qs = append(qs, planQuery{fmt.Sprintf("SetTaskStatusNoRow/%04b", v), qSetTaskStatusNoRow(v)})
+		}
 	}
 	return qs
 }
@@ -187,22 +195,33 @@ func countParams(query string) int {
 	return max(n, highest)
 }
 
-// TestUnfinishedStates checks that the partial indexes' state lists are
-// exactly right: unfinishedStates the states that are neither final nor
+// TestUnfinishedStates checks that the partial indexes' states are
+// exactly right: unfinishedWhere the states that are neither final nor
 // accepted (an accepted run is not final, yet not resumed either),
-// finalStates the final ones.
+// finalWhere and finalStates the final ones.
 func TestUnfinishedStates(t *testing.T) {
 	all := []task.RunState{task.RunPending, task.RunRunning, task.RunDone, task.RunFailed, task.RunDead,
 		task.RunRejected, task.RunTimeout, task.RunCancelled, task.RunSkipped, task.RunAccepted}
+	nUnfinished, nFinal := 0, 0
 	for _, st := range all {
-		unfinished := strings.Contains(unfinishedStates, "'"+string(st)+"'")
-		final := strings.Contains(finalStates, "'"+string(st)+"'")
-		if final != st.Final() {
-			t.Errorf("state %q: listed in finalStates = %v, Final() = %v", st, final, st.Final())
+		unfinished := strings.Contains(unfinishedWhere, "state = '"+string(st)+"'")
+		final := strings.Contains(finalWhere, "state = '"+string(st)+"'")
+		if final != st.Final() || strings.Contains(finalStates, "'"+string(st)+"'") != final {
+			t.Errorf("state %q: in finalWhere = %v, in finalStates = %v, Final() = %v", st, final,
+				strings.Contains(finalStates, "'"+string(st)+"'"), st.Final())
 		}
 		if want := !st.Final() && st != task.RunAccepted; unfinished != want {
-			t.Errorf("state %q: listed in unfinishedStates = %v, want %v", st, unfinished, want)
+			t.Errorf("state %q: in unfinishedWhere = %v, want %v", st, unfinished, want)
 		}
+		if unfinished {
+			nUnfinished++
+		}
+		if final {
+			nFinal++
+		}
+	}
+	if strings.Count(unfinishedWhere, "state = ") != nUnfinished || strings.Count(finalWhere, "state = ") != nFinal {
+		t.Errorf("unfinishedWhere or finalWhere names a state that is not a run state:\n%s\n%s", unfinishedWhere, finalWhere)
 	}
 }
 
@@ -220,5 +239,41 @@ func TestRowTasksPlan(t *testing.T) {
 	plan := explain(t, s, q, make([]any, countParams(q))...)
 	if !strings.Contains(plan, "SEARCH time_task USING INDEX ix_task_row") {
 		t.Errorf("row tasks do not search ix_task_row:\n%s", plan)
+	}
+}
+
+// TestRunsTargetIndexHoldsTargetsOnly checks that ix_runs_target_fired
+// holds only runs of a target: a task's own run (target ”, every job's)
+// is not written to it, and a target-filtered page still searches it.
+func TestRunsTargetIndexHoldsTargetsOnly(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	slot := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+	for _, r := range []*task.Run{
+		{TriggerID: "own", TaskID: "t1", Slot: slot, FiredAt: slot, TriggerType: task.TriggerSchedule},
+		{TriggerID: "of-target", TaskID: "t1", Slot: slot, Target: "hook", FiredAt: slot, TriggerType: task.TriggerSchedule},
+	} {
+		if _, err := s.InsertRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var partial int
+	if err := s.r.QueryRowContext(ctx, `SELECT partial FROM pragma_index_list('runs') WHERE name = 'ix_runs_target_fired'`).Scan(&partial); err != nil {
+		t.Fatal(err)
+	}
+	if partial != 1 {
+		t.Errorf("ix_runs_target_fired is not partial: every run (a job's too) is written to it")
+	}
+	plan := explain(t, s, qQueryRuns(byTarget), "hook", int64(1<<62), "", 10)
+	if !strings.Contains(plan, "USING INDEX ix_runs_target_fired") {
+		t.Errorf("a target's page does not search ix_runs_target_fired:\n%s", plan)
+	}
+	runs, err := s.QueryRuns(ctx, store.RunQuery{Target: "hook", Limit: 10})
+	if err != nil || len(runs) != 1 || runs[0].TriggerID != "of-target" {
+		t.Errorf("QueryRuns(target hook) = %v, %v; want the run of-target", runs, err)
 	}
 }

@@ -37,8 +37,8 @@ type pruneSpec struct {
 
 var pruneSpecs = map[store.RetentionKind]pruneSpec{
 	store.RetainRuns: {from: "runs INDEXED BY ix_runs_final_age", age: "finished_at", key: "id", intKey: true,
-		where: "state IN " + finalStates,
-		del: `DELETE FROM runs WHERE id IN (SELECT value FROM json_each(?1)) AND state IN ` + finalStates + `
+		where: finalWhere,
+		del: `DELETE FROM runs WHERE id IN (SELECT value FROM json_each(?1)) AND ` + finalWhere + `
 			AND EXISTS (SELECT 1 FROM runs n WHERE n.task_id = runs.task_id AND n.slot > runs.slot)
 			AND (runs.trigger_type NOT IN ` + scheduledTriggers + ` OR EXISTS (SELECT 1 FROM runs n INDEXED BY ix_runs_sched
 				WHERE n.task_id = runs.task_id AND n.trigger_type IN ` + scheduledTriggers + ` AND n.slot > runs.slot))`},

@@ -60,7 +60,11 @@ package sqlite
 //   - QueryRuns pages newest first by (fired_at, trigger_id): ix_runs_fired
 //     (no filter), ix_runs_task_fired and ix_runs_target_fired have the
 //     filter as equality prefix and (fired_at, trigger_id) as tail, so a
-//     page is an index range read in order, never a sort. A target filter
+//     page is an index range read in order, never a sort.
+//     ix_runs_target_fired holds only runs of a target (WHERE target <>
+//     ''): a task's own run (every job's) costs nothing in it, and a
+//     target filter is never empty; its query says target <> '' too, or
+//     SQLite could not use it. A target filter
 //     with a task filter uses the task's index and checks the target on
 //     the way (a task has a handful of targets). A state filter has no
 //     index of its own: it walks the same index and skips other states.
@@ -92,19 +96,30 @@ package sqlite
 //   - job_events: a job's transitions, appended; ix_job_events (job_id, id)
 //     reads one job's history oldest first as an index range, no sort.
 
-// unfinishedStates lists the run states a node resumes: not final
-// (task.RunState.Final is false) and not accepted (the target has those);
-// the partial index and the query must spell it the same way for the
-// planner to match them.
-const unfinishedStates = `('pending','running','failed')`
-
 // finalStates lists the run states that are final (task.RunState.Final is
-// true): the only ones CleanupRuns deletes. As with unfinishedStates, the
-// partial indexes and the queries spell it the same way. A run that is
-// accepted is in neither list: it is not final, and not resumed either.
+// true): the only ones CleanupRuns deletes, as an IN list for the queries
+// that need no index on it; the partial indexes and the queries on them
+// use finalWhere.
 const finalStates = `('done','dead','rejected','timeout','cancelled','skipped')`
 
-// scheduledTriggers lists the trigger types LastSlot considers.
+// unfinishedWhere says "state is one a node resumes": not final
+// (task.RunState.Final is false) and not accepted (the target has those);
+// finalWhere says "state is final" (finalStates). A run that is accepted
+// is in neither. Both are chains of equalities: the partial indexes on
+// them and the queries that read those indexes spell them so (the same
+// way, for the planner to match them). SQLite codes an IN list of more
+// than two constants as an ephemeral table it builds at every run of a
+// statement, and a partial index's WHERE is evaluated at every write of a
+// run that changes its state: with IN lists, a run's update built five
+// such tables, most of its cost (docs/BENCHMARKS.md, "2026-12-05 drain").
+// TestUnfinishedStates checks that each spells its list.
+const (
+	unfinishedWhere = `(state = 'pending' OR state = 'running' OR state = 'failed')`
+	finalWhere      = `(state = 'done' OR state = 'dead' OR state = 'rejected' OR state = 'timeout' OR state = 'cancelled' OR state = 'skipped')`
+)
+
+// scheduledTriggers lists the trigger types LastSlot considers (two: an IN
+// list that short is coded as comparisons, with no ephemeral table).
 const scheduledTriggers = `('schedule','misfire')`
 
 // absentWhere is ix_task_absent's WHERE, which its query repeats. The
@@ -122,8 +137,10 @@ const absentWhere = `instr(doc, '"absent":') > 0 AND json_extract(doc, '$.alert.
 // version 4 had no flows and flow_executions tables; version 5 had no
 // time_task.arm_at, and claimed through ix_task_due (is_enable,
 // is_claimed, is_done) in id order; version 6 had ix_task_row over every
-// task and ix_task_absent parsing every task's document.
-const schemaVersion = 7
+// task and ix_task_absent parsing every task's document; version 7 had
+// ix_runs_target_fired over every run and the runs' partial indexes on
+// state written with IN lists.
+const schemaVersion = 8
 
 // migrateFrom returns the statements that bring a database at version v to
 // v+1 with what CREATE … IF NOT EXISTS cannot do (new columns of existing
@@ -146,6 +163,11 @@ DROP INDEX IF EXISTS ix_task_due;`
 	case 6:
 		return `DROP INDEX IF EXISTS ix_task_row;
 DROP INDEX IF EXISTS ix_task_absent;`
+	case 7:
+		return `DROP INDEX IF EXISTS ix_runs_target_fired;
+DROP INDEX IF EXISTS ix_runs_unfinished;
+DROP INDEX IF EXISTS ix_runs_final_age;
+DROP INDEX IF EXISTS ix_runs_final_slot;`
 	}
 	return ""
 }
@@ -227,15 +249,15 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE INDEX IF NOT EXISTS ix_runs_sched ON runs (task_id, slot)
 	WHERE trigger_type IN ` + scheduledTriggers + `;
 CREATE INDEX IF NOT EXISTS ix_runs_unfinished ON runs (task_id, slot)
-	WHERE state IN ` + unfinishedStates + `;
+	WHERE ` + unfinishedWhere + `;
 CREATE INDEX IF NOT EXISTS ix_runs_accepted ON runs (deadline) WHERE state = 'accepted';
 CREATE INDEX IF NOT EXISTS ix_runs_fired ON runs (fired_at, trigger_id);
 CREATE INDEX IF NOT EXISTS ix_runs_task_fired ON runs (task_id, fired_at, trigger_id);
-CREATE INDEX IF NOT EXISTS ix_runs_target_fired ON runs (target, fired_at, trigger_id);
+CREATE INDEX IF NOT EXISTS ix_runs_target_fired ON runs (target, fired_at, trigger_id) WHERE target <> '';
 CREATE INDEX IF NOT EXISTS ix_runs_final_age ON runs (finished_at)
-	WHERE state IN ` + finalStates + `;
+	WHERE ` + finalWhere + `;
 CREATE INDEX IF NOT EXISTS ix_runs_final_slot ON runs (task_id, slot DESC, target DESC)
-	WHERE state IN ` + finalStates + `;
+	WHERE ` + finalWhere + `;
 
 -- nodes: the processes sharing this file (store.Nodes), one row each.
 CREATE TABLE IF NOT EXISTS nodes (

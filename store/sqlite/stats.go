@@ -21,7 +21,7 @@ const (
 		ORDER BY next_fire, task_id LIMIT ?`
 	// qOutcomes walks ix_runs_task_fired backwards for one task.
 	qOutcomes = `SELECT trigger_id, state, fired_at, substr(error, 1, 400) FROM runs INDEXED BY ix_runs_task_fired
-		WHERE task_id = ? AND state IN ` + finalStates + ` ORDER BY fired_at DESC, trigger_id DESC LIMIT ?`
+		WHERE task_id = ? AND ` + finalWhere + ` ORDER BY fired_at DESC, trigger_id DESC LIMIT ?`
 )
 
 // FireStats counts the runs fired in the window per bucket

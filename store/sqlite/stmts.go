@@ -45,10 +45,17 @@ type stmts struct {
 	registerNode, beatNode, removeNode          *sql.Stmt
 	keyHolder, insertJobKey, moveJobKey         *sql.Stmt
 	addJobEvent                                 *sql.Stmt
+	// insertRuns and addJobEvents write insertRows rows a statement (a
+	// full chunk of RecordFires and AddJobEvents; a shorter last chunk is
+	// parsed when it comes).
+	insertRuns, addJobEvents *sql.Stmt
 
 	// setStatus has one statement per set of fields a status sets
 	// (qSetTaskStatus).
 	setStatus [statusVariants]*sql.Stmt
+	// setStatusNoRow is the same for tasks of no row, without RETURNING
+	// (qSetTaskStatusNoRow); variant 0, a status setting nothing, is nil.
+	setStatusNoRow [statusVariants]*sql.Stmt
 }
 
 // stmtSpec names one prepared statement: where it lives, its query and on
@@ -134,12 +141,17 @@ func (st *stmts) specs() []stmtSpec {
 		w(&st.insertJobKey, qInsertJobKey),
 		w(&st.moveJobKey, qMoveJobKey),
 		w(&st.addJobEvent, qAddJobEvent),
+		w(&st.insertRuns, qInsertRuns(insertRows)),
+		w(&st.addJobEvents, qAddJobEvents(insertRows)),
 	}
 	for v := range st.queryRuns {
 		specs = append(specs, r(&st.queryRuns[v], qQueryRuns(v)))
 	}
 	for v := range st.setStatus {
 		specs = append(specs, w(&st.setStatus[v], qSetTaskStatus(v)))
+		if v != 0 {
+			specs = append(specs, w(&st.setStatusNoRow[v], qSetTaskStatusNoRow(v)))
+		}
 	}
 	return specs
 }

@@ -90,6 +90,14 @@ func qSetTaskStatus(mask int) string {
 		RETURNING scenario, row_id, next_fire, last_fire, last_status`
 }
 
+// qSetTaskStatusNoRow is qSetTaskStatus (mask not 0) for a task known to
+// be of no row (a job): nothing to mirror, so no RETURNING, which SQLite
+// serves with an ephemeral table opened and closed per statement.
+func qSetTaskStatusNoRow(mask int) string {
+	q := qSetTaskStatus(mask)
+	return q[:strings.Index(q, "\n\t\tRETURNING")]
+}
+
 // statusMask is the fields p sets.
 func statusMask(p store.TaskStatusParams) int {
 	mask := 0
@@ -383,13 +391,39 @@ type statusWriter struct {
 	all    *[statusVariants]*sql.Stmt // the store's prepared variants
 	set    *[statusVariants]*sql.Stmt // those bound to tx so far
 	mirror *sql.Stmt
+	// allNoRow and setNoRow are the same for tasks of no row
+	// (qSetTaskStatusNoRow; variant 0 is not used).
+	allNoRow, setNoRow *[statusVariants]*sql.Stmt
 }
 
 // statusIn binds the status statements to tx (each variant of
 // qSetTaskStatus when first used).
 func (s *Store) statusIn(ctx context.Context, tx *sql.Tx) statusWriter {
 	return statusWriter{tx: tx, all: &s.st.setStatus, set: new([statusVariants]*sql.Stmt),
-		mirror: in(ctx, tx, s.st.mirrorStatus)}
+		mirror: in(ctx, tx, s.st.mirrorStatus), allNoRow: &s.st.setStatusNoRow, setNoRow: new([statusVariants]*sql.Stmt)}
+}
+
+// applyNoRow records p on its task, which the caller knows is of no row
+// (nothing to mirror): an UPDATE without RETURNING. A status that sets
+// nothing reads the task as apply does.
+func (sw statusWriter) applyNoRow(ctx context.Context, p store.TaskStatusParams) error {
+	mask := statusMask(p)
+	if mask == 0 {
+		return sw.apply(ctx, p)
+	}
+	st := sw.setNoRow[mask]
+	if st == nil {
+		st = in(ctx, sw.tx, sw.allNoRow[mask])
+		sw.setNoRow[mask] = st
+	}
+	n, err := execCount(ctx, st, store.UnixMS(p.NextFire), store.UnixMS(p.LastFire), p.LastStatus, p.TaskID)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return task.ErrNotFound
+	}
+	return nil
 }
 
 // apply records p on its task and mirrors it onto the task's row.

@@ -18,6 +18,8 @@ func fireLedgerCases() []testCase {
 		{name: "RecordFireMissingTaskStoresNothing", fn: testRecordFireMissingTask},
 		{name: "FinishRunMirrorsRow", fn: testFinishRun},
 		{name: "FinishRunMissingStoresNothing", fn: testFinishRunMissing},
+		{name: "RecordFiresMany", fn: testRecordFiresMany},
+		{name: "FinishRunsBatch", fn: testFinishRunsBatch},
 	}
 }
 

@@ -60,22 +60,26 @@ func runAsynq(o options, dir string) (results, error) {
 		return r, err
 	}
 
-	// N due at one instant, then N spread over o.spread seconds.
-	for _, spread := range []int{0, o.spread} {
-		d, last, err := asynqLag(o, opt, client, spread)
+	// Each size due at one instant, then n spread over o.spread seconds.
+	for _, n := range o.instantSizes() {
+		d, last, err := asynqLag(o, opt, client, n, 0)
 		if err != nil {
 			return r, err
 		}
-		if spread == 0 {
-			r.instant, r.drain, r.instantLastAfterS = d, float64(o.n)/last.Seconds(), last.Seconds()
-			benchkit.Progress("asynq: %d due at one instant: lag p99 %s, last done %s after the due instant", o.n, benchkit.MS(d.P99), benchkit.Secs(last))
-		} else {
-			r.spread = d
-			benchkit.Progress("asynq: %d due over %d s: lag p99 %s", o.n, spread, benchkit.MS(d.P99))
-		}
+		r.instants = append(r.instants, instantResult{n: n, drain: float64(n) / last.Seconds(), lag: d, lastAfterS: last.Seconds()})
+		benchkit.Progress("asynq: %d due at one instant: lag p99 %s, last done %s after the due instant", n, benchkit.MS(d.P99), benchkit.Secs(last))
 		if err := rc.FlushAll(ctx).Err(); err != nil {
 			return r, err
 		}
+	}
+	d, _, err := asynqLag(o, opt, client, o.n, o.spread)
+	if err != nil {
+		return r, err
+	}
+	r.spread = d
+	benchkit.Progress("asynq: %d due over %d s: lag p99 %s", o.n, o.spread, benchkit.MS(d.P99))
+	if err := rc.FlushAll(ctx).Err(); err != nil {
+		return r, err
 	}
 	r.notes = append(r.notes, fmt.Sprintf("asynq: server Concurrency %d, DelayedTaskCheckInterval %s; Redis with appendonly yes, appendfsync everysec, no RDB snapshots",
 		o.concurrency, o.checkInterval))
@@ -91,18 +95,20 @@ func payload(i int, due time.Time) []byte {
 	return fmt.Appendf(nil, `{"i":%d,"due":%d}`, i, ms)
 }
 
-// asynqLag enqueues o.n jobs due from a whole second o.budget ahead, over
+// asynqLag enqueues n jobs due from a whole second o.budgetFor(n) ahead, over
 // spread seconds (0: all at that instant; else N/spread at each whole
 // second: asynq keeps a scheduled job's time in whole seconds), runs a
 // server with a no-op handler that records when each started, and returns
 // the lags (due → handler start) and the first due instant → the last
 // handler's end.
-func asynqLag(o options, opt asynq.RedisClientOpt, client *asynq.Client, spread int) (benchkit.Dist, time.Duration, error) {
-	first := time.Now().Add(o.budget).Truncate(time.Second).Add(time.Second)
+func asynqLag(o options, opt asynq.RedisClientOpt, client *asynq.Client, n, spread int) (benchkit.Dist, time.Duration, error) {
+	settle()
+	budget := o.budgetFor(n)
+	first := time.Now().Add(budget).Truncate(time.Second).Add(time.Second)
 	dueOf := func(i int) time.Time {
-		return first.Add(time.Duration(spread) * time.Second * time.Duration(i) / time.Duration(o.n)).Truncate(time.Second)
+		return first.Add(time.Duration(spread) * time.Second * time.Duration(i) / time.Duration(n)).Truncate(time.Second)
 	}
-	err := benchkit.Parallel(o.n, o.clients, func(i int) error {
+	err := benchkit.Parallel(n, o.clients, func(i int) error {
 		_, err := client.Enqueue(asynq.NewTask("bench", payload(i, dueOf(i))), asynq.ProcessAt(dueOf(i)), asynq.MaxRetry(0))
 		return err
 	})
@@ -110,9 +116,9 @@ func asynqLag(o options, opt asynq.RedisClientOpt, client *asynq.Client, spread 
 		return benchkit.Dist{}, 0, fmt.Errorf("enqueue: %w", err)
 	}
 	if time.Now().After(first) {
-		return benchkit.Dist{}, 0, fmt.Errorf("enqueueing %d jobs took longer than -budget %s", o.n, o.budget)
+		return benchkit.Dist{}, 0, fmt.Errorf("enqueueing %d jobs took longer than the budget %s", n, budget)
 	}
-	lags := make([]time.Duration, 0, o.n)
+	lags := make([]time.Duration, 0, n)
 	var mu sync.Mutex
 	var done atomic.Int64
 	var last atomic.Int64
@@ -138,9 +144,9 @@ func asynqLag(o options, opt asynq.RedisClientOpt, client *asynq.Client, spread 
 	}
 	defer srv.Shutdown()
 	end := first.Add(time.Duration(spread)*time.Second + 5*time.Minute)
-	for done.Load() < int64(o.n) {
+	for done.Load() < int64(n) {
 		if time.Now().After(end) {
-			return benchkit.Dist{}, 0, fmt.Errorf("only %d of %d jobs handled 5 min after the last due instant", done.Load(), o.n)
+			return benchkit.Dist{}, 0, fmt.Errorf("only %d of %d jobs handled 5 min after the last due instant", done.Load(), n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

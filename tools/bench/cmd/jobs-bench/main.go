@@ -1,5 +1,6 @@
 // Command jobs-bench measures the jobs API of a real cronsheet node run
-// in-process on a fresh SQLite store:
+// in-process on a fresh SQLite store (with -mongo-uri, a fresh database on
+// the mongo driver):
 //
 //   - intake: jobs accepted per second through POST /api/v1/jobs, one job
 //     per request from several concurrent clients, and in batches (a JSON
@@ -25,7 +26,7 @@
 //	go run ./cmd/jobs-bench [-n 10000,100000] [-batch 500] [-spread 60] [-clients 8]
 //	                        [-budget 0] [-single=true] [-floor] [-lag=true] [-patrol-batch 5000] [-whole-seconds]
 //	                        [-calls-csv prefix] [-goroutines prefix] [-goroutines-at d] [-cpuprofile file]
-//	                        [-drain-cpuprofile file] [-intake-cpuprofile file] [-json file]
+//	                        [-drain-cpuprofile file] [-intake-cpuprofile file] [-json file] [-mongo-uri URI]
 //	go run ./cmd/jobs-bench -pending 1000000 [-pending-rate 1000] [-pending-for 30s] [-batch 500] [-clients 8]
 //
 // -spread 0 makes every job of the lag case due at the same instant;
@@ -65,6 +66,9 @@ type options struct {
 	wholeSeconds bool
 	// patrolBatch is the node's patrol.batch: tasks claimed per query.
 	patrolBatch int
+	// mongoURI, when set, puts each node's store on the mongo driver at
+	// this URI (a database of its own, dropped afterwards).
+	mongoURI string
 	// callsCSV, when set, is the prefix of files that get every callback
 	// of the lag case (<prefix>-<n>.csv).
 	callsCSV string
@@ -127,6 +131,7 @@ func parseFlags() (o options, cpuProfile string, err error) {
 	flag.BoolVar(&o.floor, "floor", false, "also measure the single case's requests against a bare net/http handler that stores nothing (the HTTP floor)")
 	flag.BoolVar(&o.lag, "lag", true, "measure batch intake, trigger lag and memory (-lag=false: only -single)")
 	flag.IntVar(&o.patrolBatch, "patrol-batch", 5000, "the node's patrol.batch (tasks claimed and armed per query)")
+	flag.StringVar(&o.mongoURI, "mongo-uri", "", "run the nodes on the mongo driver at this URI (a new database each, dropped after) instead of SQLite")
 	flag.StringVar(&o.callsCSV, "calls-csv", "", "write every callback's due and arrival time to <prefix>-<n>.csv")
 	flag.StringVar(&o.goroutines, "goroutines", "", "write a goroutine dump halfway through the due window to <prefix>-<n>.txt")
 	flag.DurationVar(&o.goroutinesAt, "goroutines-at", 0, "take the -goroutines dump this long after the first due instant (0: half the spread)")
@@ -153,6 +158,11 @@ func parseFlags() (o options, cpuProfile string, err error) {
 	}
 	if err := checkPending(o); err != nil {
 		return o, "", err
+	}
+	if o.pending > 0 && o.mongoURI != "" {
+		// The restart opens the stopped node's store again; a mongo node's
+		// database is its own and dropped at stop.
+		return o, "", errors.New("-mongo-uri cannot be used with -pending")
 	}
 	if cpuProfile != "" && (o.drainProfile != "" || o.intakeProfile != "") {
 		return o, "", errors.New("-cpuprofile cannot be used with -drain-cpuprofile or -intake-cpuprofile")

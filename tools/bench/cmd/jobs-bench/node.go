@@ -26,6 +26,7 @@ func startNode(o options, dir string, s node.Settings) (*benchNode, error) {
 	s.Dir = dir
 	s.PatrolBatch = o.patrolBatch
 	s.AllowLoopback = true
+	s.MongoURI = o.mongoURI
 	s.Logger = slog.New(&countingHandler{Handler: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}), n: errs})
 	nd, err := node.Start(context.Background(), s)
 	if err != nil {

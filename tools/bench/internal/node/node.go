@@ -6,6 +6,10 @@ package node
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +18,7 @@ import (
 
 	"cronsheet/config"
 	"cronsheet/server"
+	"cronsheet/store/mongo"
 	"cronsheet/task"
 )
 
@@ -36,6 +41,10 @@ type Settings struct {
 	ArmWindowOff bool
 	// AllowLoopback lets HTTP callbacks reach 127.0.0.0/8 (http.allow).
 	AllowLoopback bool
+	// MongoURI, when set, makes the node's store the mongo driver on a new
+	// database at this URI (dropped by Close) instead of SQLite; Dir then
+	// holds nothing.
+	MongoURI string
 	// OnFire, OnArm and OnRun, when not nil, hear each fire (its slot and
 	// lag: slot → fire start), each task armed, and each run stored.
 	OnFire func(slot time.Time, lag time.Duration)
@@ -53,6 +62,8 @@ type Node struct {
 	// Dir holds its SQLite file, DBFile.
 	Dir  string
 	stop func() error
+	// drop removes the node's mongo database; nil on SQLite.
+	drop func() error
 }
 
 // Start starts a node with s and returns once it listens; it runs until
@@ -80,6 +91,13 @@ func start(ctx context.Context, s Settings, dir string) (*Node, error) {
 	cfg.Auth = config.AuthLocalDev
 	cfg.LogLevel = "warn"
 	cfg.Store.Path = filepath.Join(dir, DBFile)
+	var drop func() error
+	if s.MongoURI != "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		cfg.Store.Driver, cfg.Store.URI, cfg.Store.Database = "mongo", s.MongoURI, "cronsheet_bench_"+hex.EncodeToString(b[:])
+		drop = func() error { return dropDatabase(s.MongoURI, cfg.Store.Database) }
+	}
 	cfg.Patrol.Lease = time.Minute
 	if s.PatrolBatch > 0 {
 		cfg.Patrol.Batch = s.PatrolBatch
@@ -119,16 +137,35 @@ func start(ctx context.Context, s Settings, dir string) (*Node, error) {
 		cancel()
 		return <-done
 	})
-	return &Node{Base: "http://" + srv.Addr(), Dir: dir, stop: stop}, nil
+	return &Node{Base: "http://" + srv.Addr(), Dir: dir, stop: stop, drop: drop}, nil
+}
+
+// dropDatabase drops database db at uri.
+func dropDatabase(uri, db string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := mongo.Open(ctx, mongo.Config{URI: uri, Database: db})
+	if err != nil {
+		return fmt.Errorf("open %s to drop it: %w", db, err)
+	}
+	defer st.Close()
+	if err := st.Drop(ctx); err != nil {
+		return fmt.Errorf("drop %s: %w", db, err)
+	}
+	return nil
 }
 
 // Stop stops the node gracefully, keeping its files, and returns what its
 // Run returned; later calls return the same.
 func (n *Node) Stop() error { return n.stop() }
 
-// Close stops the node (Stop) and removes its dir.
+// Close stops the node (Stop) and removes its dir (and its mongo
+// database).
 func (n *Node) Close() error {
 	err := n.stop()
 	os.RemoveAll(n.Dir)
+	if n.drop != nil {
+		err = errors.Join(err, n.drop())
+	}
 	return err
 }
