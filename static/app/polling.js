@@ -145,7 +145,12 @@ async function poll() {
     const row = st.table.row((i, d) => d.id === data.id);
     // A row whose actions menu is open keeps it: redrawn, it would close.
     if (row.node() && menuOpen(row.node())) { all = false; continue; }
-    if (JSON.stringify(row.data()) !== JSON.stringify(data)) row.data(data);
+    // An answer asked before a save that has since returned holds the
+    // row's older version: the page keeps the newer one (its next edit
+    // sends that version as If-Match).
+    const cur = row.data();
+    if (cur && data.version < cur.version) { all = false; continue; }
+    if (JSON.stringify(cur) !== JSON.stringify(data)) row.data(data);
   }
   if (all && !st.pendingDraw) pageTag = r.tag;
 }
