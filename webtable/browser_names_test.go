@@ -78,6 +78,10 @@ func TestBrowserNames(t *testing.T) {
 			jsClick(`#rows tbody tr[id="nm-1"] button.run-now`),
 			waitJS(`document.getElementById("notice").textContent.includes("周报 weekly")`),
 			waitJS(`!document.getElementById("notice").textContent.includes("nm-1")`),
+			// Run now then opens the drawer on the row's runs, after its
+			// own fetch: closed before that, the drawer would open again
+			// over the add form and take the click meant for Add.
+			waitJS(`!document.getElementById("drawer").hidden && document.getElementById("drawer-task").title === "nm-1"`),
 		)
 		title := "新行 " + lang
 		run(t, ctx, "add a row ("+lang+")", 30*time.Second,
