@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"cronsheet/task"
@@ -152,4 +153,16 @@ type TaskStatusParams struct {
 	LastFire    time.Time
 	LastStatus  string
 	Done        bool
+}
+
+// CheckTitleQuery checks the arguments of Tasks.TaskIDsByTitle for every
+// driver: at least one word and a positive limit.
+func CheckTitleQuery(words []string, limit int) error {
+	if err := CheckLimit(limit); err != nil {
+		return fmt.Errorf("tasks by title: %w", err)
+	}
+	if len(words) == 0 {
+		return fmt.Errorf("tasks by title: %w", task.Invalid("title", "needs a word"))
+	}
+	return nil
 }

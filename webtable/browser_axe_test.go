@@ -50,6 +50,26 @@ const axeRun = `axe.run({exclude: [["#swagger-ui"]]}, {resultTypes: ["violations
   summary: (v.nodes[0] && v.nodes[0].failureSummary || "").replace(/\s+/g, " ").slice(0, 300),
 })))`
 
+// axePage runs axe-core over the page as it is and fails on a serious or
+// critical violation; where names the state of the page in the message.
+func axePage(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(actx, chromedp.Evaluate[chromedp.Void](axeScript(t))); err != nil {
+		t.Fatalf("inject axe-core: %v", err)
+	}
+	found, err := chromedp.Run(actx, chromedp.Evaluate[[]axeViolation](axeRun, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("axe.run: %v", err)
+	}
+	for _, v := range found {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			t.Errorf("%s: %s (%s): %s; %d elements, first %v\n\t%s", where, v.ID, v.Impact, v.Help, v.Count, v.Targets, v.Summary)
+		}
+	}
+}
+
 // rowControls is a JavaScript expression listing the controls in table
 // rows with an id (a row of data) whose aria-label does not carry the
 // row's id.

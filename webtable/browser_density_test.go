@@ -1,7 +1,6 @@
 package webtable_test
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -93,7 +92,7 @@ func TestBrowserDensity(t *testing.T) {
 			fmt.Sprintf(`document.querySelectorAll(%q).length`, row+` td button:not(.dropdown-item)`))); n != 1 {
 			t.Errorf("%s: %d buttons outside the menu in a row, want 1 (the menu's toggle)", lang, n)
 		}
-		axeTable(t, ctx, lang+" light, menu open")
+		axePage(t, ctx, lang+" light, menu open")
 		run(t, ctx, lang+": close the menu", 10*time.Second,
 			chromedp.KeyEvent(kb.Escape),
 			waitJS(fmt.Sprintf(`!document.querySelector(%q)`, row+` .dropdown-menu.show`)),
@@ -147,7 +146,7 @@ func TestBrowserDensity(t *testing.T) {
 		chromedp.Click(css(`#rows tbody tr[id="dn-01"] .row-menu-toggle`)),
 		waitJS(`!!document.querySelector('#rows tbody tr[id="dn-01"] .dropdown-menu.show')`),
 	)
-	axeTable(t, ctx, "zh dark, menu open")
+	axePage(t, ctx, "zh dark, menu open")
 	run(t, ctx, "toggle back", 10*time.Second,
 		chromedp.KeyEvent(kb.Escape),
 		chromedp.Click(css(`#theme-toggle`)),
@@ -157,25 +156,5 @@ func TestBrowserDensity(t *testing.T) {
 	}
 	for _, p := range console.take() {
 		t.Errorf("%s", p)
-	}
-}
-
-// axeTable runs axe-core over the page as it is and fails on a serious or
-// critical violation; where names the state of the page in the message.
-func axeTable(t *testing.T, ctx context.Context, where string) {
-	t.Helper()
-	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	if _, err := chromedp.Run(actx, chromedp.Evaluate[chromedp.Void](axeScript(t))); err != nil {
-		t.Fatalf("inject axe-core: %v", err)
-	}
-	found, err := chromedp.Run(actx, chromedp.Evaluate[[]axeViolation](axeRun, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("axe.run: %v", err)
-	}
-	for _, v := range found {
-		if v.Impact == "serious" || v.Impact == "critical" {
-			t.Errorf("%s: %s (%s): %s; %d elements, first %v\n\t%s", where, v.ID, v.Impact, v.Help, v.Count, v.Targets, v.Summary)
-		}
 	}
 }

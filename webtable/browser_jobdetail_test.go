@@ -140,18 +140,5 @@ func axeDetail(t *testing.T, ctx context.Context, lang string) {
 			return
 		}
 	}
-	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	if _, err := chromedp.Run(actx, chromedp.Evaluate[chromedp.Void](axeScript(t))); err != nil {
-		t.Fatalf("inject axe-core: %v", err)
-	}
-	found, err := chromedp.Run(actx, chromedp.Evaluate[[]axeViolation](axeRun, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("axe.run: %v", err)
-	}
-	for _, v := range found {
-		if v.Impact == "serious" || v.Impact == "critical" {
-			t.Errorf("%s: job detail: %s (%s): %s; %d elements, first %v\n\t%s", lang, v.ID, v.Impact, v.Help, v.Count, v.Targets, v.Summary)
-		}
-	}
+	axePage(t, ctx, lang+": job detail")
 }

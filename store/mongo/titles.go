@@ -9,18 +9,14 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"cronsheet/store"
-	"cronsheet/task"
 )
 
 // TaskIDsByTitle returns the ids of the live tasks whose title param
 // holds every word (store.Tasks.TaskIDsByTitle): a scan of the tasks,
 // which the runs page's title filter makes on a user's request only.
 func (s *Store) TaskIDsByTitle(ctx context.Context, words []string, limit int) ([]string, error) {
-	if err := store.CheckLimit(limit); err != nil {
-		return nil, fmt.Errorf("tasks by title: %w", err)
-	}
-	if len(words) == 0 {
-		return nil, fmt.Errorf("tasks by title: %w", task.Invalid("title", "needs a word"))
+	if err := store.CheckTitleQuery(words, limit); err != nil {
+		return nil, err
 	}
 	all := make(bson.A, len(words))
 	for i, w := range words {
