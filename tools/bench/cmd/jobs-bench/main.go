@@ -26,7 +26,7 @@
 //	go run ./cmd/jobs-bench [-n 10000,100000] [-batch 500] [-spread 60] [-clients 8]
 //	                        [-budget 0] [-single=true] [-floor] [-lag=true] [-patrol-batch 5000] [-whole-seconds]
 //	                        [-calls-csv prefix] [-goroutines prefix] [-goroutines-at d] [-cpuprofile file]
-//	                        [-drain-cpuprofile file] [-intake-cpuprofile file] [-json file] [-mongo-uri URI]
+//	                        [-drain-cpuprofile file] [-intake-cpuprofile file] [-blockprofile prefix] [-json file] [-mongo-uri URI]
 //	go run ./cmd/jobs-bench -pending 1000000 [-pending-rate 1000] [-pending-for 30s] [-batch 500] [-clients 8]
 //
 // -spread 0 makes every job of the lag case due at the same instant;
@@ -89,6 +89,9 @@ type options struct {
 	// lag case's batch submission (<file>-<n>); -cpuprofile cannot be used
 	// with it.
 	intakeProfile string
+	// blockProfile, when set, is the prefix of the files that get the
+	// whole run's block and mutex profiles (<prefix>.block, <prefix>.mutex).
+	blockProfile string
 	// pending, when positive, runs only the pending case with that many
 	// parked jobs; pendingRate and pendingFor are its due stream's jobs
 	// per second and duration.
@@ -107,9 +110,15 @@ func main() {
 		fail(err)
 	}
 	defer stopProfile()
+	stopBlock, err := benchkit.StartBlockProfile(o.blockProfile)
+	if err != nil {
+		fail(err)
+	}
+	defer stopBlock()
 	gin.SetMode(gin.ReleaseMode)
 	if err := run(o); err != nil {
 		stopProfile()
+		stopBlock()
 		fail(err)
 	}
 }
@@ -139,6 +148,7 @@ func parseFlags() (o options, cpuProfile string, err error) {
 	flag.BoolVar(&o.wholeSeconds, "whole-seconds", false, "make every due instant of the lag case a whole second")
 	flag.StringVar(&o.jsonOut, "json", "", "also write the results as JSON to this file")
 	flag.StringVar(&o.drainProfile, "drain-cpuprofile", "", "write a CPU profile of the lag case from its first due instant to its last callback to <file>-<n>")
+	flag.StringVar(&o.blockProfile, "blockprofile", "", "write the whole run's block and mutex profiles to <prefix>.block and <prefix>.mutex")
 	flag.StringVar(&o.intakeProfile, "intake-cpuprofile", "", "write a CPU profile of the lag case's batch submission to <file>-<n>")
 	flag.IntVar(&o.pending, "pending", 0, "jobs parked 1-3 h ahead, then a steady due stream and a restart (0: off; when set, only this case runs)")
 	flag.IntVar(&o.pendingRate, "pending-rate", 1000, "jobs per second the -pending case's due stream submits")

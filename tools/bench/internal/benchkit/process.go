@@ -45,3 +45,30 @@ func StartCPUProfile(path string) (stop func(), err error) {
 	}
 	return sync.OnceFunc(func() { pprof.StopCPUProfile(); f.Close() }), nil
 }
+
+// StartBlockProfile records where goroutines wait (channel operations,
+// select, sync primitives) and which mutexes are contended, from now until
+// the returned stop, which writes them to path+".block" and path+".mutex".
+// An empty path records nothing.
+func StartBlockProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	runtime.SetBlockProfileRate(10_000) // one event per 10 µs waited, on average
+	runtime.SetMutexProfileFraction(10)
+	return sync.OnceFunc(func() {
+		for _, name := range []string{"block", "mutex"} {
+			f, ferr := os.Create(path + "." + name)
+			if ferr != nil {
+				Progress("%s profile: %v", name, ferr)
+				continue
+			}
+			if werr := pprof.Lookup(name).WriteTo(f, 0); werr != nil {
+				Progress("%s profile: %v", name, werr)
+			}
+			f.Close()
+		}
+		runtime.SetBlockProfileRate(0)
+		runtime.SetMutexProfileFraction(0)
+	}), nil
+}
