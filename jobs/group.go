@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -25,8 +26,12 @@ const createTimeout = 30 * time.Second
 // gets its own result: its own task.ErrConflict (a key or id taken, also
 // by another create of the same group) or task.ErrInvalid.
 //
-// It adds no wait: a create that finds nobody writing is written at once,
-// alone. It starts no goroutine: the first create of a group writes that
+// It adds no timed wait: a create that finds nobody writing yields the
+// processor before taking its group (gather), which returns at once when
+// nothing else is runnable, so an idle create is written alone. Under
+// load the handlers that are runnable (reading and checking their
+// requests) reach the queue first, and the group grows with the load. It
+// starts no goroutine: the first create of a group writes that
 // group; when more creates queued meanwhile, it hands the writing over to
 // the first of them, whose create the next group then contains. No
 // caller writes groups other than its own, so none is held up behind a
@@ -92,10 +97,31 @@ func (c *creates) pending() int {
 	return len(c.queue)
 }
 
+// maxGatherYields bounds the yields of one gather.
+const maxGatherYields = 4
+
+// gather lets the creates that are on their way join the group about to
+// be taken: it yields the processor to the runnable goroutines while a
+// yield makes the queue longer (at most maxGatherYields times), and
+// returns at once when nothing else is runnable. Each create of a group
+// shares its transaction's begin and commit, which cost as much as
+// several inserts; a request that was about to queue would otherwise wait
+// for this group's whole write before its own.
+func (c *creates) gather() {
+	for range maxGatherYields {
+		before := c.pending()
+		runtime.Gosched()
+		if c.pending() == before {
+			return
+		}
+	}
+}
+
 // writeGroup writes the queue's first group (whose first create is the
 // caller's), answers each of its creates, then hands the writing over to
 // the first create queued meanwhile, if any.
 func (c *creates) writeGroup() {
+	c.gather()
 	c.mu.Lock()
 	n := min(len(c.queue), c.max)
 	group := append([]*createReq(nil), c.queue[:n]...)
