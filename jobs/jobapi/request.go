@@ -112,14 +112,27 @@ func ParseBatch(data []byte) ([]Request, error) {
 	return out, nil
 }
 
-// decodeStrict decodes one JSON value into v, refusing unknown fields and
-// trailing data, with errors that name the field.
+// decodeStrict decodes one JSON value into v (a pointer), refusing unknown
+// fields and trailing data, with errors that name the field. Where a
+// number is meant, a text holding one is alike ("60" and 60).
 func decodeStrict(data []byte, v any) error {
 	if len(data) > MaxRequestBytes {
 		return task.Invalid("body", "at most %d bytes", MaxRequestBytes)
 	}
-	// Where a number is meant, a text holding one is alike ("60" and 60).
-	dec := json.NewDecoder(bytes.NewReader(jsontype.NumbersFromText(data, reflect.TypeOf(v))))
+	// Most bodies decode as they are. One that does holds no text where a
+	// number is meant (decoding such a text into a number fails), so
+	// jsontype.NumbersFromText would return it unchanged: the value is the
+	// same, without NumbersFromText's decode and encode of every body.
+	if decodeOnce(data, v) == nil {
+		return nil
+	}
+	reflect.ValueOf(v).Elem().SetZero()
+	return decodeOnce(jsontype.NumbersFromText(data, reflect.TypeOf(v)), v)
+}
+
+// decodeOnce is decodeStrict of data as it is.
+func decodeOnce(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
