@@ -2,6 +2,7 @@ package mongo
 
 import (
 	"context"
+	"slices"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -16,13 +17,24 @@ import (
 // next_fire is idle), so the pages neither overlap nor skip a row.
 func nextFireRanges(filter bson.D, desc bool) [2]bson.D {
 	has := bson.D{{Key: "$gt", Value: int64(0)}}
-	scheduled := bson.D{{Key: "$and", Value: bson.A{filter, bson.D{{Key: "next_fire", Value: has}}}}}
-	idle := bson.D{{Key: "$and", Value: bson.A{filter,
-		bson.D{{Key: "next_fire", Value: bson.D{{Key: "$not", Value: has}}}}}}}
+	scheduled, idle := withNextFire(filter, has), withNextFire(filter, bson.D{{Key: "$not", Value: has}})
 	if desc {
 		return [2]bson.D{idle, scheduled}
 	}
 	return [2]bson.D{scheduled, idle}
+}
+
+// withNextFire is filter with a condition on next_fire: beside its other
+// keys (FerretDB v1 pushes a top-level scenario equality down to
+// PostgreSQL, not one inside $and), or with $and when filter already has
+// one (the due filter).
+func withNextFire(filter, cond bson.D) bson.D {
+	for _, e := range filter {
+		if e.Key == "next_fire" {
+			return bson.D{{Key: "$and", Value: bson.A{filter, bson.D{{Key: "next_fire", Value: cond}}}}}
+		}
+	}
+	return append(slices.Clone(filter), bson.E{Key: "next_fire", Value: cond})
 }
 
 // nextFireDocs reads the page of a next fire sort: skip and limit over the
