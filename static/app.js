@@ -73,6 +73,15 @@ function tableColumns(layout) {
   return columns;
 }
 
+// defaultOrderColumn is the column the table is first sorted by: next
+// fire (the soonest first, the rows that do not fire after them), else
+// the first column. It is an index in cols (ColReorder moves it with its
+// column); a header clicked sorts by another.
+function defaultOrderColumn() {
+  const i = st.cols.findIndex((c) => c.data === "next_fire" && c.orderable);
+  return i >= 0 ? i : 0;
+}
+
 // createTable builds the DataTable over columns, in the layout kept.
 function createTable(columns, layout) {
   return new DataTable("#rows", {
@@ -94,7 +103,7 @@ function createTable(columns, layout) {
     // a screen wide enough that the table does not scroll sideways in
     // its own box (a phone scrolls the table there instead).
     fixedHeader: window.matchMedia("(min-width: 700px)").matches,
-    columns: columns, order: [[0, "asc"]], orderMulti: false,
+    columns: columns, order: [[defaultOrderColumn(), "asc"]], orderMulti: false,
     pageLength: 25, lengthMenu: [10, 25, 50, 100, 500], searchDelay: 300,
     // DataTables' sort labels are not in its i18n file: they are given
     // here.

@@ -7,6 +7,7 @@ export { lang } from "../lib/core.js";
 // dict holds the table page's words; lib/words.js those every page shows.
 const dict = {
   en: {
+    "ch.default": "default channel",
     "add.title": "New row", "add.button": "Add row", "add.default": "(default)", "tz.local": "{t} here", "add.tz": "time zone",
     "chips": "Filters", "chip.errors": "Errors", "chip.off": "Off", "chip.failing": "Failing", "chip.due": "Due within 1 h", "chip.count": "{label} ({n})",
     "st.enabled": "Enabled", "st.paused": "Paused", "st.closed": "Closed", "st.error": "Error", "st.done": "Done", "st.failing": "Failing",
@@ -92,7 +93,7 @@ const dict = {
     "col.task_id": "编号", "col.title": "标题", "col.task_para": "内容", "col.cron_para": "时间",
     "col.task_type": "方式", "col.to": "接收人", "col.active": "启用", "col.is_active": "状态",
     "col.next_fire": "下次触发", "col.last_fire": "上次触发", "col.last_status": "上次结果",
-    "ch.email": "邮件", "ch.sms": "短信", "ch.outbox": "发件箱", "switch.active": "启用",
+    "ch.email": "邮件", "ch.sms": "短信", "ch.outbox": "发件箱", "ch.default": "默认渠道", "switch.active": "启用",
     "dt.orderable": "：点击排序", "dt.orderableReverse": "：点击倒序排序", "dt.orderableRemove": "：点击取消排序",
     "table.keys": "数据行：方向键在单元格间移动，Enter 或 F2 编辑，Esc 离开表格",
     "sheet.hint": "键盘：方向键移动，Home/End 到行首/行尾，Page Up/Down 翻页，Enter 或 F2 编辑（或直接输入），Delete 清空，Ctrl+V 从当前单元格起粘贴以制表符分隔的单元格，拖动其右下角的手柄向下填充（两者都是全部保存或全不保存），Ctrl+Z 撤销你的上一次修改。",

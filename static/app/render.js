@@ -73,8 +73,10 @@ export function renderer(col) {
         if (!data) return esc(t("never"));
         return timeCell(data, row);
       case "enum":
-        // An option in the page's language (a channel by its word).
-        if (data == null || data === "") return "";
+        // An option in the page's language (a channel by its word). A
+        // row that leaves its channel out is sent on the scenario's
+        // default: shown muted and titled so, never written into the row.
+        if (data == null || data === "") return col.role === "task_type" ? defaultChannel(col) : "";
         return esc(col.role === "task_type" ? tOr("ch." + data, String(data)) : tOr("opt." + col.role + "." + data, String(data)));
       default:
         if (col.data === "last_status") {
@@ -88,6 +90,15 @@ export function renderer(col) {
         return esc(data);
     }
   };
+}
+
+// defaultChannel is the channel cell of a row that names none: the
+// scenario's default channel, muted, titled "default channel" ("" when
+// the scenario has none).
+function defaultChannel(col) {
+  const def = st.defaults[col.field];
+  if (def == null || def === "") return "";
+  return '<span class="ch-default" title="' + esc(t("ch.default")) + '">' + esc(tOr("ch." + def, String(def))) + "</span>";
 }
 
 // outcomeStrip draws a row's last outcomes (the table answer's

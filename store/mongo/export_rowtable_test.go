@@ -2,6 +2,7 @@ package mongo
 
 import (
 	"context"
+	"slices"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -28,6 +29,14 @@ func ExplainRows(ctx context.Context, s *Store, q store.RowQuery) (map[string]bs
 		"total": countCommand(p.scope, s.countCap),
 		"tasks": {{Key: "find", Value: collTasks}, {Key: "filter", Value: rowTasksFilter(q.Scenario, []string{"r00", "r01"})},
 			{Key: "projection", Value: rowTasksProjection()}},
+	}
+	if q.Sort.Column == store.SortNextFire {
+		// The page is two reads (nextFireDocs): each range on its own.
+		for i, r := range nextFireRanges(p.filter, q.Sort.Desc) {
+			cmd := slices.Clone(find)
+			cmd[1].Value = r
+			cmds[[]string{"page", "page, second range"}[i]] = cmd
+		}
 	}
 	if q.Search != "" {
 		cmds["filtered"] = countCommand(p.filter, s.countCap)

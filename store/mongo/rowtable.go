@@ -50,6 +50,17 @@ import (
 //     none.
 //   - Paging: skip + limit over the sort index: a deep page walks index
 //     keys, never documents it does not return.
+//   - Next fire order: rows with a next fire (next_fire > 0) soonest
+//     first, then the idle ones (next_fire 0: switched off, invalid, done,
+//     not armed yet) in _id order; descending is the exact reverse (like
+//     PostgreSQL's NULLS LAST). MongoDB cannot index the expression
+//     "next_fire = 0", so a page is read as two ranges of
+//     ix_rows_next_fire (rowtable_nextfire.go): skip/limit over the first,
+//     the rest of the page from the start of the second; only a page
+//     wholly past the first range counts it (up to the offset). A stored
+//     sort key would do it in one read but must be kept by every write of
+//     next_fire (rows, restore, sync, the fire mirror) and filled in old
+//     documents; the two reads keep next_fire the only copy.
 //   - Counts: countDocuments on the same indexes (a COUNT_SCAN on MongoDB,
 //     no document read without a search), stopped at Config.RowCountCap;
 //     a RowPage whose counts reached it says so (Capped), and the table
@@ -224,8 +235,13 @@ func (s *Store) queryRows(ctx context.Context, q store.RowQuery) (*store.RowPage
 		}
 		page.Capped = page.Capped || capped
 	}
-	cur, err := s.rows.Find(ctx, plan.filter, plan.find)
-	docs, err := findAll[rowDoc](ctx, cur, err)
+	var docs []rowDoc
+	if q.Sort.Column == store.SortNextFire {
+		docs, err = s.nextFireDocs(ctx, plan, q)
+	} else {
+		cur, ferr := s.rows.Find(ctx, plan.filter, plan.find)
+		docs, err = findAll[rowDoc](ctx, cur, ferr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read page: %w", err)
 	}
@@ -299,7 +315,8 @@ type rowPlan struct {
 	scope  bson.D // the scenario's rows
 	filter bson.D // the rows the search keeps
 	sort   bson.D
-	hint   string // the sort's index when there is no search
+	hint   string // the sort's index
+	hinted bool   // the page is sent with hint (no search, no filter, not FerretDB)
 	find   *options.FindOptionsBuilder
 }
 
@@ -338,6 +355,7 @@ func (s *Store) planRows(ctx context.Context, q store.RowQuery) (*rowPlan, error
 		// keeps the planner from trying another one. FerretDB v1 ignores
 		// hints and refuses some, so none is sent there.
 		p.find.SetHint(hint)
+		p.hinted = true
 	}
 	return p, nil
 }

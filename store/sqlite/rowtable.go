@@ -23,11 +23,16 @@ import (
 //     (store.SearchMin) has no trigram: it is a LIKE over rows_fts's text,
 //     which reads all of it.
 //   - Filters (store.RowFilter): is_active, last_status (failing) and
-//     next_fire through their (scenario, col) indexes, a field through its
+//     next_fire through their indexes, a field through its
 //     sort index.
 //   - Sort: an expression index (scenario, json_extract(fields,'$.f')
 //     COLLATE NOCASE) per sortable field, named ix_rows_f_<hex of f>, and
-//     (scenario, col) indexes on is_active, next_fire and last_fire. A page
+//     (scenario, col) indexes on is_active and last_fire. The next fire
+//     sort puts rows with no next fire (next_fire 0: switched off,
+//     invalid, done, not armed yet) after the scheduled ones, in rowid
+//     order (descending: the reverse), like PostgreSQL's NULLS LAST: its
+//     index is ix_rows_fire_order (scenario, next_fire = 0, next_fire),
+//     whose expression the ORDER BY spells the same way. A page
 //     first picks its rowids from the covering index (LIMIT/OFFSET walks
 //     index entries only, never the table) and then reads those rows. The
 //     next_fire/last_fire/last_status indexes cost one B-tree write each
@@ -67,7 +72,6 @@ CREATE TRIGGER IF NOT EXISTS tr_rows_table_del AFTER DELETE ON rows BEGIN
 END;
 
 CREATE INDEX IF NOT EXISTS ix_rows_is_active ON rows (scenario, is_active);
-CREATE INDEX IF NOT EXISTS ix_rows_next_fire ON rows (scenario, next_fire);
 CREATE INDEX IF NOT EXISTS ix_rows_last_fire ON rows (scenario, last_fire);
 `
 
@@ -85,6 +89,18 @@ func fieldExpr(field string) string {
 
 // qLastStatusIndex serves the failing filter (store.RowStateFailing).
 const qLastStatusIndex = `CREATE INDEX IF NOT EXISTS ix_rows_last_status ON rows (scenario, last_status)`
+
+// idleExpr is the first key of the next fire order: 1 for a row with no
+// next fire (next_fire 0), which sorts it after the scheduled ones. The
+// index and the queries must spell it the same way.
+const idleExpr = `(rows.next_fire = 0)`
+
+// qNextFireIndexes make ix_rows_fire_order, which serves the next fire
+// sort (scheduled rows soonest first, then idle rows in rowid order) and
+// the due filter, and drop ix_rows_next_fire (scenario, next_fire), which
+// sorted idle rows first and which this index makes redundant.
+const qNextFireIndexes = `CREATE INDEX IF NOT EXISTS ix_rows_fire_order ON rows (scenario, next_fire = 0, next_fire);
+DROP INDEX IF EXISTS ix_rows_next_fire;`
 
 // fieldIndex names a field's sort index; hex keeps Title and title apart
 // (SQLite names are case-insensitive).
@@ -117,6 +133,9 @@ func (s *Store) PrepareRowTable(ctx context.Context, scenario string, sortFields
 		// database whose table is already set up gets it too.
 		if _, err := tx.ExecContext(ctx, qLastStatusIndex); err != nil {
 			return fmt.Errorf("create the last status index: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, qNextFireIndexes); err != nil {
+			return fmt.Errorf("create the next fire index: %w", err)
 		}
 		for _, f := range sortFields {
 			q := `CREATE INDEX IF NOT EXISTS ` + fieldIndex(f) + ` ON rows (scenario, ` + fieldExpr(f) + `)`
@@ -430,7 +449,9 @@ func filterSQL(f store.RowFilter) (string, []any, error) {
 		if f.State != "" {
 			return "", nil, task.Invalid("filter", "a state and a due time do not combine")
 		}
-		conds = append(conds, "rows.is_active = 1 AND rows.next_fire > 0 AND rows.next_fire <= ?")
+		// idleExpr = 0 names ix_rows_fire_order's second key, so the
+		// range on next_fire is read from it.
+		conds = append(conds, "rows.is_active = 1 AND "+idleExpr+" = 0 AND rows.next_fire > 0 AND rows.next_fire <= ?")
 		args = append(args, f.DueBy.UnixMilli())
 	}
 	if f.Field != "" {
@@ -492,6 +513,10 @@ func (s *Store) orderBy(ctx context.Context, so store.RowSort) (string, error) {
 		return fieldExpr(so.Field) + dir + ", rows.rowid" + dir, nil
 	case so.Column == "" || so.Column == store.SortID:
 		return "rows.id" + dir, nil
+	case so.Column == store.SortNextFire:
+		// Rows with a next fire, soonest first, then those without
+		// (NULLS LAST); descending is the exact reverse.
+		return idleExpr + dir + ", rows.next_fire" + dir + ", rows.rowid" + dir, nil
 	case slices.Contains(store.RowSortColumns(), so.Column):
 		return "rows." + so.Column + dir + ", rows.rowid" + dir, nil
 	}

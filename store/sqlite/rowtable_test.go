@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"cronsheet/store"
 	"cronsheet/task"
@@ -37,7 +38,8 @@ func TestRowTablePlans(t *testing.T) {
 	}
 	sorts := []store.RowSort{
 		{}, {Desc: true}, {Field: "title"}, {Field: "when", Desc: true},
-		{Column: store.SortIsActive}, {Column: store.SortNextFire, Desc: true}, {Column: store.SortLastFire},
+		{Column: store.SortIsActive}, {Column: store.SortNextFire}, {Column: store.SortNextFire, Desc: true},
+		{Column: store.SortLastFire},
 	}
 	for _, so := range sorts {
 		order, err := s.orderBy(ctx, so)
@@ -77,7 +79,16 @@ func TestRowTablePlans(t *testing.T) {
 			t.Errorf("broad search, sort %+v:\n%s", so, plan)
 		}
 	}
-	plan := explain(t, s, rowTasksSQL(3), "memos", "m0001", "m0002", "m0003")
+	cond, condArgs, err := filterSQL(store.RowFilter{DueBy: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := explain(t, s, `SELECT count(*) FROM rows WHERE scenario = ?`+cond, append([]any{"memos"}, condArgs...)...)
+	t.Logf("due filter count:\n%s", plan)
+	if !strings.Contains(plan, "ix_rows_fire_order (scenario=? AND <expr>=? AND next_fire>? AND next_fire<?)") {
+		t.Errorf("the due filter is not a range of ix_rows_fire_order:\n%s", plan)
+	}
+	plan = explain(t, s, rowTasksSQL(3), "memos", "m0001", "m0002", "m0003")
 	t.Logf("the page's tasks:\n%s", plan)
 	if !strings.Contains(plan, "ix_task_row") {
 		t.Errorf("the page's tasks are not read through ix_task_row:\n%s", plan)
@@ -125,6 +136,9 @@ func TestBroadSearchPlanAgrees(t *testing.T) {
 	for i := range 60 {
 		r := &task.Row{Scenario: "memos", ID: fmt.Sprintf("m%04d", i), IsActive: 1,
 			Fields: map[string]any{"title": fmt.Sprintf("Title %d", i%9), "note": map[bool]string{true: "zebra 斑马", false: "lion"}[i%3 == 0]}}
+		if i%2 == 0 { // half the rows have a next fire, some of them the same
+			r.NextFire = time.Date(2031, 1, 1, 0, i%7, 0, 0, time.UTC)
+		}
 		if err := s.InsertRow(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +161,8 @@ func TestBroadSearchPlanAgrees(t *testing.T) {
 		{"zebra", store.RowFilter{Field: "title", Value: "Title 3"}, 7},
 		{"斑马", store.RowFilter{Field: "title", Value: "title 6"}, 6}, // the SQLite driver ignores ASCII case
 	} {
-		for _, so := range []store.RowSort{{}, {Desc: true}, {Field: "title"}, {Field: "title", Desc: true}, {Column: store.SortNextFire}} {
+		for _, so := range []store.RowSort{{}, {Desc: true}, {Field: "title"}, {Field: "title", Desc: true},
+			{Column: store.SortNextFire}, {Column: store.SortNextFire, Desc: true}} {
 			for _, off := range []int{0, 3, 15, 19, 25} {
 				q := store.RowQuery{Scenario: "memos", Search: c.search, Filter: c.filter, Sort: so, Offset: off, Limit: 4}
 				narrow, err := s.queryRows(ctx, q, 1<<62)

@@ -95,6 +95,7 @@ func RunRowTable(t *testing.T, newStore func(t *testing.T) RowTableStore) {
 			p = b.query(store.RowQuery{Scenario: scenario, Limit: 3, Sort: store.RowSort{Column: store.SortNextFire}})
 			b.wantCounts(p, 30, 30)
 		}},
+		{"NextFireIdleLast", nextFireIdleLast},
 		{"DeepPage", func(b *rtBundle) {
 			p := b.query(store.RowQuery{Scenario: scenario, Offset: 28, Limit: 10})
 			b.wantIDs(p, []string{"m28", "m29"})
