@@ -119,3 +119,27 @@ type StrandedParams struct {
 type RunFinisher interface {
 	FinishRuns(ctx context.Context, recs []FireRecord) (errs []error, err error)
 }
+
+// RunWrites is what RunWriter.WriteRuns did with each of its items.
+type RunWrites struct {
+	// Fires[i] is RecordFires's result for the call's recs[i].
+	Fires []FireResult
+	// Finished[j] is FinishRun's error for the call's outcomes[j] (nil
+	// when stored).
+	Finished []error
+}
+
+// RunWriter is implemented by drivers that write a burst's fire records
+// and run outcomes in one step (one group commit for the fires and the
+// deliveries ending at the same time). The records are written first, as
+// by Ledger.RecordFires, then the outcomes, each as by
+// Ledger.FinishRun: an outcome may finish a run recorded by the same
+// call. Each item stands on its own and is reported in RunWrites. A
+// returned error means the call failed: on a driver that is also a
+// RunFinisher nothing was stored; on one without (MongoDB: no
+// multi-document transaction) the records inserted by then stay, as
+// RecordFires says, and no outcome was written. At most MaxStatusBatch
+// records and MaxStatusBatch outcomes per call.
+type RunWriter interface {
+	WriteRuns(ctx context.Context, recs, outcomes []FireRecord) (RunWrites, error)
+}
