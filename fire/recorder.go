@@ -1,6 +1,7 @@
 package fire
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -29,6 +30,7 @@ type groupCommit[In, Out any] struct {
 	// failed is the result of an item whose transaction failed for good.
 	failed  func(err error) Out
 	timeout time.Duration // per transaction
+	max     int           // items per transaction; 0: maxGroupBatch
 
 	mu      sync.Mutex
 	queue   []groupReq[In, Out]
@@ -66,7 +68,7 @@ func (g *groupCommit[In, Out]) submit(items ...In) []Out {
 func (g *groupCommit[In, Out]) writeAll() {
 	for {
 		g.mu.Lock()
-		n := min(len(g.queue), maxGroupBatch)
+		n := min(len(g.queue), cmp.Or(g.max, maxGroupBatch))
 		if n == 0 {
 			g.writing = false
 			g.mu.Unlock()

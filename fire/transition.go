@@ -234,8 +234,12 @@ func (f *Firer) logFenced(ctx context.Context, run *task.Run, state task.RunStat
 }
 
 // finishRun stores a finished run and its task's status: group-committed
-// with the runs finishing at the same time when the store can.
+// with the runs finishing and the fires recorded at the same time when the
+// store can (the run writer), else with the runs finishing then.
 func (f *Firer) finishRun(ctx context.Context, run *task.Run, status store.TaskStatusParams) error {
+	if f.runs != nil {
+		return f.runs.submit(runWrite{rec: store.FireRecord{Run: run, Status: status}, outcome: true})[0].err
+	}
 	if f.fin != nil {
 		return f.fin.submit(store.FireRecord{Run: run, Status: status})[0]
 	}
