@@ -232,11 +232,11 @@ func (d *downLedger) RecordFires(ctx context.Context, recs []store.FireRecord) (
 	return d.Store.RecordFires(ctx, recs)
 }
 
-func (d *downLedger) WriteRuns(ctx context.Context, recs, outcomes []store.FireRecord) (store.RunWrites, error) {
-	if d.down.Load() && len(recs) > 0 {
+func (d *downLedger) WriteRuns(ctx context.Context, b store.RunBatch) (store.RunWrites, error) {
+	if d.down.Load() && len(b.Fires) > 0 {
 		return store.RunWrites{}, errors.New("store unavailable")
 	}
-	return d.Store.WriteRuns(ctx, recs, outcomes)
+	return d.Store.WriteRuns(ctx, b)
 }
 
 // TestFireDuringOutageIsNotDropped: slots that fall in a store outage are
@@ -706,11 +706,11 @@ func (c *countingFires) RecordFires(ctx context.Context, recs []store.FireRecord
 	return c.Store.RecordFires(ctx, recs)
 }
 
-func (c *countingFires) WriteRuns(ctx context.Context, recs, outcomes []store.FireRecord) (store.RunWrites, error) {
-	if len(recs) > 0 {
+func (c *countingFires) WriteRuns(ctx context.Context, b store.RunBatch) (store.RunWrites, error) {
+	if len(b.Fires) > 0 {
 		c.calls.Add(1)
 	}
-	return c.Store.WriteRuns(ctx, recs, outcomes)
+	return c.Store.WriteRuns(ctx, b)
 }
 
 // TestArmBatchFiresMissedTogether: a batch of jobs armed after their time

@@ -30,9 +30,9 @@ func (a *afterRecord) RecordFires(ctx context.Context, recs []store.FireRecord) 
 	return res, err
 }
 
-func (a *afterRecord) WriteRuns(ctx context.Context, recs, outcomes []store.FireRecord) (store.RunWrites, error) {
-	res, err := a.Store.WriteRuns(ctx, recs, outcomes)
-	if err == nil && len(recs) > 0 {
+func (a *afterRecord) WriteRuns(ctx context.Context, b store.RunBatch) (store.RunWrites, error) {
+	res, err := a.Store.WriteRuns(ctx, b)
+	if err == nil && len(b.Fires) > 0 {
 		a.once.Do(a.after)
 	}
 	return res, err

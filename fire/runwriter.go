@@ -7,26 +7,39 @@ import (
 	"cronsheet/store"
 )
 
-// runWrite is one item of the run writer: a fire's ledger record, or a
-// finished run (outcome) with its task's status.
+// runWrite is one item of the run writer: a fire's ledger record, a run
+// re-asserted by its delivery (update), or a finished run (outcome) with
+// its task's status.
 type runWrite struct {
-	rec     store.FireRecord
-	outcome bool
+	rec  store.FireRecord
+	kind writeKind
 }
 
+// writeKind says what a runWrite is.
+type writeKind int
+
+// The kinds of runWrite.
+const (
+	writeFire writeKind = iota
+	writeUpdate
+	writeOutcome
+)
+
 // runWritten is what the run writer did with one runWrite: fire for a
-// record, err for an outcome.
+// record, err for an update or an outcome.
 type runWritten struct {
 	fire store.FireResult
 	err  error
 }
 
-// newRunWriter group-commits the fire records and the finished runs of
-// this process together when the store can (store.RunWriter): a burst's
-// fires and the deliveries ending meanwhile share each transaction, the
-// records written first, rather than two group commits taking turns at
-// the store's one writer with half the batch each. Nil when the store
-// cannot: records and outcomes then have group commits of their own.
+// newRunWriter group-commits the fire records, the re-asserted runs and
+// the finished runs of this process together when the store can
+// (store.RunWriter): a burst's fires, the deliveries that waited long for
+// a slot and the deliveries ending meanwhile share each transaction, the
+// records written first, rather than group commits and single writes
+// taking turns at the store's one writer. Nil when the store cannot:
+// records and outcomes then have group commits of their own, and runs
+// are re-asserted one by one.
 func newRunWriter(st Store, timeout time.Duration) *groupCommit[runWrite, runWritten] {
 	rw, ok := st.(store.RunWriter)
 	if !ok {
@@ -47,30 +60,38 @@ func runWriterOf(rw store.RunWriter, timeout time.Duration) *groupCommit[runWrit
 	}
 }
 
-// writeRuns writes items with one WriteRuns call: its records, in order,
-// then its outcomes, in order; out[i] is items[i]'s result.
+// writeRuns writes items with one WriteRuns call: its records, then its
+// updates, then its outcomes, each kind in order; out[i] is items[i]'s
+// result.
 func writeRuns(ctx context.Context, rw store.RunWriter, items []runWrite) ([]runWritten, error) {
-	var recs, outcomes []store.FireRecord
+	var b store.RunBatch
 	for _, it := range items {
-		if it.outcome {
-			outcomes = append(outcomes, it.rec)
-		} else {
-			recs = append(recs, it.rec)
+		switch it.kind {
+		case writeFire:
+			b.Fires = append(b.Fires, it.rec)
+		case writeUpdate:
+			b.Updates = append(b.Updates, it.rec.Run)
+		default:
+			b.Outcomes = append(b.Outcomes, it.rec)
 		}
 	}
-	res, err := rw.WriteRuns(ctx, recs, outcomes)
+	res, err := rw.WriteRuns(ctx, b)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]runWritten, len(items))
-	r, o := 0, 0
+	var f, u, o int
 	for i, it := range items {
-		if it.outcome {
+		switch it.kind {
+		case writeFire:
+			out[i].fire = res.Fires[f]
+			f++
+		case writeUpdate:
+			out[i].err = res.Updated[u]
+			u++
+		default:
 			out[i].err = res.Finished[o]
 			o++
-		} else {
-			out[i].fire = res.Fires[r]
-			r++
 		}
 	}
 	return out, nil

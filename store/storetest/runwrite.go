@@ -8,11 +8,12 @@ import (
 	"cronsheet/task"
 )
 
-// testWriteRuns writes fire records and outcomes in one call
-// (store.RunWriter): the records come first, so an outcome of a run
-// recorded by the same call finishes it; an outcome of a run recorded
-// earlier is stored; a record or outcome of a missing task stores
-// nothing; a second record of a fired slot is refused as by RecordFires.
+// testWriteRuns writes fire records, run updates and outcomes in one
+// call (store.RunWriter): the records come first, so an update or an
+// outcome of a run recorded by the same call stores it; an outcome of a
+// run recorded earlier is stored; an update at a moved fence is refused;
+// a record or outcome of a missing task stores nothing; a second record
+// of a fired slot is refused as by RecordFires.
 func testWriteRuns(b *bundle) {
 	rw, ok := b.s.(store.RunWriter)
 	if !ok {
@@ -42,11 +43,19 @@ func testWriteRuns(b *bundle) {
 		done(*old, "done"),         // recorded before
 		done(*recs[2].Run, "done"), // of a missing task
 	}
-	res, err := rw.WriteRuns(b.ctx, recs, outcomes)
+	renewed := *recs[1].Run // recorded by this call, re-asserted
+	renewed.State, renewed.Deadline = task.RunRunning, s1.Add(time.Minute)
+	fenced := *old
+	fenced.Fence = 7
+	updates := []*task.Run{&renewed, &fenced}
+	res, err := rw.WriteRuns(b.ctx, store.RunBatch{Fires: recs, Updates: updates, Outcomes: outcomes})
 	b.noErr("WriteRuns", err)
-	if len(res.Fires) != len(recs) || len(res.Finished) != len(outcomes) {
-		b.t.Fatalf("WriteRuns gave %d and %d results for %d records and %d outcomes",
-			len(res.Fires), len(res.Finished), len(recs), len(outcomes))
+	if len(res.Fires) != len(recs) || len(res.Updated) != len(updates) || len(res.Finished) != len(outcomes) {
+		b.t.Fatalf("WriteRuns gave %d, %d and %d results for %d records, %d updates and %d outcomes",
+			len(res.Fires), len(res.Updated), len(res.Finished), len(recs), len(updates), len(outcomes))
+	}
+	if res.Updated[0] != nil || !errors.Is(res.Updated[1], task.ErrFenced) {
+		b.t.Errorf("updates = %v, want the first stored, the second task.ErrFenced", res.Updated)
 	}
 	for i, r := range res.Fires[:2] {
 		if !r.Inserted || r.Err != nil {
@@ -65,7 +74,7 @@ func testWriteRuns(b *bundle) {
 	if !errors.Is(res.Finished[2], task.ErrNotFound) {
 		b.t.Errorf("outcome of a missing task: %v, want ErrNotFound", res.Finished[2])
 	}
-	for id, want := range map[string]task.RunState{"w-1": task.RunDone, "w-old": task.RunDone, "w-2": task.RunPending} {
+	for id, want := range map[string]task.RunState{"w-1": task.RunDone, "w-old": task.RunDone, "w-2": task.RunRunning} {
 		got, err := b.s.GetRun(b.ctx, id)
 		b.noErr("GetRun "+id, err)
 		if got.State != want {
