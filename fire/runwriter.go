@@ -57,6 +57,14 @@ func runWriterOf(rw store.RunWriter, timeout time.Duration) *groupCommit[runWrit
 		failed:  func(err error) runWritten { return runWritten{fire: store.FireResult{Err: err}, err: err} },
 		timeout: timeout,
 		max:     2 * maxGroupBatch,
+		// Fire records share a transaction with the updates and outcomes
+		// queued meanwhile, at most maxGroupBatch of each.
+		share: func(w runWrite) int {
+			if w.kind == writeFire {
+				return 0
+			}
+			return 1
+		},
 	}
 }
 
