@@ -86,6 +86,12 @@ func testWriteRuns(b *bundle) {
 			b.t.Errorf("run %s was stored: %v", id, err)
 		}
 	}
+	b.checkWrittenStatuses(s1, next)
+}
+
+// checkWrittenStatuses checks the tasks' statuses after testWriteRuns's
+// call: each fire's, then the outcomes' over them.
+func (b *bundle) checkWrittenStatuses(s1, next time.Time) {
 	// t1's status: the fire's, then the outcome's over it.
 	if tk := b.getTask("t1"); tk.LastStatus != "done" || !tk.LastFire.Equal(s1) || !tk.NextFire.Equal(next) {
 		b.t.Errorf("task t1: last status %q, last fire %v, next %v; want done, %v, %v", tk.LastStatus, tk.LastFire, tk.NextFire, s1, next)
