@@ -217,7 +217,8 @@ func TestArmFailureLeavesTaskUnarmed(t *testing.T) {
 	}
 }
 
-// downLedger is the real store whose RecordFires fails while down is set:
+// downLedger is the real store whose RecordFires (and WriteRuns with
+// records) fails while down is set:
 // a store outage at fire time.
 type downLedger struct {
 	*sqlite.Store
@@ -229,6 +230,13 @@ func (d *downLedger) RecordFires(ctx context.Context, recs []store.FireRecord) (
 		return nil, errors.New("store unavailable")
 	}
 	return d.Store.RecordFires(ctx, recs)
+}
+
+func (d *downLedger) WriteRuns(ctx context.Context, b store.RunBatch) (store.RunWrites, error) {
+	if d.down.Load() && len(b.Fires) > 0 {
+		return store.RunWrites{}, errors.New("store unavailable")
+	}
+	return d.Store.WriteRuns(ctx, b)
 }
 
 // TestFireDuringOutageIsNotDropped: slots that fall in a store outage are
@@ -696,6 +704,13 @@ type countingFires struct {
 func (c *countingFires) RecordFires(ctx context.Context, recs []store.FireRecord) ([]store.FireResult, error) {
 	c.calls.Add(1)
 	return c.Store.RecordFires(ctx, recs)
+}
+
+func (c *countingFires) WriteRuns(ctx context.Context, b store.RunBatch) (store.RunWrites, error) {
+	if len(b.Fires) > 0 {
+		c.calls.Add(1)
+	}
+	return c.Store.WriteRuns(ctx, b)
 }
 
 // TestArmBatchFiresMissedTogether: a batch of jobs armed after their time

@@ -47,14 +47,19 @@ func (a *Armer) onFire(key int64) {
 	// random order all over them.
 	slices.SortFunc(due, func(x, y *armedTask) int { return strings.Compare(x.id, y.id) })
 	// The fires of each chunk start as soon as its tasks are read; the
-	// next chunk is read while they run. A chunk's fires go in groups of
-	// fireGroup, each group one FireAll on one goroutine (its ledger
-	// records one submission to the group commit), not a goroutine each:
-	// thousands of runnable fire goroutines would take the cores from the loop
-	// that starts them and from the next chunk's read.
+	// next chunk is read while they run. The first chunk is small
+	// (firstChunk), so that the first fires and the store's writer do not
+	// wait for the heads of the whole bucket; each next chunk is twice
+	// the last, up to store.MaxStatusBatch, so a large bucket is still a
+	// few reads. A chunk's fires go in groups of fireGroup, each group
+	// one FireAll on one goroutine (its ledger records one submission to
+	// the group commit), not a goroutine each: thousands of runnable fire
+	// goroutines would take the cores from the loop that starts them and
+	// from the next chunk's read.
 	var wg sync.WaitGroup
-	for start := 0; start < len(due); start += store.MaxStatusBatch {
-		chunk := due[start:min(start+store.MaxStatusBatch, len(due))]
+	size := firstChunk
+	for start := 0; start < len(due); start, size = start+size, min(2*size, store.MaxStatusBatch) {
+		chunk := due[start:min(start+size, len(due))]
 		read := a.readTasks(chunk, armed)
 		var group []*armedTask
 		var ps []fire.Params
@@ -88,6 +93,10 @@ func (a *Armer) onFire(key int64) {
 
 // fireGroup is how many tasks of a bucket one FireAll fires.
 const fireGroup = 100
+
+// firstChunk is how many tasks of a bucket the first read of heads
+// reads; the chunks after it double.
+const firstChunk = 500
 
 // groupable reports whether p's fire may share a FireAll: its task was
 // read with the bucket and has no targets, so checking it reads nothing

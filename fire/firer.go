@@ -119,6 +119,7 @@ type Firer struct {
 	now    func() time.Time
 	rec    *groupCommit[store.FireRecord, store.FireResult] // ledger records
 	fin    *groupCommit[store.FireRecord, error]            // finished runs; nil: one by one
+	runs   *groupCommit[runWrite, runWritten]               // records and finished runs together; nil: rec and fin
 	slots  chan struct{}                                    // delivery slots (Config.MaxDeliveries)
 	health *healthBook                                      // nil: the store keeps no target health
 
@@ -176,6 +177,7 @@ func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() 
 		now:        now,
 		rec:        newRecorder(st, cfg.StoreTimeout),
 		fin:        newFinisher(st, cfg.StoreTimeout),
+		runs:       newRunWriter(st, cfg.StoreTimeout),
 		slots:      make(chan struct{}, cfg.MaxDeliveries),
 		workCtx:    workCtx,
 		cancelWork: cancel,

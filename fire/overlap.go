@@ -56,7 +56,7 @@ func (f *Firer) record(recs []store.FireRecord) (results []store.FireResult, don
 		f.recording[rec.Run.TriggerID] = true
 	}
 	f.mu.Unlock()
-	return f.rec.submit(recs...), func() {
+	return f.recordAll(recs), func() {
 		f.mu.Lock()
 		for _, rec := range recs {
 			delete(f.recording, rec.Run.TriggerID)

@@ -1,6 +1,7 @@
 package fire
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -29,6 +30,10 @@ type groupCommit[In, Out any] struct {
 	// failed is the result of an item whose transaction failed for good.
 	failed  func(err error) Out
 	timeout time.Duration // per transaction
+	max     int           // items per transaction; 0: maxGroupBatch
+	// share, when set, sorts items into shares of at most maxGroupBatch
+	// per transaction each (takeLocked).
+	share func(In) int
 
 	mu      sync.Mutex
 	queue   []groupReq[In, Out]
@@ -66,17 +71,43 @@ func (g *groupCommit[In, Out]) submit(items ...In) []Out {
 func (g *groupCommit[In, Out]) writeAll() {
 	for {
 		g.mu.Lock()
-		n := min(len(g.queue), maxGroupBatch)
-		if n == 0 {
+		batch := g.takeLocked()
+		if len(batch) == 0 {
 			g.writing = false
 			g.mu.Unlock()
 			return
 		}
-		batch := append([]groupReq[In, Out](nil), g.queue[:n]...)
-		g.queue = append(g.queue[:0], g.queue[n:]...)
 		g.mu.Unlock()
 		g.writeBatch(batch)
 	}
+}
+
+// takeLocked takes the next batch off the queue: the oldest items, at
+// most max (maxGroupBatch when 0). With a share, at most maxGroupBatch of
+// one share each, the oldest of each: the fires of a burst, queued all at
+// once, then do not keep the deliveries ending meanwhile waiting behind
+// all of them.
+func (g *groupCommit[In, Out]) takeLocked() []groupReq[In, Out] {
+	limit := min(len(g.queue), cmp.Or(g.max, maxGroupBatch))
+	if g.share == nil {
+		batch := append([]groupReq[In, Out](nil), g.queue[:limit]...)
+		g.queue = append(g.queue[:0], g.queue[limit:]...)
+		return batch
+	}
+	var batch []groupReq[In, Out]
+	taken := map[int]int{}
+	rest := g.queue[:0]
+	for _, req := range g.queue {
+		if k := g.share(req.item); len(batch) < limit && taken[k] < maxGroupBatch {
+			taken[k]++
+			batch = append(batch, req)
+			continue
+		}
+		rest = append(rest, req)
+	}
+	clear(g.queue[len(rest):])
+	g.queue = rest
+	return batch
 }
 
 // writeBatch writes one batch, retrying a failed transaction with backoff.

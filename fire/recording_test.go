@@ -14,7 +14,8 @@ import (
 )
 
 // afterRecord is the real store calling after once its first RecordFires
-// has committed, before the records' answer reaches the Firer.
+// (or WriteRuns with records) has committed, before the records' answer
+// reaches the Firer.
 type afterRecord struct {
 	*sqlite.Store
 	once  sync.Once
@@ -24,6 +25,14 @@ type afterRecord struct {
 func (a *afterRecord) RecordFires(ctx context.Context, recs []store.FireRecord) ([]store.FireResult, error) {
 	res, err := a.Store.RecordFires(ctx, recs)
 	if err == nil {
+		a.once.Do(a.after)
+	}
+	return res, err
+}
+
+func (a *afterRecord) WriteRuns(ctx context.Context, b store.RunBatch) (store.RunWrites, error) {
+	res, err := a.Store.WriteRuns(ctx, b)
+	if err == nil && len(b.Fires) > 0 {
 		a.once.Do(a.after)
 	}
 	return res, err

@@ -117,7 +117,12 @@ func (f *Firer) startAttempt(ctx context.Context, t *task.Task, run *task.Run) e
 // deadline the task's ttl from now.
 func (f *Firer) renew(ctx context.Context, t *task.Task, run *task.Run) error {
 	run.Deadline = f.now().Add(ttlOf(t))
-	return f.persist(ctx, run, func(sctx context.Context) error { return f.store.UpdateRun(sctx, run) })
+	return f.persist(ctx, run, func(sctx context.Context) error {
+		if f.runs != nil {
+			return f.runs.submit(runWrite{rec: store.FireRecord{Run: run}, kind: writeUpdate})[0].err
+		}
+		return f.store.UpdateRun(sctx, run)
+	})
 }
 
 // failAttempt records that run's attempt failed and is retried after
@@ -234,8 +239,12 @@ func (f *Firer) logFenced(ctx context.Context, run *task.Run, state task.RunStat
 }
 
 // finishRun stores a finished run and its task's status: group-committed
-// with the runs finishing at the same time when the store can.
+// with the runs finishing and the fires recorded at the same time when the
+// store can (the run writer), else with the runs finishing then.
 func (f *Firer) finishRun(ctx context.Context, run *task.Run, status store.TaskStatusParams) error {
+	if f.runs != nil {
+		return f.runs.submit(runWrite{rec: store.FireRecord{Run: run, Status: status}, kind: writeOutcome})[0].err
+	}
 	if f.fin != nil {
 		return f.fin.submit(store.FireRecord{Run: run, Status: status})[0]
 	}

@@ -119,3 +119,40 @@ type StrandedParams struct {
 type RunFinisher interface {
 	FinishRuns(ctx context.Context, recs []FireRecord) (errs []error, err error)
 }
+
+// RunBatch is what one RunWriter.WriteRuns call writes, in this order:
+// the fire records, then the run updates, then the outcomes.
+type RunBatch struct {
+	// Fires are recorded as by Ledger.RecordFires.
+	Fires []FireRecord
+	// Updates are stored as by Ledger.UpdateRun (fenced).
+	Updates []*task.Run
+	// Outcomes are finished as by Ledger.FinishRun.
+	Outcomes []FireRecord
+}
+
+// RunWrites is what RunWriter.WriteRuns did with each item of its batch.
+type RunWrites struct {
+	// Fires[i] is RecordFires's result for the batch's Fires[i].
+	Fires []FireResult
+	// Updated[i] is UpdateRun's error for the batch's Updates[i] (nil
+	// when stored).
+	Updated []error
+	// Finished[i] is FinishRun's error for the batch's Outcomes[i] (nil
+	// when stored).
+	Finished []error
+}
+
+// RunWriter is implemented by drivers that write a burst's fire records,
+// run updates and run outcomes in one step (one group commit for the
+// fires, the attempts re-asserting their runs and the deliveries ending
+// at the same time). The records are written first, so an update or an
+// outcome may be of a run recorded by the same call. Each item stands on
+// its own and is reported in RunWrites. A returned error means the call
+// failed: on a driver that is also a RunFinisher nothing was stored; on
+// one without (MongoDB: no multi-document transaction) the records
+// inserted by then stay, as RecordFires says, and no update or outcome
+// was written. At most MaxStatusBatch items of each kind per call.
+type RunWriter interface {
+	WriteRuns(ctx context.Context, b RunBatch) (RunWrites, error)
+}

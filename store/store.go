@@ -22,6 +22,10 @@
 //     nothing needs a multi-document transaction, which MongoDB lacks on
 //     a standalone server and FerretDB lacks always; the SQLite driver
 //     has it, and callers finish runs one by one on a store without it.
+//
+// RunWriter (WriteRuns: a burst's fire records, then its outcomes, in one
+// call) is on both drivers, one transaction on SQLite, RecordFires then
+// FinishRun calls on MongoDB.
 package store
 
 // Store is everything patrols, executors and the API need from storage.

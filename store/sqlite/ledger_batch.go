@@ -27,6 +27,17 @@ func (s *Store) RecordFires(ctx context.Context, recs []store.FireRecord) ([]sto
 	if len(recs) > store.MaxStatusBatch {
 		return nil, fmt.Errorf("record fires: %w", task.Invalid("records", "%d is more than %d", len(recs), store.MaxStatusBatch))
 	}
+	results, args := fireArgs(recs)
+	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.recordFiresIn(ctx, tx, recs, args, results) })
+	if err != nil {
+		return nil, fmt.Errorf("record %d fires: %w", len(recs), err)
+	}
+	return results, nil
+}
+
+// fireArgs is the insert arguments of each of recs (nil for a record that
+// cannot be inserted, whose result then says why).
+func fireArgs(recs []store.FireRecord) ([]store.FireResult, [][]any) {
 	results := make([]store.FireResult, len(recs))
 	args := make([][]any, len(recs))
 	for i, rec := range recs {
@@ -34,64 +45,64 @@ func (s *Store) RecordFires(ctx context.Context, recs []store.FireRecord) ([]sto
 			results[i].Err = fmt.Errorf("record fire: %w", results[i].Err)
 		}
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		qctx := batchCtx(ctx)
-		ids := make([]string, 0, len(recs))
-		for i, rec := range recs {
-			if args[i] != nil {
-				ids = append(ids, rec.Status.TaskID)
-			}
+	return results, args
+}
+
+// recordFiresIn is RecordFires's work in tx: results[i] gets recs[i]'s
+// result; an error fails the transaction.
+func (s *Store) recordFiresIn(ctx context.Context, tx *sql.Tx, recs []store.FireRecord, args [][]any, results []store.FireResult) error {
+	qctx := batchCtx(ctx)
+	ids := make([]string, 0, len(recs))
+	for i, rec := range recs {
+		if args[i] != nil {
+			ids = append(ids, rec.Status.TaskID)
 		}
-		rows, err := taskRowsIn(qctx, tx, ids)
-		if err != nil {
-			return err
+	}
+	rows, err := taskRowsIn(qctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	var present []int // records to insert together
+	for i, rec := range recs {
+		if args[i] == nil {
+			continue
 		}
-		var present []int // records to insert together
-		for i, rec := range recs {
-			if args[i] == nil {
-				continue
-			}
-			if _, ok := rows[rec.Status.TaskID]; !ok {
-				if err := s.recordMissing(qctx, tx, rec, args[i], &results[i]); err != nil {
-					return err
-				}
-				continue
-			}
-			present = append(present, i)
-		}
-		inserted, err := insertRunsIn(qctx, tx, s.st.insertRuns, present, args)
-		if err != nil {
-			return err
-		}
-		status := s.statusIn(qctx, tx)
-		for _, i := range present {
-			if err := ctx.Err(); err != nil {
+		if _, ok := rows[rec.Status.TaskID]; !ok {
+			if err := s.recordMissing(qctx, tx, rec, args[i], &results[i]); err != nil {
 				return err
 			}
-			rec := recs[i]
-			ok := inserted[rec.Run.TriggerID]
-			if !ok {
-				// Already fired; by this very record when a retry follows
-				// a write whose answer was lost: then it is ours to
-				// deliver, not a duplicate.
-				if ok, err = s.ownsLedgerKey(qctx, tx, rec.Run); err != nil {
-					return err
-				}
-			}
-			if !ok {
-				continue
-			}
-			if err := applyStatus(qctx, status, rec.Status, rows[rec.Status.TaskID]); err != nil {
-				return fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
-			}
-			results[i].Inserted = true
+			continue
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("record %d fires: %w", len(recs), err)
+		present = append(present, i)
 	}
-	return results, nil
+	inserted, err := insertRunsIn(qctx, tx, s.st.insertRuns, present, args)
+	if err != nil {
+		return err
+	}
+	status := s.statusIn(qctx, tx)
+	for _, i := range present {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec := recs[i]
+		ok := inserted[rec.Run.TriggerID]
+		if !ok {
+			// Already fired; by this very record when a retry follows
+			// a write whose answer was lost: then it is ours to
+			// deliver, not a duplicate.
+			if ok, err = s.ownsLedgerKey(qctx, tx, rec.Run); err != nil {
+				return err
+			}
+		}
+		if !ok {
+			continue
+		}
+		if err := applyStatus(qctx, status, rec.Status, rows[rec.Status.TaskID]); err != nil {
+			return fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
+		}
+		results[i].Inserted = true
+	}
+	return nil
 }
 
 // recordMissing records one fire whose task the batch's read did not find,
@@ -234,43 +245,47 @@ func (s *Store) FinishRuns(ctx context.Context, recs []store.FireRecord) ([]erro
 		return nil, fmt.Errorf("finish runs: %w", task.Invalid("recs", "at most %d per call", store.MaxStatusBatch))
 	}
 	errs := make([]error, len(recs))
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		qctx := batchCtx(ctx)
-		ids := make([]string, len(recs))
-		for i, rec := range recs {
-			ids[i] = rec.Status.TaskID
-		}
-		rows, err := taskRowsIn(qctx, tx, ids)
-		if err != nil {
-			return err
-		}
-		status, run := s.statusIn(qctx, tx), s.runWriterIn(qctx, tx)
-		for i, rec := range recs {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if _, ok := rows[rec.Status.TaskID]; !ok {
-				errs[i] = fmt.Errorf("finish run %s: set status of task %s: %w", rec.Run.TriggerID, rec.Status.TaskID, task.ErrNotFound)
-				continue
-			}
-			err := run.update(qctx, rec.Run)
-			if err == nil {
-				if err := applyStatus(qctx, status, rec.Status, rows[rec.Status.TaskID]); err != nil {
-					return fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
-				}
-				continue
-			}
-			if !errors.Is(err, task.ErrNotFound) && !errors.Is(err, task.ErrFenced) && !errors.Is(err, task.ErrInvalid) {
-				return fmt.Errorf("finish run %s: %w", rec.Run.TriggerID, err)
-			}
-			errs[i] = fmt.Errorf("finish run %s: %w", rec.Run.TriggerID, err)
-		}
-		return nil
-	})
+	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.finishRunsIn(ctx, tx, recs, errs) })
 	if err != nil {
 		return nil, fmt.Errorf("finish runs: %w", err)
 	}
 	return errs, nil
+}
+
+// finishRunsIn is FinishRuns's work in tx: errs[i] gets recs[i]'s error;
+// an error fails the transaction.
+func (s *Store) finishRunsIn(ctx context.Context, tx *sql.Tx, recs []store.FireRecord, errs []error) error {
+	qctx := batchCtx(ctx)
+	ids := make([]string, len(recs))
+	for i, rec := range recs {
+		ids[i] = rec.Status.TaskID
+	}
+	rows, err := taskRowsIn(qctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	status, run := s.statusIn(qctx, tx), s.runWriterIn(qctx, tx)
+	for i, rec := range recs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, ok := rows[rec.Status.TaskID]; !ok {
+			errs[i] = fmt.Errorf("finish run %s: set status of task %s: %w", rec.Run.TriggerID, rec.Status.TaskID, task.ErrNotFound)
+			continue
+		}
+		err := run.update(qctx, rec.Run)
+		if err == nil {
+			if err := applyStatus(qctx, status, rec.Status, rows[rec.Status.TaskID]); err != nil {
+				return fmt.Errorf("set status of task %s: %w", rec.Status.TaskID, err)
+			}
+			continue
+		}
+		if !errors.Is(err, task.ErrNotFound) && !errors.Is(err, task.ErrFenced) && !errors.Is(err, task.ErrInvalid) {
+			return fmt.Errorf("finish run %s: %w", rec.Run.TriggerID, err)
+		}
+		errs[i] = fmt.Errorf("finish run %s: %w", rec.Run.TriggerID, err)
+	}
+	return nil
 }
 
 var _ store.RunFinisher = (*Store)(nil)

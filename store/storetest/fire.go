@@ -20,6 +20,7 @@ func fireLedgerCases() []testCase {
 		{name: "FinishRunMissingStoresNothing", fn: testFinishRunMissing},
 		{name: "RecordFiresMany", fn: testRecordFiresMany},
 		{name: "FinishRunsBatch", fn: testFinishRunsBatch},
+		{name: "WriteRuns", fn: testWriteRuns},
 	}
 }
 

@@ -1,0 +1,76 @@
+package arming
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"cronsheet/fire"
+	"cronsheet/store"
+	"cronsheet/task"
+)
+
+// headCounter is a Store that keeps the size of each TaskHeads read.
+type headCounter struct {
+	Store
+	mu    sync.Mutex
+	reads []int
+}
+
+func (h *headCounter) TaskHeads(ctx context.Context, ids []string) ([]store.TaskHead, error) {
+	h.mu.Lock()
+	h.reads = append(h.reads, len(ids))
+	h.mu.Unlock()
+	return h.Store.TaskHeads(ctx, ids)
+}
+
+// TestBucketFiresFirstChunkFirst: a bucket larger than firstChunk reads
+// the heads of its first firstChunk tasks on their own (their fires then
+// start while the rest is read), then the rest in chunks that double;
+// every task is delivered once.
+func TestBucketFiresFirstChunkFirst(t *testing.T) {
+	b := newArmerTest(t, fire.Config{}, nil, true)
+	hc := &headCounter{Store: b.st}
+	a := b.armer(t, hc)
+	n := firstChunk + firstChunk/2
+	anchor := time.Now().Truncate(time.Second).Add(-15 * time.Second)
+	tasks := make([]*task.Task, n)
+	for i := range tasks {
+		tasks[i] = &task.Task{TaskID: fmt.Sprintf("t%04d", i), Scenario: "memos", TaskType: task.ChannelSMS,
+			ExecuteType: task.Periodic, CronPara: "every 20s", TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip,
+			State: task.StateRunning, IsEnable: 1, Anchor: anchor}
+	}
+	for i, err := range a.ArmBatch(t.Context(), b.claimedTasks(t, tasks...)) {
+		if err != nil {
+			t.Fatalf("arm %s: %v", tasks[i].TaskID, err)
+		}
+	}
+	got := map[string]int{}
+	var first time.Time
+	deadline := time.After(45 * time.Second)
+	for len(got) < n {
+		select {
+		case d := <-b.delivered:
+			if first.IsZero() {
+				first = d.Slot
+			}
+			if d.Slot.Equal(first) {
+				got[d.TaskID]++
+			}
+		case <-deadline:
+			t.Fatalf("%d of %d tasks delivered in time", len(got), n)
+		}
+	}
+	for id, c := range got {
+		if c != 1 {
+			t.Errorf("%s delivered %d times, want once", id, c)
+		}
+	}
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if len(hc.reads) < 2 || hc.reads[0] != firstChunk || hc.reads[1] != n-firstChunk {
+		t.Errorf("heads read in chunks of %v, want %d then %d", hc.reads, firstChunk, n-firstChunk)
+	}
+}
