@@ -41,15 +41,16 @@ const (
 // them. It reads the listed runs through index (an index range in order,
 // at most limit of them) and the tail after the mark (a rowid range, NOT
 // INDEXED so that a filter never walks a whole task's ledger instead; at
-// most the loop's bound, sorted), and sorts the union, at most twice limit
+// most the loop's bound, sorted by key and id alone, then at most limit
+// rows read whole by id), and sorts the union, at most twice limit
 // rows. Both halves read in the one statement's snapshot, and a run is in
 // exactly one of them: unlisted = 0, or unlisted = 1 after the mark.
 func historyUnion(cols, index, cond, limit string) string {
 	order := ` ORDER BY fired_at DESC, trigger_id DESC LIMIT ` + limit
 	return `SELECT * FROM (SELECT ` + cols + ` FROM runs INDEXED BY ` + index + `
 			WHERE unlisted = 0 AND ` + cond + order + `)
-		UNION ALL SELECT * FROM (SELECT ` + cols + ` FROM runs NOT INDEXED
-			WHERE id > (` + qHistoryMark + `) AND unlisted = 1 AND ` + cond + order + `)` + order
+		UNION ALL SELECT * FROM (SELECT ` + cols + ` FROM runs WHERE id IN (SELECT id FROM runs NOT INDEXED
+			WHERE id > (` + qHistoryMark + `) AND unlisted = 1 AND ` + cond + order + `)` + order + `)` + order
 }
 
 // listHistory lists the unlisted runs after the mark, up to the largest id
