@@ -40,8 +40,9 @@ const (
 // (fired_at, trigger_id), at most limit (a parameter, such as "?3") of
 // them. It reads the listed runs through index (an index range in order,
 // at most limit of them) and the tail after the mark (a rowid range, NOT
-// INDEXED so that a filter never walks a whole task's ledger instead; at
-// most the loop's bound, sorted by key and id alone, then at most limit
+// INDEXED so that a filter never walks a whole task's ledger instead;
+// about historyEager runs at most while the loop keeps up; sorted by key
+// and id alone, then at most limit
 // rows read whole by id), and sorts the union, at most twice limit
 // rows. Both halves read in the one statement's snapshot, and a run is in
 // exactly one of them: unlisted = 0, or unlisted = 1 after the mark.
@@ -55,8 +56,8 @@ func historyUnion(cols, index, cond, limit string) string {
 
 // listHistory lists the unlisted runs after the mark, up to the largest id
 // it reads first (never above the largest id there is, so the mark stays
-// at or below it and a new run's id above it), at most historyChunk a transaction, until ctx ends. It
-// returns how many runs it listed. Several processes on one file may list
+// at or below it and a new run's id above it), at most historyChunk a
+// transaction, until ctx ends. It returns how many runs it listed. Several processes on one file may list
 // at once: each transaction reads the mark under the write lock.
 func (s *Store) listHistory(ctx context.Context) (int, error) {
 	var mark, top int64
