@@ -100,6 +100,29 @@ func checkHistory(t *testing.T, s *Store, all []*task.Run, when string) {
 	}
 }
 
+// checkOutcomes compares RecentOutcomes of task ha with all's newest ten
+// finished runs of it, newest first.
+func checkOutcomes(t *testing.T, s *Store, all []*task.Run, when string) {
+	t.Helper()
+	var want, got []string
+	for _, r := range all {
+		if r.TaskID == "ha" && r.State.Final() {
+			want = append(want, r.TriggerID)
+		}
+	}
+	want = want[:min(len(want), 10)]
+	out, err := s.RecentOutcomes(t.Context(), []string{"ha"}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range out["ha"] {
+		got = append(got, o.TriggerID)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: RecentOutcomes(ha) = %v, want %v", when, got, want)
+	}
+}
+
 // TestHistoryListedAndTail checks that history queries see every run,
 // newest first, whether the loop has listed it or not: all in the tail,
 // all listed, a mix, after a listed run's fired_at moves, and after the
@@ -112,6 +135,7 @@ func TestHistoryListedAndTail(t *testing.T) {
 		t.Fatalf("unlisted after insert = %d, want 30: a fire's run must not be written to the history indexes", n)
 	}
 	checkHistory(t, s, all, "all in the tail")
+	checkOutcomes(t, s, all, "all in the tail")
 	if n, err := s.listHistory(ctx); err != nil || n != 30 {
 		t.Fatalf("listHistory = %d, %v; want 30", n, err)
 	}
@@ -119,8 +143,10 @@ func TestHistoryListedAndTail(t *testing.T) {
 		t.Fatalf("unlisted after listing = %d", n)
 	}
 	checkHistory(t, s, all, "all listed")
+	checkOutcomes(t, s, all, "all listed")
 	all = addHistoryRuns(t, s, 30, 20, all)
 	checkHistory(t, s, all, "listed and tail")
+	checkOutcomes(t, s, all, "listed and tail")
 
 	// A listed run fired again later moves to the front.
 	moved := all[len(all)-1]
@@ -130,6 +156,7 @@ func TestHistoryListedAndTail(t *testing.T) {
 	}
 	all = append([]*task.Run{moved}, all[:len(all)-1]...)
 	checkHistory(t, s, all, "after fired_at moved")
+	checkOutcomes(t, s, all, "after fired_at moved")
 
 	// Delete the newest ids, listed: the mark comes down with them, and the
 	// runs that take their ids again are found.
@@ -152,6 +179,7 @@ func TestHistoryListedAndTail(t *testing.T) {
 	all = slices.DeleteFunc(all, func(r *task.Run) bool { return gone[r.TriggerID] })
 	all = addHistoryRuns(t, s, 60, 5, all)
 	checkHistory(t, s, all, "after the newest were deleted")
+	checkOutcomes(t, s, all, "after the newest were deleted")
 }
 
 // TestHistoryLoopLists checks that the store's own loop lists the runs a
