@@ -78,30 +78,31 @@ const (
 )
 
 // qQueryRuns returns the QueryRuns statement for the filters in variant
-// (byTask, byTarget, byState): the filters' equalities in that order, then
-// the cursor, then the limit. The index it names is the one schema.go
-// gives that combination.
+// (byTask, byTarget, byState): the filters' equalities in that order
+// (?1, ?2, … for those set), then the cursor, then the limit. It is a
+// history union (historyUnion) over the index schema.go gives that
+// combination.
 func qQueryRuns(variant int) string {
-	index := "ix_runs_fired"
+	index := "ix_runs_hist"
 	switch {
 	case variant&byTask != 0:
-		index = "ix_runs_task_fired"
+		index = "ix_runs_hist_task"
 	case variant&byTarget != 0:
-		index = "ix_runs_target_fired"
+		index = "ix_runs_hist_target"
 	}
 	var where []string
+	n := 0
 	for _, f := range []struct {
 		bit  int
 		cond string
-	}{{byTask, "task_id = ?"}, {byTarget, "target = ? AND target <> ''"}, {byState, "state = ?"}} {
+	}{{byTask, "task_id = ?%d"}, {byTarget, "target = ?%d AND target <> ''"}, {byState, "state = ?%d"}} {
 		if variant&f.bit != 0 {
-			where = append(where, f.cond)
+			n++
+			where = append(where, fmt.Sprintf(f.cond, n))
 		}
 	}
-	where = append(where, "(fired_at, trigger_id) < (?, ?)")
-	return `SELECT ` + runCols + ` FROM runs INDEXED BY ` + index + `
-		WHERE ` + strings.Join(where, " AND ") + `
-		ORDER BY fired_at DESC, trigger_id DESC LIMIT ?`
+	where = append(where, fmt.Sprintf("(fired_at, trigger_id) < (?%d, ?%d)", n+1, n+2))
+	return historyUnion(runCols, index, strings.Join(where, " AND "), fmt.Sprintf("?%d", n+3))
 }
 
 // SetTaskState sets a task's state in one transaction. A change bumps the
@@ -331,7 +332,8 @@ func (s *Store) expireAccepted(ctx context.Context, tx *sql.Tx, now int64, limit
 // QueryRuns returns runs matching q, newest first by (fired_at,
 // trigger_id), strictly after the cursor q.Before when it is set (a
 // non-zero FiredAt or TriggerID). Each filter combination has its own
-// prepared statement and index (schema.go). A limit that is not positive
+// prepared statement and index (schema.go); the runs the history loop has
+// not listed yet are read too (historyUnion). A limit that is not positive
 // is task.ErrInvalid.
 func (s *Store) QueryRuns(ctx context.Context, q store.RunQuery) ([]*task.Run, error) {
 	if err := store.CheckLimit(q.Limit); err != nil {

@@ -20,16 +20,17 @@ const runCols = `trigger_id, task_id, slot, target, trigger_type, state, attempt
 const (
 	// qInsertRun is the ledger gate. It ignores a clash on the ledger key
 	// only (docs/DESIGN.md, "Storage": an OR IGNORE limited to that key), so a
-	// reused trigger_id still fails loudly as task.ErrConflict.
-	qInsertRun = `INSERT INTO runs (` + runCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	// reused trigger_id still fails loudly as task.ErrConflict. The run
+	// is unlisted: the history loop lists it (schema.go, history.go).
+	qInsertRun = `INSERT INTO runs (` + runCols + `, unlisted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
 		ON CONFLICT (task_id, slot, target) DO NOTHING`
 	// qUpdateRun leaves node when ?3 is empty and feedback when ?10 is NULL
 	// (a run without reports: AddFeedback owns them). It writes only while
 	// the run still has the writer's fence ?12 (store.Ledger.UpdateRun). It
 	// does not name
 	// fired_at: SQLite rewrites the entries of every index on a column an
-	// UPDATE sets, even to the same value, and fired_at is in the six
-	// QueryRuns indexes while it rarely changes after the insert;
+	// UPDATE sets, even to the same value, and fired_at is in the three
+	// history indexes while it rarely changes after the insert;
 	// qUpdateRunFired sets it, only when it differs. No RETURNING: SQLite
 	// gathers returned rows in an ephemeral table, opened and closed per
 	// statement, which costs more than the second statement saves.

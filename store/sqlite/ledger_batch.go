@@ -139,10 +139,10 @@ func qTaskRows(in string) string {
 }
 
 // qInsertRuns is qInsertRun for n runs in one statement, answering the
-// trigger ids it inserted.
+// trigger ids it inserted; the runs are unlisted, as qInsertRun's.
 func qInsertRuns(n int) string {
-	row := "(" + strings.TrimSuffix(strings.Repeat("?,", strings.Count(runCols, ",")+1), ",") + ")"
-	return `INSERT INTO runs (` + runCols + `) VALUES ` + strings.TrimSuffix(strings.Repeat(row+",", n), ",") +
+	row := "(" + strings.Repeat("?,", strings.Count(runCols, ",")+1) + "1)"
+	return `INSERT INTO runs (` + runCols + `, unlisted) VALUES ` + strings.TrimSuffix(strings.Repeat(row+",", n), ",") +
 		` ON CONFLICT (task_id, slot, target) DO NOTHING RETURNING trigger_id`
 }
 

@@ -87,6 +87,11 @@ func planQueries() []planQuery {
 		{"TimeoutRun", qTimeoutRun},
 		{"CleanupAge", qCleanupAge},
 		{"CleanupKeep", qCleanupKeep},
+		{"HistoryTail", qHistoryTail},
+		{"ListHistory", qListHistory},
+		{"MoveMark", qMoveMark},
+		{"History/FireStats", qFireStats()},
+		{"History/Outcomes", qOutcomes()},
 		// Jobs.
 		{"JobByKey", qJobByKey},
 		{"KeyHolder", qKeyHolder},
@@ -98,7 +103,7 @@ func planQueries() []planQuery {
 		{"RestoreJobKey", qRestoreJobKey},
 	}
 	for v := range runQueryVariants {
-		qs = append(qs, planQuery{fmt.Sprintf("QueryRuns/task=%t,target=%t,state=%t",
+		qs = append(qs, planQuery{fmt.Sprintf("History/QueryRuns/task=%t,target=%t,state=%t",
 			v&byTask != 0, v&byTarget != 0, v&byState != 0), qQueryRuns(v)})
 	}
 	for v := range statusVariants {
@@ -127,7 +132,10 @@ func TestQueryPlansCoverPrepared(t *testing.T) {
 
 // TestQueryPlans runs EXPLAIN QUERY PLAN on every query the store issues and
 // fails when one scans a whole table or sorts in a temporary B-tree. A scan
-// of a partial index is allowed: it holds only the rows the query wants.
+// of a partial index is allowed: it holds only the rows the query wants. A
+// history union (historyUnion, the queries named History/…) must read the
+// listed runs by a search of a history index and the tail by a rowid
+// range; its sorts are allowed, each of at most its limit or the tail.
 func TestQueryPlans(t *testing.T) {
 	queries := planQueries()
 	ctx := context.Background()
@@ -142,16 +150,33 @@ func TestQueryPlans(t *testing.T) {
 	for _, q := range queries {
 		t.Run(q.name, func(t *testing.T) {
 			plan := strings.Split(explain(t, s, q.sql, make([]any, countParams(q.sql))...), "\n")
+			history := strings.HasPrefix(q.name, "History/")
+			if history {
+				checkHistoryPlan(t, plan)
+			}
 			for _, d := range plan {
 				if m := fullScan.FindStringSubmatch(d); m != nil && !partial[m[2]] {
 					t.Errorf("full table scan %q in plan:\n%s", d, strings.Join(plan, "\n"))
 				}
-				if strings.Contains(d, "TEMP B-TREE") {
+				if strings.Contains(d, "TEMP B-TREE") && !history {
 					t.Errorf("sort in a temporary B-tree %q in plan:\n%s", d, strings.Join(plan, "\n"))
 				}
 			}
 			t.Logf("%s", strings.Join(plan, " | "))
 		})
+	}
+}
+
+// checkHistoryPlan checks that a history union's plan searches a history
+// index and the tail's rowid range.
+func checkHistoryPlan(t *testing.T, plan []string) {
+	t.Helper()
+	joined := strings.Join(plan, "\n")
+	if !regexp.MustCompile(`SEARCH runs USING INDEX ix_runs_hist(_task|_target)? \(`).MatchString(joined) {
+		t.Errorf("history query does not search a history index:\n%s", joined)
+	}
+	if !strings.Contains(joined, "SEARCH runs USING INTEGER PRIMARY KEY (rowid>?)") {
+		t.Errorf("history query does not read the tail by its rowid range:\n%s", joined)
 	}
 }
 
@@ -242,7 +267,7 @@ func TestRowTasksPlan(t *testing.T) {
 	}
 }
 
-// TestRunsTargetIndexHoldsTargetsOnly checks that ix_runs_target_fired
+// TestRunsTargetIndexHoldsTargetsOnly checks that ix_runs_hist_target
 // holds only runs of a target: a task's own run (target ”, every job's)
 // is not written to it, and a target-filtered page still searches it.
 func TestRunsTargetIndexHoldsTargetsOnly(t *testing.T) {
@@ -262,15 +287,15 @@ func TestRunsTargetIndexHoldsTargetsOnly(t *testing.T) {
 		}
 	}
 	var partial int
-	if err := s.r.QueryRowContext(ctx, `SELECT partial FROM pragma_index_list('runs') WHERE name = 'ix_runs_target_fired'`).Scan(&partial); err != nil {
+	if err := s.r.QueryRowContext(ctx, `SELECT partial FROM pragma_index_list('runs') WHERE name = 'ix_runs_hist_target'`).Scan(&partial); err != nil {
 		t.Fatal(err)
 	}
 	if partial != 1 {
-		t.Errorf("ix_runs_target_fired is not partial: every run (a job's too) is written to it")
+		t.Errorf("ix_runs_hist_target is not partial: every run (a job's too) is written to it")
 	}
 	plan := explain(t, s, qQueryRuns(byTarget), "hook", int64(1<<62), "", 10)
-	if !strings.Contains(plan, "USING INDEX ix_runs_target_fired") {
-		t.Errorf("a target's page does not search ix_runs_target_fired:\n%s", plan)
+	if !strings.Contains(plan, "USING INDEX ix_runs_hist_target") {
+		t.Errorf("a target's page does not search ix_runs_hist_target:\n%s", plan)
 	}
 	runs, err := s.QueryRuns(ctx, store.RunQuery{Target: "hook", Limit: 10})
 	if err != nil || len(runs) != 1 || runs[0].TriggerID != "of-target" {

@@ -57,23 +57,33 @@ package sqlite
 //   - targets: the primary key (id) serves GetTarget and keyset ListTargets.
 //   - ix_runs_accepted (deadline) WHERE state='accepted' holds only runs
 //     waiting for feedback, for ExpireAccepted.
-//   - QueryRuns pages newest first by (fired_at, trigger_id): ix_runs_fired
-//     (no filter), ix_runs_task_fired and ix_runs_target_fired have the
-//     filter as equality prefix and (fired_at, trigger_id) as tail, so a
-//     page is an index range read in order, never a sort.
-//     ix_runs_target_fired holds only runs of a target (WHERE target <>
-//     ''): a task's own run (every job's) costs nothing in it, and a
-//     target filter is never empty; its query says target <> '' too, or
-//     SQLite could not use it. A target filter
-//     with a task filter uses the task's index and checks the target on
-//     the way (a task has a handful of targets). A state filter has no
-//     index of its own: it walks the same index and skips other states.
-//     No index has state: every state change of every run would rewrite
-//     it, on the hot path of a run's insert and finish, while the three
-//     indexes above are written at insert only (UpdateRun names fired_at
-//     only when it changes, qUpdateRunFired). Fires are the hot path; a
-//     state-filtered page is an operator's query, and costs in proportion
-//     to how rare the state is.
+//   - QueryRuns pages newest first by (fired_at, trigger_id) through
+//     three history indexes: ix_runs_hist (no filter), ix_runs_hist_task
+//     and ix_runs_hist_target have the filter as equality prefix and
+//     (fired_at, trigger_id) as tail, so a page is an index range read in
+//     order. They are partial on unlisted = 0, and a fire inserts its run
+//     with unlisted = 1: the fire path writes none of them. The history
+//     loop (history.go) lists runs in bulk, off the fire path: it sets
+//     unlisted = 0 on the runs after runs_history.mark in id order, a
+//     chunk a transaction, and moves the mark. Every run with id <= mark
+//     is listed; the runs after it (the tail, bounded by the loop) are
+//     read by a rowid range search and sorted. A history query is the
+//     union of both (historyUnion), read in one statement, so one
+//     snapshot. A delete that leaves the mark above the largest id lowers
+//     it (trigger runs_history_down), so a new run's id is always above
+//     the mark. ix_runs_hist_target holds only runs of a target (WHERE
+//     target <> ''): a task's own run (every job's) costs nothing in it,
+//     and a target filter is never empty; its query says target <> ''
+//     too, or SQLite could not use it. A target filter with a task filter
+//     uses the task's index and checks the target on the way (a task has
+//     a handful of targets). A state filter has no index of its own: it
+//     walks the same index and skips other states. No index has state:
+//     every state change of every run would rewrite it, on the hot path
+//     of a run's insert and finish, while the history indexes are written
+//     once, by the loop (UpdateRun names fired_at only when it changes,
+//     qUpdateRunFired). Fires are the hot path; a state-filtered page is
+//     an operator's query, and costs in proportion to how rare the state
+//     is. FireStats and a task's outcomes read the same union.
 //   - CleanupRuns: ix_runs_final_age (finished_at) and ix_runs_final_slot
 //     (task_id, slot DESC, target DESC) are partial on the final states, so
 //     unfinished runs are in neither and a run enters them once, when it
@@ -139,8 +149,10 @@ const absentWhere = `instr(doc, '"absent":') > 0 AND json_extract(doc, '$.alert.
 // is_claimed, is_done) in id order; version 6 had ix_task_row over every
 // task and ix_task_absent parsing every task's document; version 7 had
 // ix_runs_target_fired over every run and the runs' partial indexes on
-// state written with IN lists.
-const schemaVersion = 8
+// state written with IN lists; version 8 had no runs.unlisted and no
+// runs_history, and wrote ix_runs_fired, ix_runs_task_fired and
+// ix_runs_target_fired at every run's insert.
+const schemaVersion = 9
 
 // migrateFrom returns the statements that bring a database at version v to
 // v+1 with what CREATE … IF NOT EXISTS cannot do (new columns of existing
@@ -168,6 +180,11 @@ DROP INDEX IF EXISTS ix_task_absent;`
 DROP INDEX IF EXISTS ix_runs_unfinished;
 DROP INDEX IF EXISTS ix_runs_final_age;
 DROP INDEX IF EXISTS ix_runs_final_slot;`
+	case 8:
+		return `ALTER TABLE runs ADD COLUMN unlisted INTEGER NOT NULL DEFAULT 0;
+DROP INDEX IF EXISTS ix_runs_fired;
+DROP INDEX IF EXISTS ix_runs_task_fired;
+DROP INDEX IF EXISTS ix_runs_target_fired;`
 	}
 	return ""
 }
@@ -244,6 +261,8 @@ CREATE TABLE IF NOT EXISTS runs (
 	feedback     TEXT    NOT NULL DEFAULT '',
 	-- the ownership epoch (task.Run.Fence); 0 for runs from before it.
 	fence        INTEGER NOT NULL DEFAULT 0,
+	-- 1 until the history loop lists the run in the history indexes.
+	unlisted     INTEGER NOT NULL DEFAULT 0,
 	UNIQUE (task_id, slot, target)
 );
 CREATE INDEX IF NOT EXISTS ix_runs_sched ON runs (task_id, slot)
@@ -251,9 +270,23 @@ CREATE INDEX IF NOT EXISTS ix_runs_sched ON runs (task_id, slot)
 CREATE INDEX IF NOT EXISTS ix_runs_unfinished ON runs (task_id, slot)
 	WHERE ` + unfinishedWhere + `;
 CREATE INDEX IF NOT EXISTS ix_runs_accepted ON runs (deadline) WHERE state = 'accepted';
-CREATE INDEX IF NOT EXISTS ix_runs_fired ON runs (fired_at, trigger_id);
-CREATE INDEX IF NOT EXISTS ix_runs_task_fired ON runs (task_id, fired_at, trigger_id);
-CREATE INDEX IF NOT EXISTS ix_runs_target_fired ON runs (target, fired_at, trigger_id) WHERE target <> '';
+CREATE INDEX IF NOT EXISTS ix_runs_hist ON runs (fired_at, trigger_id) WHERE unlisted = 0;
+CREATE INDEX IF NOT EXISTS ix_runs_hist_task ON runs (task_id, fired_at, trigger_id) WHERE unlisted = 0;
+CREATE INDEX IF NOT EXISTS ix_runs_hist_target ON runs (target, fired_at, trigger_id)
+	WHERE target <> '' AND unlisted = 0;
+-- runs_history: one row, the history loop's mark (history.go). A file
+-- from before it has every run listed (unlisted defaults to 0).
+CREATE TABLE IF NOT EXISTS runs_history (
+	id   INTEGER PRIMARY KEY CHECK (id = 1),
+	mark INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO runs_history (id, mark) SELECT 1, coalesce(max(id), 0) FROM runs;
+CREATE TRIGGER IF NOT EXISTS runs_history_down AFTER DELETE ON runs
+	WHEN old.id >= (SELECT mark FROM runs_history WHERE id = 1)
+BEGIN
+	UPDATE runs_history SET mark = (SELECT coalesce(max(id), 0) FROM runs)
+		WHERE id = 1 AND mark > (SELECT coalesce(max(id), 0) FROM runs);
+END;
 CREATE INDEX IF NOT EXISTS ix_runs_final_age ON runs (finished_at)
 	WHERE ` + finalWhere + `;
 CREATE INDEX IF NOT EXISTS ix_runs_final_slot ON runs (task_id, slot DESC, target DESC)

@@ -63,6 +63,10 @@ type Store struct {
 	r   *sql.DB // the read pool
 	st  stmts   // every query, prepared (stmts.go)
 	now func() time.Time
+	// stopHistory ends the history loop (history.go); historyDone is
+	// closed when it has.
+	stopHistory context.CancelFunc
+	historyDone chan struct{}
 }
 
 // Open opens (creating when needed) the database file at path and its parent
@@ -110,6 +114,12 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		err = errors.Join(err, r.Close(), w.Close())
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
+	hctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopHistory, s.historyDone = stop, make(chan struct{})
+	go func() {
+		defer close(s.historyDone)
+		s.historyLoop(hctx)
+	}()
 	return s, nil
 }
 
@@ -178,13 +188,15 @@ func (s *Store) init(ctx context.Context) error {
 	})
 }
 
-// Close closes the writer and the read pool, and with them every prepared
+// Close stops the history loop and closes the writer and the read pool, and with them every prepared
 // statement: database/sql finalizes a connection's statements before it
 // closes the connection (TestCloseReleasesFile checks that nothing stays
 // open). The *sql.Stmt handles are deliberately not closed one by one, so
 // that a call after Close fails with "sql: database is closed" rather than
 // "statement is closed".
 func (s *Store) Close() error {
+	s.stopHistory()
+	<-s.historyDone
 	return errors.Join(s.r.Close(), s.w.Close())
 }
 

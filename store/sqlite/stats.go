@@ -10,27 +10,34 @@ import (
 )
 
 const (
-	// qFireStats walks ix_runs_fired backwards over the window.
-	qFireStats = `SELECT fired_at, slot, state FROM runs INDEXED BY ix_runs_fired
-		WHERE fired_at >= ? AND fired_at < ? ORDER BY fired_at DESC, trigger_id DESC LIMIT ?`
 	// qUpcoming scans time_task: next_fire has no index (SetTaskStatus
 	// rewrites it on every fire, schema.go), and the scan is bounded by the
 	// table's size, once per status poll of the timeline.
 	qUpcoming = `SELECT task_id, scenario, row_id, next_fire FROM time_task
 		WHERE next_fire > ? AND next_fire <= ? AND is_enable = 1 AND is_done = 0 AND deleted = 0
 		ORDER BY next_fire, task_id LIMIT ?`
-	// qOutcomes walks ix_runs_task_fired backwards for one task.
-	qOutcomes = `SELECT trigger_id, state, fired_at, substr(error, 1, 400) FROM runs INDEXED BY ix_runs_task_fired
-		WHERE task_id = ? AND ` + finalWhere + ` ORDER BY fired_at DESC, trigger_id DESC LIMIT ?`
 )
 
+// qFireStats walks ix_runs_hist backwards over the window, and the tail
+// (historyUnion).
+func qFireStats() string {
+	return historyUnion(`fired_at, slot, state, trigger_id`, "ix_runs_hist", `fired_at >= ?1 AND fired_at < ?2`, "?3")
+}
+
+// qOutcomes walks ix_runs_hist_task backwards for one task's final runs,
+// and the tail (historyUnion).
+func qOutcomes() string {
+	return historyUnion(`trigger_id, state, fired_at, substr(error, 1, 400)`, "ix_runs_hist_task",
+		`task_id = ?1 AND `+finalWhere, "?2")
+}
+
 // FireStats counts the runs fired in the window per bucket
-// (store.RunStats), reading them newest first through ix_runs_fired.
+// (store.RunStats), reading them newest first through ix_runs_hist.
 func (s *Store) FireStats(ctx context.Context, p store.FireStatsParams) (*store.FireStats, error) {
 	if err := p.Check(); err != nil {
 		return nil, fmt.Errorf("fire stats: %w", err)
 	}
-	rs, err := s.r.QueryContext(ctx, qFireStats, store.UnixMS(p.From), store.UnixMS(p.To), store.MaxStatsRuns+1)
+	rs, err := s.r.QueryContext(ctx, qFireStats(), store.UnixMS(p.From), store.UnixMS(p.To), store.MaxStatsRuns+1)
 	if err != nil {
 		return nil, fmt.Errorf("fire stats: %w", translate(err))
 	}
@@ -39,7 +46,8 @@ func (s *Store) FireStats(ctx context.Context, p store.FireStatsParams) (*store.
 	for rs.Next() {
 		var fired, slot int64
 		var state task.RunState
-		if err := rs.Scan(&fired, &slot, &state); err != nil {
+		var triggerID string
+		if err := rs.Scan(&fired, &slot, &state, &triggerID); err != nil {
 			return nil, fmt.Errorf("fire stats: %w", err)
 		}
 		if !b.Add(fired, slot, state) {
@@ -86,6 +94,7 @@ func (s *Store) RecentOutcomes(ctx context.Context, taskIDs []string, perTask in
 		return nil, fmt.Errorf("recent outcomes: %w", err)
 	}
 	out := map[string][]store.Outcome{}
+	qOutcomes := qOutcomes()
 	for _, id := range taskIDs {
 		if _, seen := out[id]; seen {
 			continue
