@@ -70,7 +70,10 @@ func TestBucketFiresFirstChunkFirst(t *testing.T) {
 	}
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	if len(hc.reads) < 2 || hc.reads[0] != firstChunk || hc.reads[1] != n-firstChunk {
-		t.Errorf("heads read in chunks of %v, want %d then %d", hc.reads, firstChunk, n-firstChunk)
+	// The first read is the first chunk alone; the next holds (at most)
+	// the rest. A loaded machine may arm a task of the batch after its
+	// bucket was taken, which then reads that one on its own.
+	if len(hc.reads) < 2 || hc.reads[0] != firstChunk || hc.reads[1] < 1 || hc.reads[1] > n-firstChunk {
+		t.Errorf("heads read in chunks of %v, want %d then at most %d", hc.reads, firstChunk, n-firstChunk)
 	}
 }
