@@ -69,7 +69,7 @@ const (
 // NewCredential makes a credential of kind for user with role and returns
 // it with the clear value to hand out once (the store keeps only its hash).
 func NewCredential(kind store.CredentialKind, user, name string, role task.Role, now time.Time) (*store.Credential, string, error) {
-	id, err := randomText(9)
+	id, err := credentialID()
 	if err != nil {
 		return nil, "", err
 	}
@@ -84,6 +84,18 @@ func NewCredential(kind store.CredentialKind, user, name string, role task.Role,
 	c := &store.Credential{ID: id, Kind: kind, User: user, Name: name, Role: role, Hash: hashSecret(secret),
 		CreatedAt: now, LastUsed: now}
 	return c, prefix + id + "." + secret, nil
+}
+
+// credentialID is a new credential's id: 72 random bits in lower-case
+// hex, so it never begins with "-" (the CLI reads such an argument as a
+// flag: `cronsheet token revoke <id>`) and holds no ".", which separates
+// it from the secret.
+func credentialID() (string, error) {
+	b := make([]byte, 9)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("random: %w", err)
+	}
+	return hex.EncodeToString(b), nil
 }
 
 func randomText(n int) (string, error) {

@@ -107,3 +107,20 @@ func TestLimiter(t *testing.T) {
 		t.Errorf("after a success: wait %v, want 0", w)
 	}
 }
+
+// TestCredentialIDsReadAsArguments: a credential's id never begins with
+// "-" (the CLI would read it as a flag) and holds no "." (it separates
+// the id from the secret in a token), over enough ids that a base64 id
+// would have begun with "-" many times.
+func TestCredentialIDsReadAsArguments(t *testing.T) {
+	now := time.Now()
+	for range 2000 {
+		c, clear, err := auth.NewCredential(store.KindToken, "alice", "ci", task.RoleEditor, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(c.ID, "-") || strings.Contains(c.ID, ".") || !strings.HasPrefix(clear, auth.TokenPrefix+c.ID+".") {
+			t.Fatalf("id %q, token %q: want an id that reads as an argument, the token prefix+id+\".\"+secret", c.ID, clear)
+		}
+	}
+}
