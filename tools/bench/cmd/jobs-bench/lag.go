@@ -120,6 +120,11 @@ func (l *lagRun) submit() (lagResult, []string, error) {
 	if r.intake.armedN > 0 {
 		r.heapPerJob = float64(int64(benchkit.HeapBytes())-int64(heapBefore)) / float64(r.intake.armedN)
 	}
+	if o.heapProfile != "" {
+		if err := benchkit.WriteHeapProfile(fmt.Sprintf("%s-%d", o.heapProfile, n)); err != nil {
+			return lagResult{}, nil, fmt.Errorf("heap profile: %w", err)
+		}
+	}
 	benchkit.Progress("batches, %d jobs: submitted in %s, %d armed after %s, first due in %s", n, benchkit.Secs(took),
 		r.intake.armedN, benchkit.Secs(r.intake.armed), benchkit.Secs(time.Until(l.first)))
 	return r, sample, nil

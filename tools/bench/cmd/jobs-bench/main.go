@@ -89,6 +89,10 @@ type options struct {
 	// lag case's batch submission (<file>-<n>); -cpuprofile cannot be used
 	// with it.
 	intakeProfile string
+	// heapProfile, when set, is the file that gets the heap profile of the
+	// lag case taken where its memory per pending job is measured
+	// (<file>-<n>): what the armed jobs hold.
+	heapProfile string
 	// blockProfile, when set, is the prefix of the files that get the
 	// whole run's block and mutex profiles (<prefix>.block, <prefix>.mutex).
 	blockProfile string
@@ -148,6 +152,7 @@ func parseFlags() (o options, cpuProfile string, err error) {
 	flag.BoolVar(&o.wholeSeconds, "whole-seconds", false, "make every due instant of the lag case a whole second")
 	flag.StringVar(&o.jsonOut, "json", "", "also write the results as JSON to this file")
 	flag.StringVar(&o.drainProfile, "drain-cpuprofile", "", "write a CPU profile of the lag case from its first due instant to its last callback to <file>-<n>")
+	flag.StringVar(&o.heapProfile, "heapprofile", "", "write the lag case's heap profile, taken where memory per pending job is measured, to <file>-<n>")
 	flag.StringVar(&o.blockProfile, "blockprofile", "", "write the whole run's block and mutex profiles to <prefix>.block and <prefix>.mutex")
 	flag.StringVar(&o.intakeProfile, "intake-cpuprofile", "", "write a CPU profile of the lag case's batch submission to <file>-<n>")
 	flag.IntVar(&o.pending, "pending", 0, "jobs parked 1-3 h ahead, then a steady due stream and a restart (0: off; when set, only this case runs)")

@@ -46,6 +46,25 @@ func StartCPUProfile(path string) (stop func(), err error) {
 	return sync.OnceFunc(func() { pprof.StopCPUProfile(); f.Close() }), nil
 }
 
+// WriteHeapProfile writes the live heap's profile (after a full
+// collection, so it shows what is retained) to path; an empty path writes
+// nothing.
+func WriteHeapProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // StartBlockProfile records where goroutines wait (channel operations,
 // select, sync primitives) and which mutexes are contended, from now until
 // the returned stop, which writes them to path+".block" and path+".mutex".
