@@ -148,6 +148,7 @@ type results struct {
 	notes         []string
 	probe         []probeResult // cronsheet's side only
 	mongoDrain    float64       // jobs/s at n on the mongo driver (cronsheet's side only)
+	mongoErr      string        // why the mongo driver's run gave no drain
 }
 
 // instantResult is one workload of n jobs due at one instant.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"cronsheet/tools/bench/internal/benchkit"
@@ -38,6 +39,14 @@ func printTable(o options, a, c results, took time.Duration) {
 	if c.mongoDrain > 0 {
 		ai, _ := a.instantOf(o.n)
 		rate(fmt.Sprintf("drain rate, %d due at one instant, cronsheet on the mongo driver (FerretDB; for the record)", o.n), ai.drain, c.mongoDrain)
+	}
+	if c.mongoErr != "" {
+		why := c.mongoErr
+		if len(why) > 300 {
+			why = strings.ToValidUTF8(why[:300], "") + "…"
+		}
+		fmt.Printf("| drain rate, %d due at one instant, cronsheet on the mongo driver (FerretDB; for the record) | | failed: %s | |\n",
+			o.n, strings.ReplaceAll(why, "|", "/"))
 	}
 	fmt.Println()
 	printProbe(o, c)
