@@ -29,7 +29,14 @@ func printTable(o options, a, c results, took time.Duration) {
 			ratio(float64(y.P50), float64(x.P50)), ratio(float64(y.P99), float64(x.P99)), ratio(float64(y.Max), float64(x.Max)))
 	}
 	for _, ci := range c.instants {
-		ai, _ := a.instantOf(ci.n)
+		ai, ok := a.instantOf(ci.n)
+		if !ok {
+			// The probe's size: cronsheet's drain beside the probe only.
+			fmt.Printf("| drain rate, %d due at one instant (cronsheet only, beside the probe) | not run | %s | |\n", ci.n, perSec(ci.drain))
+			fmt.Printf("| lag p50 / p99 / max, %d due at one instant | not run | %s / %s / %s | |\n", ci.n,
+				benchkit.MS(ci.lag.P50), benchkit.MS(ci.lag.P99), benchkit.MS(ci.lag.Max))
+			continue
+		}
 		rate(fmt.Sprintf("drain rate, %d due at one instant (N ÷ due → last done)", ci.n), ai.drain, ci.drain)
 		lag(fmt.Sprintf("%d due at one instant", ci.n), ai.lag, ci.lag)
 	}
