@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -47,22 +45,7 @@ func BenchmarkTableNextFire(b *testing.B) {
 						q.Set(fmt.Sprintf("columns[%d][data]", i), col)
 					}
 					target := "/api/v1/scenarios/memos/table?" + q.Encode()
-					lat := make([]time.Duration, 0, b.N)
-					for b.Loop() {
-						rec := httptest.NewRecorder()
-						start := time.Now()
-						router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
-						lat = append(lat, time.Since(start))
-						if rec.Code != http.StatusOK {
-							b.Fatalf("%d %s", rec.Code, rec.Body)
-						}
-					}
-					slices.Sort(lat)
-					p := func(q float64) float64 {
-						return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))].Microseconds()) / 1000
-					}
-					b.ReportMetric(p(0.50), "p50-ms")
-					b.ReportMetric(p(0.95), "p95-ms")
+					benchPage(b, router, target)
 				})
 			}
 		})
