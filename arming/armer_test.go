@@ -427,19 +427,15 @@ func TestBucketFireChecksEachTask(t *testing.T) {
 	}
 }
 
-// TestBucketGroupsDeliverOnce: a bucket larger than a few fire groups
-// (fireGroup) delivers its slot to every task exactly once, counted at the
-// executor: none left out between groups, none twice.
-func TestBucketGroupsDeliverOnce(t *testing.T) {
-	b := newArmerTest(t, fire.Config{}, nil, true)
-	a := b.armer(t, b.st)
-	n := 3*fireGroup + fireGroup/2
-	// The next slot in 5–6 s; should arming take longer (the race
-	// detector on a busy machine), the one after, 20 s later.
+// armBucket arms n tasks on a that share every slot (every 20 s, one
+// bucket each): the next slot in 5–6 s, or, should arming take longer (the
+// race detector on a busy machine), the one after, 20 s later.
+func armBucket(t *testing.T, b *armerTest, a *Armer, n int) []*task.Task {
+	t.Helper()
 	anchor := time.Now().Truncate(time.Second).Add(-15 * time.Second)
 	tasks := make([]*task.Task, n)
 	for i := range tasks {
-		tasks[i] = &task.Task{TaskID: fmt.Sprintf("t%03d", i), Scenario: "memos", TaskType: task.ChannelSMS,
+		tasks[i] = &task.Task{TaskID: fmt.Sprintf("t%04d", i), Scenario: "memos", TaskType: task.ChannelSMS,
 			ExecuteType: task.Periodic, CronPara: "every 20s", TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip,
 			State: task.StateRunning, IsEnable: 1, Anchor: anchor}
 	}
@@ -448,6 +444,17 @@ func TestBucketGroupsDeliverOnce(t *testing.T) {
 			t.Fatalf("arm %s: %v", tasks[i].TaskID, err)
 		}
 	}
+	return tasks
+}
+
+// TestBucketGroupsDeliverOnce: a bucket larger than a few fire groups
+// (fireGroup) delivers its slot to every task exactly once, counted at the
+// executor: none left out between groups, none twice.
+func TestBucketGroupsDeliverOnce(t *testing.T) {
+	b := newArmerTest(t, fire.Config{}, nil, true)
+	a := b.armer(t, b.st)
+	n := 3*fireGroup + fireGroup/2
+	tasks := armBucket(t, b, a, n)
 	type key struct {
 		id   string
 		slot time.Time

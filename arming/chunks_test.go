@@ -2,14 +2,12 @@ package arming
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"cronsheet/fire"
 	"cronsheet/store"
-	"cronsheet/task"
 )
 
 // headCounter is a Store that keeps the size of each TaskHeads read.
@@ -35,18 +33,7 @@ func TestBucketFiresFirstChunkFirst(t *testing.T) {
 	hc := &headCounter{Store: b.st}
 	a := b.armer(t, hc)
 	n := firstChunk + firstChunk/2
-	anchor := time.Now().Truncate(time.Second).Add(-15 * time.Second)
-	tasks := make([]*task.Task, n)
-	for i := range tasks {
-		tasks[i] = &task.Task{TaskID: fmt.Sprintf("t%04d", i), Scenario: "memos", TaskType: task.ChannelSMS,
-			ExecuteType: task.Periodic, CronPara: "every 20s", TZ: "UTC", TTL: time.Second, Misfire: task.MisfireSkip,
-			State: task.StateRunning, IsEnable: 1, Anchor: anchor}
-	}
-	for i, err := range a.ArmBatch(t.Context(), b.claimedTasks(t, tasks...)) {
-		if err != nil {
-			t.Fatalf("arm %s: %v", tasks[i].TaskID, err)
-		}
-	}
+	armBucket(t, b, a, n)
 	got := map[string]int{}
 	var first time.Time
 	deadline := time.After(45 * time.Second)
