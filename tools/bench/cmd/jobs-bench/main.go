@@ -89,9 +89,9 @@ type options struct {
 	// lag case's batch submission (<file>-<n>); -cpuprofile cannot be used
 	// with it.
 	intakeProfile string
-	// heapProfile, when set, is the file that gets the heap profile of the
-	// lag case taken where its memory per pending job is measured
-	// (<file>-<n>): what the armed jobs hold.
+	// heapProfile, when set, is the file (<file>-<n>) that gets the lag
+	// case's live heap once its jobs are armed, next to the heap-per-job
+	// figure: what the armed jobs hold.
 	heapProfile string
 	// blockProfile, when set, is the prefix of the files that get the
 	// whole run's block and mutex profiles (<prefix>.block, <prefix>.mutex).
