@@ -262,21 +262,19 @@ func (t *Table) serve(c *gin.Context) {
 		c.AbortWithStatusJSON(status, tableError{Draw: req.draw, Error: body.Error, Code: body.Code, Field: body.Field})
 	}
 	page, err := t.store.QueryRows(c.Request.Context(), req.query)
+	var counts *tableCounts
+	if err == nil && c.Request.Form.Get("counts") == "1" {
+		page, counts, err = t.pageWithCounts(c.Request.Context(), req.query, page, cols, now)
+	}
 	if err != nil {
 		fail(err)
 		return
 	}
-	answer := tableAnswer{Draw: req.draw, RecordsTotal: page.Total,
-		RecordsFiltered: page.Filtered, CountsCapped: page.Capped, Data: tableRows(t.scenarios[name], page)}
+	answer := tableAnswer{Draw: req.draw, RecordsTotal: page.Total, RecordsFiltered: page.Filtered,
+		CountsCapped: page.Capped, Data: tableRows(t.scenarios[name], page), Counts: counts}
 	if err := t.addOutcomes(c.Request.Context(), answer.Data); err != nil {
 		fail(err)
 		return
-	}
-	if c.Request.Form.Get("counts") == "1" {
-		if answer.Counts, err = t.counts(c.Request.Context(), name, cols, now); err != nil {
-			fail(err)
-			return
-		}
 	}
 	writeAnswer(c, answer, began)
 }

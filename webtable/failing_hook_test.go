@@ -14,8 +14,9 @@ import (
 // TestTableFailingThroughHook: on a running node (the test driver), a
 // row whose target answers HTTP 500 is run by hand three times (each
 // delivery counted at the hook); the table endpoint then answers it
-// failing with the target's error and counts it on the Failing chip; once
-// the target answers 200, the next run recovers it.
+// failing with the target's error and counts it on the Failing chip (no
+// answer on the way says otherwise of one than of the other); once the
+// target answers 200, the next run recovers it.
 func TestTableFailingThroughHook(t *testing.T) {
 	var fail atomic.Bool
 	var hits, oks atomic.Int32
@@ -68,14 +69,31 @@ func TestTableFailingThroughHook(t *testing.T) {
 			Failing int64 `json:"failing"`
 		} `json:"counts"`
 	}
-	table := func() answer {
+	// table reads the table until fh-1's state is want, each answer
+	// checked on its own: the failing chip counts the row exactly when
+	// the row says failing. A run's end reaches its row with the run (one
+	// transaction, SQLite) or a write after the run's (mongo), so the
+	// row may lag the runs read above, never contradict its chip.
+	table := func(want string) answer {
 		t.Helper()
-		var a answer
-		getDoc(t, base+tablePath+"?draw=1&length=10&counts=1", &a)
-		if len(a.Data) != 1 || a.Data[0].ID != "fh-1" {
-			t.Fatalf("table rows %+v, want fh-1 alone", a.Data)
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			var a answer
+			getDoc(t, base+tablePath+"?draw=1&length=10&counts=1", &a)
+			if len(a.Data) != 1 || a.Data[0].ID != "fh-1" {
+				t.Fatalf("table rows %+v, want fh-1 alone", a.Data)
+			}
+			if failing := a.Data[0].State == "failing"; failing != (a.Counts.Failing == 1) {
+				t.Fatalf("one answer contradicts itself: %+v, failing chip %d", a.Data[0], a.Counts.Failing)
+			}
+			if a.Data[0].State == want {
+				return a
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("table row %+v, want state %q", a.Data[0], want)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		return a
 	}
 	for i := range 3 {
 		runOnce(i+1, "dead")
@@ -83,9 +101,9 @@ func TestTableFailingThroughHook(t *testing.T) {
 	if n := hits.Load(); n != 3 {
 		t.Fatalf("the hook counted %d deliveries, want 3", n)
 	}
-	a := table()
-	if d := a.Data[0]; d.State != "failing" || !strings.Contains(d.LastError, "500") || d.IsActive != 1 || a.Counts.Failing != 1 {
-		t.Errorf("after three dead runs: %+v, failing chip %d; want state failing with the error, is_active 1, chip 1", d, a.Counts.Failing)
+	a := table("failing")
+	if d := a.Data[0]; !strings.Contains(d.LastError, "500") || d.IsActive != 1 {
+		t.Errorf("after three dead runs: %+v; want the error, is_active 1", d)
 	}
 
 	fail.Store(false)
@@ -93,8 +111,7 @@ func TestTableFailingThroughHook(t *testing.T) {
 	if n := oks.Load(); n != 1 {
 		t.Fatalf("the hook answered %d deliveries 200, want 1", n)
 	}
-	a = table()
-	if d := a.Data[0]; d.State != "" || d.LastError != "" || a.Counts.Failing != 0 {
-		t.Errorf("after a success: %+v, failing chip %d; want no failing state", d, a.Counts.Failing)
+	if d := table("").Data[0]; d.LastError != "" {
+		t.Errorf("after a success: %+v; want no error", d)
 	}
 }

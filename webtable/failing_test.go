@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"cronsheet/mapping"
 	"cronsheet/store"
 	"cronsheet/task"
+	"cronsheet/webtable"
 )
 
 // failingAnswer is what TestTableFailing reads of a table answer.
@@ -61,21 +63,16 @@ func finishRun(t *testing.T, st store.Product, taskID string, n int, state task.
 	}
 }
 
-// TestTableFailing: a row whose last three runs died is answered with
-// state "failing" and its newest error, counted by the failing chip and
-// kept by filter[state]=failing, while is_active stays 1; a healthy row is
-// not; the next success clears it. On the test driver
-// (CRONSHEET_TEST_DRIVER).
-func TestTableFailing(t *testing.T) {
-	t.Parallel()
+// syncRows inserts memos rows with ids (every 1h, the outbox) and syncs
+// each into its task, as the sync patrol does at now.
+func syncRows(t *testing.T, st store.Product, now time.Time, ids ...string) {
+	t.Helper()
 	ctx := context.Background()
-	st := apitest.OpenStore(t)
 	memos, err := mapping.New(mapping.MemosConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	for _, id := range []string{"r-fail", "r-ok"} {
+	for _, id := range ids {
 		row := &task.Row{Scenario: "memos", ID: id, Fields: map[string]any{"memo_id": id, "title": id, "content": "c",
 			"when": "every 1h", "channel": "outbox"}}
 		if err := st.InsertRow(ctx, row); err != nil {
@@ -90,6 +87,18 @@ func TestTableFailing(t *testing.T) {
 			t.Fatalf("ApplySync %s: %v", id, err)
 		}
 	}
+}
+
+// TestTableFailing: a row whose last three runs died is answered with
+// state "failing" and its newest error, counted by the failing chip and
+// kept by filter[state]=failing, while is_active stays 1; a healthy row is
+// not; the next success clears it. On the test driver
+// (CRONSHEET_TEST_DRIVER).
+func TestTableFailing(t *testing.T) {
+	t.Parallel()
+	st := apitest.OpenStore(t)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	syncRows(t, st, now, "r-fail", "r-ok")
 	for i := range 3 {
 		finishRun(t, st, "r-fail", i, task.RunDead, fmt.Sprintf("target reported status 500 (#%d)", i), now.Add(time.Duration(i-3)*time.Minute))
 	}
@@ -128,5 +137,41 @@ func TestTableFailing(t *testing.T) {
 	}
 	if f := getFailing(t, h, "draw=4&length=50&filter[state]=failing"); f.RecordsFiltered != 0 {
 		t.Errorf("after a success, filter failing keeps %d rows", f.RecordsFiltered)
+	}
+}
+
+// endingStore ends a run (end) just before the table's first count of
+// failing rows: between the read of a page and the chips' counts, as a
+// run that ends during a table request does.
+type endingStore struct {
+	webtable.TableStore
+	once sync.Once
+	end  func()
+}
+
+func (s *endingStore) QueryRows(ctx context.Context, q store.RowQuery) (*store.RowPage, error) {
+	if q.Filter.State == store.RowStateFailing {
+		s.once.Do(s.end)
+	}
+	return s.TableStore.QueryRows(ctx, q)
+}
+
+// TestTableCountsAgreeWithPage: a run that ends dead between the table's
+// read of the page and its count of the failing chip does not give one
+// answer that contradicts itself (the row not failing, the chip counting
+// it): the answer shows the row failing and counts it. On the test
+// driver.
+func TestTableCountsAgreeWithPage(t *testing.T) {
+	t.Parallel()
+	st := apitest.OpenStore(t)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	syncRows(t, st, now, "r-1")
+	finishRun(t, st, "r-1", 0, task.RunDone, "", now.Add(-time.Minute))
+	h := memosTable(t, &endingStore{TableStore: st, end: func() {
+		finishRun(t, st, "r-1", 1, task.RunDead, "target reported status 500", now)
+	}})
+	a := getFailing(t, h, "draw=1&length=50&counts=1")
+	if len(a.Data) != 1 || a.Data[0].State != "failing" || a.Counts.Failing != 1 {
+		t.Errorf("answer %+v with failing chip %d; want r-1 failing and counted", a.Data, a.Counts.Failing)
 	}
 }

@@ -94,3 +94,53 @@ func (t *Table) counts(ctx context.Context, scenario string, cols []Column, now 
 	}
 	return out, nil
 }
+
+// countTries is how many times pageWithCounts reads the counts before it
+// answers with counts that a change of the page's rows may have raced.
+const countTries = 3
+
+// pageWithCounts reads the chips' counts so that one answer never
+// contradicts itself: page was read before them, and the page is read
+// again after them; when none of its rows changed what a chip counts them
+// by (chipsOf) in between, the counts saw the same rows the page shows.
+// Otherwise (a run ended, an edit landed, between the reads: on the mongo
+// driver a run's end reaches its row in a later write than the run's own)
+// both are read again, up to countTries times; the last reads answer
+// then, and the next poll shows them settled.
+func (t *Table) pageWithCounts(ctx context.Context, q store.RowQuery, page *store.RowPage, cols []Column,
+	now time.Time) (*store.RowPage, *tableCounts, error) {
+	for try := 1; ; try++ {
+		counts, err := t.counts(ctx, q.Scenario, cols, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		again, err := t.store.QueryRows(ctx, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		if slices.Equal(chipsOf(page), chipsOf(again)) || try == countTries {
+			return again, counts, nil
+		}
+		page = again
+	}
+}
+
+// chipInput is what the chips count a row by: its validity and switch
+// (is_active), its last status (failing), its next fire (due) and its
+// version (its fields, the channel among them).
+type chipInput struct {
+	id         string
+	version    int64
+	isActive   int
+	lastStatus string
+	nextFire   int64 // Unix ms: comparable with ==
+}
+
+// chipsOf lists the chip inputs of page's rows, in page order.
+func chipsOf(page *store.RowPage) []chipInput {
+	out := make([]chipInput, len(page.Rows))
+	for i, r := range page.Rows {
+		out[i] = chipInput{id: r.ID, version: r.Version, isActive: r.IsActive, lastStatus: r.LastStatus, nextFire: r.NextFire.UnixMilli()}
+	}
+	return out
+}
