@@ -118,6 +118,15 @@ func WithClock(c clockwork.Clock) Option {
 	return func(s *Server) { s.slotClock = c }
 }
 
+// WithStoreWrapper has the node use wrap(store) instead of the store its
+// configuration opens: every part of the node (patrols, firer, APIs,
+// jobs) reads and writes through it, and closing the node closes it. It
+// is for tests that put a fault-injecting store (store/faulty) between a
+// node and its driver; a node runs on its driver without it.
+func WithStoreWrapper(wrap func(store.Product) store.Product) Option {
+	return func(s *Server) { s.store = wrap(s.store) }
+}
+
 // slotNow is the Now of WithClock's clock, nil (the host clock) without it.
 func (s *Server) slotNow() func() time.Time {
 	if s.slotClock == nil {

@@ -111,7 +111,9 @@ type stats struct {
 	// rowDeliveries and jobDeliveries split deliveries by what sent them;
 	// finalReports counts the final feedback reports the API accepted.
 	rowDeliveries, jobDeliveries, finalReports int
-	byCheck                                    map[string]int
+	// faults counts the store faults injected (a run with faults on).
+	faults  int
+	byCheck map[string]int
 }
 
 // add sums o into s.
@@ -123,6 +125,7 @@ func (s *stats) add(o stats) {
 	s.rowDeliveries += o.rowDeliveries
 	s.jobDeliveries += o.jobDeliveries
 	s.finalReports += o.finalReports
+	s.faults += o.faults
 	for c, n := range o.byCheck {
 		s.byCheck[c] += n
 	}
@@ -131,8 +134,8 @@ func (s *stats) add(o stats) {
 // String is the figures as one line.
 func (s stats) String() string {
 	return fmt.Sprintf("%d operations, %d API requests, %d kills, %d deliveries (%d of rows, %d of jobs), "+
-		"%d final feedback reports accepted, violations by check: %s", s.ops, s.requests, s.kills, s.deliveries,
-		s.rowDeliveries, s.jobDeliveries, s.finalReports, formatChecks(s.byCheck))
+		"%d final feedback reports accepted, %d store faults injected, violations by check: %s", s.ops, s.requests,
+		s.kills, s.deliveries, s.rowDeliveries, s.jobDeliveries, s.finalReports, s.faults, formatChecks(s.byCheck))
 }
 
 func newModel(t *testing.T, seed uint64) *model {

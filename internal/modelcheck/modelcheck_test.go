@@ -50,12 +50,33 @@ func globMatch(pattern, s string) bool {
 	return s == ""
 }
 
-// Fixed seeds and their length in the bounded run.
+// Fixed seeds and their length in the bounded run; faultSeeds run with
+// storeFaults on.
 var (
 	boundedSeeds = []uint64{1, 2}
+	faultSeeds   = []uint64{3}
 	boundedOps   = 150
 	longOps      = 400
 )
+
+// storeFaults is the CRONSHEET_FAULTS of a run with store faults (see
+// internal/faultnode), less its seed: about one in ten of the engine's
+// own writes on the delivery path (fires, attempts, outcomes,
+// acceptances, take-overs, task statuses, claims and leases) fails,
+// before it is stored or after (stored, reported failed). The API's own
+// writes are left alone: an answer to a write whose outcome is unknown
+// is a question for the client, not the engine.
+const storeFaults = "every=10 modes=before,after methods=RecordFires,UpdateRun,FinishRun,FinishRuns,WriteRuns," +
+	"AcceptRun,TakeOverRun,ExpireAccepted,SetTaskStatus,SetTaskStatuses,ClaimTasks,RenewLeases"
+
+// faultsOf is the CRONSHEET_FAULTS of seed's run: storeFaults with the
+// seed when on, "" when off.
+func faultsOf(seed uint64, on bool) string {
+	if !on {
+		return ""
+	}
+	return fmt.Sprintf("seed=%d %s", seed, storeFaults)
+}
 
 // TestModel drives a real node through random sequences of public API
 // calls and kill -9 restarts, and checks the engine's promises after
@@ -64,7 +85,8 @@ var (
 // CRONSHEET_MODEL_OPS operations; with CRONSHEET_MODEL_SHRINK=1 a failure
 // is bisected down to the shortest prefix that still shows it),
 // CRONSHEET_MODEL_LONG=<duration> runs new seeds until the duration is
-// over and logs the figures.
+// over and logs the figures; CRONSHEET_MODEL_FAULTS=1 runs those with
+// store faults (storeFaults). faultSeeds always run with them.
 func TestModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -77,12 +99,13 @@ func TestModel(t *testing.T) {
 		}
 		ops = n
 	}
+	faults := os.Getenv("CRONSHEET_MODEL_FAULTS") == "1"
 	if s := os.Getenv("CRONSHEET_MODEL_SEED"); s != "" {
 		seed, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
 			t.Fatalf("CRONSHEET_MODEL_SEED=%q: want a number", s)
 		}
-		runSeed(t, seed, ops)
+		runSeed(t, seed, ops, faults)
 		return
 	}
 	if s := os.Getenv("CRONSHEET_MODEL_LONG"); s != "" {
@@ -90,23 +113,26 @@ func TestModel(t *testing.T) {
 		if err != nil {
 			t.Fatalf("CRONSHEET_MODEL_LONG=%q: want a duration such as 20m", s)
 		}
-		runLong(t, d)
+		runLong(t, d, faults)
 		return
 	}
 	for _, seed := range boundedSeeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, ops) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, ops, false) })
+	}
+	for _, seed := range faultSeeds {
+		t.Run(fmt.Sprintf("seed=%d/faults", seed), func(t *testing.T) { runSeed(t, seed, ops, true) })
 	}
 }
 
-// runLong runs seeds from the clock until d is over, and logs the
-// figures summed over them.
-func runLong(t *testing.T, d time.Duration) {
+// runLong runs seeds from the clock until d is over (with store faults
+// when faults), and logs the figures summed over them.
+func runLong(t *testing.T, d time.Duration, faults bool) {
 	total := stats{byCheck: map[string]int{}}
 	end := time.Now().Add(d)
 	seeds := 0
 	for seed := uint64(time.Now().UnixNano()); time.Now().Before(end); seed++ {
 		st := stats{}
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { st = runSeed(t, seed, longOps) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { st = runSeed(t, seed, longOps, faults) })
 		seeds++
 		total.add(st)
 	}
@@ -125,23 +151,24 @@ func formatChecks(by map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// runSeed runs one seed of n operations on a fresh node and reports its
-// violations: a check not in knownOpen fails the test, with the seed, the
-// line that replays it and the operation log up to the first violation.
-func runSeed(t *testing.T, seed uint64, n int) stats {
-	m := simulate(t, seed, n)
+// runSeed runs one seed of n operations on a fresh node (its store
+// failing as storeFaults says when faults) and reports its violations: a
+// check not in knownOpen fails the test, with the seed, the line that
+// replays it and the operation log up to the first violation.
+func runSeed(t *testing.T, seed uint64, n int, faults bool) stats {
+	m := simulate(t, seed, n, faults)
 	m.report()
 	if check, op := m.firstFailing(); check != "" && os.Getenv("CRONSHEET_MODEL_SHRINK") != "" {
-		shrink(t, seed, check, min(op, n))
+		shrink(t, seed, check, min(op, n), faults)
 	}
 	return m.stats
 }
 
 // simulate runs one seed of n operations on a fresh node and returns the
 // model with its figures and violations.
-func simulate(t *testing.T, seed uint64, n int) *model {
+func simulate(t *testing.T, seed uint64, n int, faults bool) *model {
 	m := newModel(t, seed)
-	m.node = newNode(t)
+	m.node = newNode(t, faultsOf(seed, faults))
 	m.hook = startHook(t, m.node.base())
 	m.node.start(t)
 	m.began = time.Now()
@@ -150,8 +177,9 @@ func simulate(t *testing.T, seed uint64, n int) *model {
 	m.run(n)
 	m.finish()
 	m.stats.ops = m.op
-	t.Logf("seed %d: %s", seed, m.stats)
 	m.node.kill()
+	m.stats.faults += m.node.faultsInjected()
+	t.Logf("seed %d: %s", seed, m.stats)
 	return m
 }
 
@@ -178,12 +206,12 @@ func untagged(check string) string {
 // shows check (whatever its tags), bisecting on the number of operations (each try is a run
 // on a fresh node, so a timing-dependent violation may not show on every
 // try), and logs it with its operation log.
-func shrink(t *testing.T, seed uint64, check string, hi int) {
+func shrink(t *testing.T, seed uint64, check string, hi int, faults bool) {
 	lo := 0
 	var best *model
 	for tries := 0; hi-lo > 1 && tries < 8; tries++ {
 		mid := (lo + hi) / 2
-		m := simulate(t, seed, mid)
+		m := simulate(t, seed, mid, faults)
 		if slices.ContainsFunc(m.violations, func(v violation) bool { return untagged(v.check) == untagged(check) }) {
 			hi, best = mid, m
 		} else {

@@ -2,6 +2,7 @@ package modelcheck
 
 import (
 	"cronsheet/internal/testproc"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -17,17 +18,20 @@ import (
 	"time"
 )
 
-// bin is the cronsheet binary, built once for all tests of this package.
-var bin testproc.Binary
+// bin is the cronsheet binary, built once for all tests of this package;
+// faultBin is internal/faultnode, the same node over a store that fails
+// as CRONSHEET_FAULTS says.
+var (
+	bin      testproc.Binary
+	faultBin = testproc.Binary{Package: "cronsheet/internal/faultnode"}
+)
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	bin.Cleanup()
+	faultBin.Cleanup()
 	os.Exit(code)
 }
-
-// buildBinary returns the cronsheet binary, built on the first call.
-func buildBinary(t *testing.T) string { return bin.Path(t) }
 
 func freeAddr(t *testing.T) string { return testproc.FreeAddr(t) }
 
@@ -36,13 +40,18 @@ func freeAddr(t *testing.T) string { return testproc.FreeAddr(t) }
 // with the same config. Its output goes to one log file across restarts.
 type node struct {
 	bin, cfgPath, logPath, addr string
-	cmd                         *exec.Cmd
+	// faults, when set, runs faultBin with it as CRONSHEET_FAULTS, its
+	// counts written to statsPath.
+	faults, statsPath string
+	cmd               *exec.Cmd
 }
 
-func newNode(t *testing.T) *node {
+// newNode makes a node; with faults (a CRONSHEET_FAULTS value) its store
+// fails as they say.
+func newNode(t *testing.T, faults string) *node {
 	t.Helper()
 	dir := t.TempDir()
-	n := &node{bin: buildBinary(t), addr: freeAddr(t),
+	n := &node{bin: bin.Path(t), addr: freeAddr(t), faults: faults, statsPath: filepath.Join(dir, "faults.json"),
 		cfgPath: filepath.Join(dir, "cronsheet.yaml"), logPath: filepath.Join(dir, "cronsheet.log")}
 	cfg := fmt.Sprintf(`listen: %s
 auth: local_dev
@@ -76,6 +85,10 @@ func (n *node) start(t *testing.T) {
 	}
 	defer logf.Close()
 	cmd := exec.Command(n.bin, "-config", n.cfgPath)
+	if n.faults != "" {
+		cmd = exec.Command(faultBin.Path(t), "-config", n.cfgPath)
+		cmd.Env = append(os.Environ(), "CRONSHEET_FAULTS="+n.faults, "CRONSHEET_FAULTS_STATS="+n.statsPath)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -103,6 +116,21 @@ func (n *node) kill() {
 	_ = n.cmd.Process.Signal(syscall.SIGKILL)
 	_ = n.cmd.Wait()
 	n.cmd = nil
+}
+
+// faultsInjected returns how many store faults the node's last process
+// injected (0 without faults): the counts it last wrote to statsPath.
+func (n *node) faultsInjected() int {
+	var s struct{ Injected map[string]int }
+	b, err := os.ReadFile(n.statsPath)
+	if err != nil || json.Unmarshal(b, &s) != nil {
+		return 0
+	}
+	total := 0
+	for _, v := range s.Injected {
+		total += v
+	}
+	return total
 }
 
 // logTail returns the last n lines of the file at path.

@@ -4,6 +4,7 @@
 package testproc
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"os"
@@ -17,9 +18,12 @@ import (
 // not be race builds) into a temp dir on its first call in a test binary
 // and returns its path; a TestMain removes it with Cleanup.
 type Binary struct {
-	once sync.Once
-	path string
-	err  error
+	// Package is the main package built; the zero value builds
+	// cronsheet/cmd/cronsheet.
+	Package string
+	once    sync.Once
+	path    string
+	err     error
 }
 
 // Path returns the built binary's path, building it on the first call.
@@ -32,7 +36,7 @@ func (b *Binary) Path(t *testing.T) string {
 			return
 		}
 		b.path = filepath.Join(dir, "cronsheet")
-		if out, err := exec.Command("go", "build", "-o", b.path, "cronsheet/cmd/cronsheet").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", b.path, cmp.Or(b.Package, "cronsheet/cmd/cronsheet")).CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
