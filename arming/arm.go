@@ -93,6 +93,12 @@ func (a *Armer) storeStatuses(ctx context.Context, statuses []store.TaskStatusPa
 // group commits (one after another, each late task of a batch takes a
 // commit of its own and the patrol pass falls behind the tasks it claims
 // next); finish returns when they have fired.
+//
+// A task with missed slots gets its next slot scheduled only once they
+// are all in the ledger: a replayed fire that fails disarms the task and
+// ends its replay (replayMissed), and the next arming replays from the
+// ledger's last slot, so from the failed one on; a later slot fired
+// meanwhile would have moved the ledger's last slot past it.
 func (a *Armer) finish(ts []*task.Task, steps []armStep, of []int, statusErrs, errs []error) {
 	var missedFires sync.WaitGroup
 	defer missedFires.Wait()
@@ -108,26 +114,46 @@ func (a *Armer) finish(ts []*task.Task, steps []armStep, of []int, statusErrs, e
 			errs[i] = statusErrs[k]
 			continue
 		}
-		if len(st.missed) > 0 {
-			missedFires.Go(func() {
-				for _, m := range st.missed {
-					a.fire(st.entry, st.armed, m.slot, st.missedType, m.next)
-				}
-			})
-		}
-		if st.next.IsZero() {
+		if len(st.missed) == 0 {
+			errs[i] = a.armNext(ts[i].TaskID, st)
 			continue
 		}
-		if err := a.schedule(st.entry, st.next); err != nil {
-			// Not armed after all: reconcile releases the claim, publish retries.
-			a.disarmGen(ts[i].TaskID, st.entry.gen)
-			errs[i] = err
-			continue
-		}
-		if a.armHook != nil {
-			a.armHook(ts[i].TaskID)
+		missedFires.Go(func() {
+			if a.replayMissed(st) {
+				errs[i] = a.armNext(ts[i].TaskID, st)
+			}
+		})
+	}
+}
+
+// replayMissed fires st's missed slots in order and reports whether each
+// is in the ledger. It stops at the first that is not (its fire failed or
+// found the task changed): settle has disarmed the task then, and firing
+// the later slots would move the ledger's last slot past that one, which
+// the next arming would then never fire nor count as skipped.
+func (a *Armer) replayMissed(st armStep) bool {
+	for _, m := range st.missed {
+		if !a.fire(st.entry, st.armed, m.slot, st.missedType, m.next) {
+			return false
 		}
 	}
+	return true
+}
+
+// armNext schedules st's next slot, if it has one; a task it cannot
+// schedule is disarmed (reconcile releases the claim, publish retries).
+func (a *Armer) armNext(taskID string, st armStep) error {
+	if st.next.IsZero() {
+		return nil
+	}
+	if err := a.schedule(st.entry, st.next); err != nil {
+		a.disarmGen(taskID, st.entry.gen)
+		return err
+	}
+	if a.armHook != nil {
+		a.armHook(taskID)
+	}
+	return nil
 }
 
 // armStatusChunk bounds the statuses of one arming transaction.

@@ -171,24 +171,31 @@ type bucketRead struct {
 	moved map[string]bool       // tasks whose version moved since they were armed
 }
 
-// fire fires one missed slot of e, armed as armed, and handles the
-// outcome. It takes the task as armed rather than e's: the next slot is
-// scheduled while the missed ones fire, and a next slot beyond the window
-// parks e, which drops its task from memory.
-func (a *Armer) fire(e *armedTask, armed *task.Task, slot time.Time, trigger task.TriggerType, next time.Time) {
-	a.fireWith(e, fire.Params{Armed: armed, Slot: slot, Trigger: trigger, NextFire: next})
+// fire fires one missed slot of e, armed as armed, handles the outcome
+// and reports whether the slot is in the ledger (settle). It takes the
+// task as armed rather than e's: a next slot beyond the window parks e,
+// which drops its task from memory.
+func (a *Armer) fire(e *armedTask, armed *task.Task, slot time.Time, trigger task.TriggerType, next time.Time) bool {
+	return a.fireWith(e, fire.Params{Armed: armed, Slot: slot, Trigger: trigger, NextFire: next})
 }
 
-// fireWith fires p for e and handles the outcome.
-func (a *Armer) fireWith(e *armedTask, p fire.Params) {
-	a.settle(e, p, a.firer.FireAll(a.ctx, []fire.Params{p})[0])
+// fireWith fires p for e, handles the outcome and reports whether p's
+// slot is in the ledger (settle).
+func (a *Armer) fireWith(e *armedTask, p fire.Params) bool {
+	return a.settle(e, p, a.firer.FireAll(a.ctx, []fire.Params{p})[0])
 }
 
-// settle handles the outcome of e's fire p.
-func (a *Armer) settle(e *armedTask, p fire.Params, res fire.Result) {
+// settle handles the outcome of e's fire p. It reports whether p's slot
+// is in the ledger (fired now or before); when it is not, the task is
+// disarmed or the firer shut down, and the caller fires no later slot of
+// it (replayMissed).
+func (a *Armer) settle(e *armedTask, p fire.Params, res fire.Result) bool {
 	slot, outcome, t, err := p.Slot, res.Outcome, res.Task, res.Err
 	switch {
 	case errors.Is(err, context.Canceled):
+		// Shutting down: whoever arms the task next goes on from the
+		// ledger's last slot.
+		return false
 	case err != nil:
 		// The store could not take the fire (an outage): the slot is in
 		// no ledger. Disarm the task: reconcile releases its claim and
@@ -200,8 +207,10 @@ func (a *Armer) settle(e *armedTask, p fire.Params, res fire.Result) {
 		a.logger.Error("fire failed; the task is re-armed and its missed slots follow its misfire policy",
 			"task_id", e.id, "slot", slot, "error", err)
 		a.disarmGen(e.id, e.gen)
+		return false
 	case outcome == fire.Stale:
 		a.disarmGen(e.id, e.gen)
+		return false
 	case outcome == fire.Duplicate:
 		a.logger.Debug("slot already fired", "task_id", e.id, "slot", slot)
 	case t.Version != p.Armed.Version:
@@ -214,4 +223,5 @@ func (a *Armer) settle(e *armedTask, p fire.Params, res fire.Result) {
 		}
 		a.mu.Unlock()
 	}
+	return true
 }

@@ -2,18 +2,21 @@ package arming
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"cronsheet/executors"
 	"cronsheet/fire"
 	"cronsheet/internal/testwait"
+	"cronsheet/store"
 	"cronsheet/store/sqlite"
 	"cronsheet/task"
 )
@@ -95,5 +98,133 @@ func TestMisfireAllDeliversEveryMissedSlot(t *testing.T) {
 	if len(got) != missed || len(slices.Compact(got)) != missed {
 		t.Errorf("the hook got %d calls (%d slots), want one for each of the %d missed slots: %v",
 			len(calls()), len(got), missed, calls())
+	}
+}
+
+// slotFault is the real store whose ledger writes holding a record of
+// slot fail while down is set (every try of the group commit): before
+// anything is stored (committed false), or after the write committed,
+// reporting a failure all the same (committed true: the outcome-unknown
+// case of a networked store).
+type slotFault struct {
+	*sqlite.Store
+	slot      time.Time
+	committed bool
+	down      atomic.Bool
+	failed    atomic.Int32 // writes failed
+}
+
+// hits reports whether recs hold a record of f's slot while f is down,
+// counting the failure.
+func (f *slotFault) hits(recs []store.FireRecord) bool {
+	if !f.down.Load() || !slices.ContainsFunc(recs, func(r store.FireRecord) bool { return r.Run.Slot.Equal(f.slot) }) {
+		return false
+	}
+	f.failed.Add(1)
+	return true
+}
+
+func (f *slotFault) RecordFires(ctx context.Context, recs []store.FireRecord) ([]store.FireResult, error) {
+	if !f.hits(recs) {
+		return f.Store.RecordFires(ctx, recs)
+	}
+	if f.committed {
+		if _, err := f.Store.RecordFires(ctx, recs); err != nil {
+			return nil, err
+		}
+	}
+	return nil, errors.New("store unavailable")
+}
+
+func (f *slotFault) WriteRuns(ctx context.Context, b store.RunBatch) (store.RunWrites, error) {
+	if !f.hits(b.Fires) {
+		return f.Store.WriteRuns(ctx, b)
+	}
+	if f.committed {
+		if _, err := f.Store.WriteRuns(ctx, b); err != nil {
+			return store.RunWrites{}, err
+		}
+	}
+	return store.RunWrites{}, errors.New("store unavailable")
+}
+
+// TestMisfireAllFailedReplayLosesNoSlot: with misfire all, a replayed slot
+// whose ledger write fails disarms the task, and the replay stops there;
+// arming it again (what publish does once reconcile released it) replays
+// from that slot, so every missed slot ends in the ledger exactly once.
+// Failing before the write, each is also delivered once. Failing after
+// the write committed, the slot is in the ledger and the replay goes on
+// after it (its undelivered run is the rescuer's, not the replay's).
+func TestMisfireAllFailedReplayLosesNoSlot(t *testing.T) {
+	for _, committed := range []bool{false, true} {
+		name := "FailBeforeWrite"
+		if committed {
+			name = "FailAfterCommit"
+		}
+		t.Run(name, func(t *testing.T) {
+			const missed = 5
+			// Down since the task's anchor (a whole second, so that its
+			// slots are anchor + 1m … + 5m, each missed).
+			anchor := time.Now().Add(-(missed*time.Minute + 30*time.Second)).Truncate(time.Second)
+			fault := &slotFault{slot: anchor.Add(2 * time.Minute), committed: committed}
+			fault.down.Store(true)
+			b := newArmerTest(t, fire.Config{}, func(st *sqlite.Store) fire.Store { fault.Store = st; return fault }, false)
+			a := b.armer(t, b.st)
+			claimed := b.claimedTasks(t, &task.Task{TaskID: "catchup", Scenario: "memos", TaskType: task.ChannelSMS,
+				ExecuteType: task.Periodic, CronPara: "every 1m", TZ: "UTC", TTL: 30 * time.Second, Misfire: task.MisfireAll,
+				State: task.StateRunning, IsEnable: 1, Anchor: anchor})
+
+			if err := a.Arm(t.Context(), claimed[0]); err != nil {
+				t.Fatal(err)
+			}
+			if fault.failed.Load() == 0 {
+				t.Fatal("the replay never wrote the slot meant to fail")
+			}
+			fault.down.Store(false)
+			if slices.Contains(a.Armed(), "catchup") {
+				t.Fatal("a task whose replayed fire failed stays armed")
+			}
+			// What publish does once reconcile released the claim.
+			if err := a.Arm(t.Context(), claimed[0]); err != nil {
+				t.Fatal(err)
+			}
+
+			runs, err := b.st.ListRuns(t.Context(), "catchup", time.Time{}, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fired := map[time.Time]int{}
+			for _, r := range runs {
+				fired[r.Slot.UTC()]++
+			}
+			for k := 1; k <= missed; k++ {
+				if slot := anchor.Add(time.Duration(k) * time.Minute).UTC(); fired[slot] != 1 {
+					t.Errorf("missed slot %d (%s) is in the ledger %d times, want once", k, slot.Format(time.TimeOnly), fired[slot])
+				}
+			}
+			if len(runs) != missed {
+				t.Errorf("the ledger holds %d runs, want one for each of the %d missed slots", len(runs), missed)
+			}
+			if committed || t.Failed() {
+				return
+			}
+			// Counted at the executor: each slot delivered once.
+			delivered := map[time.Time]int{}
+			testwait.For(t, 30*time.Second, "a delivery of every missed slot", func() bool {
+				for {
+					select {
+					case d := <-b.delivered:
+						delivered[d.Slot.UTC()]++
+					default:
+						return len(delivered) == missed
+					}
+				}
+			})
+			for slot, n := range delivered {
+				if n != 1 {
+					t.Errorf("slot %s delivered %d times, want once", slot.Format(time.TimeOnly), n)
+				}
+			}
+		})
 	}
 }

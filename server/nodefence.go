@@ -53,6 +53,21 @@ func (f *idFence) lostErr() error {
 	return f.err
 }
 
+// bind returns ctx ended once the node id is lost, and its stop, which
+// the caller calls when done with it: a delivery waiting for a cc slot or
+// a host token stops waiting then.
+func (f *idFence) bind(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-f.lost:
+			cancel(errNodeLost)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(nil) }
+}
+
 // sinceBeat is how long ago the last successful heartbeat began.
 func (f *idFence) sinceBeat() time.Duration {
 	f.mu.Lock()

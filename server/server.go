@@ -339,8 +339,14 @@ func (s *Server) stopFlow(ctx context.Context, flowID string) (int, error) {
 // node id (nodeRegistry.standing), then a job's concurrency group (its FIFO
 // on this node, then one of the group's slots in the store, so that the
 // limit holds across nodes; the live settings may set the group's
-// limit), then the callback host's rate limit (per
-// node).
+// limit), then the callback host's rate limit (per node).
+//
+// Standing is checked before each wait and again after the last: a
+// delivery that waited here while the process lost its node id (another
+// process of the id took over; this one shuts down) takes no cc slot in
+// the store under the lost id and calls no host, whatever it was handed
+// during the shutdown. The waits themselves end once the id is lost
+// (idFence.bind), rather than at the shutdown timeout.
 func (s *Server) gate(ctx context.Context, t *task.Task, tg *task.Target) (func(), error) {
 	if err := s.nodes.standing(ctx); err != nil {
 		return nil, err // no delivery under a node id another process holds
@@ -352,7 +358,13 @@ func (s *Server) gate(ctx context.Context, t *task.Task, tg *task.Target) (func(
 	if t.Job != nil {
 		req.Group, req.Limit = t.Job.CC, s.settings.ccLimit(t.Job.CC, t.Job.CCLimit)
 		if req.Limit > 0 {
-			admit = s.cc.admit(req.Group, req.Limit, t.TaskID)
+			take := s.cc.admit(req.Group, req.Limit, t.TaskID)
+			admit = func(ctx context.Context) (func(), error) {
+				if err := s.nodes.standing(ctx); err != nil {
+					return nil, err // waited in the group's FIFO here
+				}
+				return take(ctx)
+			}
 		}
 	}
 	if tg != nil && tg.HTTP != nil {
@@ -361,7 +373,20 @@ func (s *Server) gate(ctx context.Context, t *task.Task, tg *task.Target) (func(
 	if req == (admission.Request{}) {
 		return func() {}, nil
 	}
-	return s.admission.AcquireWith(ctx, req, admit)
+	wctx, stop := s.nodes.fence.bind(ctx)
+	defer stop()
+	release, err := s.admission.AcquireWith(wctx, req, admit)
+	if err != nil {
+		if lost := s.nodes.fence.lostErr(); lost != nil {
+			return nil, errors.Join(errNodeLost, lost)
+		}
+		return nil, err
+	}
+	if err := s.nodes.standing(ctx); err != nil {
+		release()
+		return nil, err // lost while waiting for a cc slot or a host token
+	}
+	return release, nil
 }
 
 // expireAccepted turns accepted runs whose feedback deadline passed into

@@ -37,6 +37,9 @@ type testBundle struct {
 	base   string
 	smtp   *testsmtp.Server
 	stop   func() // stops the node gracefully (once; the cleanup calls it too)
+	// runEnded, when set, judges the error Run returned (a test that makes
+	// the node stop by itself); nil: Run must return nil.
+	runEnded func(err error) bool
 }
 
 // setup starts a node on a fresh SQLite file with email sent to a real
@@ -82,16 +85,17 @@ func setup(t *testing.T, mutate func(*config.Config), opts ...Option) *testBundl
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
 	var once sync.Once
-	stop := func() {
+	b := &testBundle{srv: srv, engine: engine, base: "http://" + srv.Addr(), smtp: mail}
+	b.stop = func() {
 		once.Do(func() {
 			cancel()
-			if err := <-done; err != nil {
+			if err := <-done; b.runEnded != nil && !b.runEnded(err) || b.runEnded == nil && err != nil {
 				t.Errorf("run: %v", err)
 			}
 		})
 	}
-	t.Cleanup(stop)
-	return &testBundle{srv: srv, engine: engine, base: "http://" + srv.Addr(), smtp: mail, stop: stop}
+	t.Cleanup(b.stop)
+	return b
 }
 
 // call sends a JSON request and decodes the JSON answer into out (if not nil).

@@ -66,13 +66,17 @@ func (l *liveSettings) seed(ctx context.Context, cfg config.Config) error {
 	return nil
 }
 
-// apply makes s this node's settings, unless they are the version it
-// applied already. Nothing in flight is dropped: waiting deliveries keep
-// their place, calls already sent go on.
+// apply makes s this node's settings when it is newer than the version
+// applied. Versions only move forward: a poll that read version N before
+// N+1 was stored and applied (by the settings API, or a quicker poll)
+// answers after it, and applying N then would take back N+1's limits and
+// lists until the next poll. The check and the swap are one step under
+// l.mu. Nothing in flight is dropped: waiting deliveries keep their place,
+// calls already sent go on.
 func (l *liveSettings) apply(s *store.Settings) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if old := l.cur.Load(); old != nil && old.Version == s.Version {
+	if old := l.cur.Load(); old != nil && s.Version <= old.Version {
 		return nil
 	}
 	if err := l.execs.SetHostLists(s.Allow, s.Deny); err != nil {
@@ -101,14 +105,20 @@ func (l *liveSettings) poll(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		s, err := l.store.GetSettings(ctx)
-		if err == nil {
-			err = l.apply(s)
-		}
-		if err != nil && ctx.Err() == nil {
+		if err := l.pollOnce(ctx); err != nil && ctx.Err() == nil {
 			l.logger.Warn("live settings not read or applied; the next poll retries", "error", err)
 		}
 	}
+}
+
+// pollOnce reads the store's settings once and applies them when newer
+// than the applied ones.
+func (l *liveSettings) pollOnce(ctx context.Context) error {
+	s, err := l.store.GetSettings(ctx)
+	if err != nil {
+		return err
+	}
+	return l.apply(s)
 }
 
 // current returns the applied settings (never nil after seed).

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -8,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"cronsheet/admission"
 	"cronsheet/config"
+	"cronsheet/executors/configured"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -80,5 +84,84 @@ func TestSettingsCCGroupLimit(t *testing.T) {
 	defer h.mu.Unlock()
 	if h.calls != 8 {
 		t.Fatalf("%d calls at the hook, want 8: none dropped, none repeated", h.calls)
+	}
+}
+
+// heldSettings is the node's store whose GetSettings, while hold is set,
+// reads the settings, says which version it read on read, and answers
+// only once release is closed: a poll that read a version before the
+// next one was stored and applied.
+type heldSettings struct {
+	store.SettingsStore
+	hold    atomic.Bool
+	read    chan int64
+	release chan struct{}
+}
+
+func (h *heldSettings) GetSettings(ctx context.Context) (*store.Settings, error) {
+	s, err := h.SettingsStore.GetSettings(ctx)
+	if err != nil || !h.hold.Load() {
+		return s, err
+	}
+	h.read <- s.Version
+	<-h.release
+	return s, nil
+}
+
+// TestSettingsPollNeverAppliesAnOlderVersion: a poll that read version N
+// answers after N+1 was stored and applied (as the settings API applies
+// what it stored); the node keeps N+1, its cc group limit and host rate
+// included, rather than going back to N until the next poll.
+func TestSettingsPollNeverAppliesAnOlderVersion(t *testing.T) {
+	b := setup(t, func(c *config.Config) {
+		c.HTTP.Allow = []string{"127.0.0.0/8"}
+		c.Flow.CCGroups = map[string]int{"reports": 2}
+	})
+	// A liveSettings of its own over the node's store, so that the
+	// node's own poll does not touch what is checked.
+	held := &heldSettings{SettingsStore: b.srv.store, read: make(chan int64, 1), release: make(chan struct{})}
+	adm, err := admission.New(admission.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.DiscardHandler)
+	execs, err := configured.New(logger, b.srv.store, b.srv.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer execs.Close()
+	l := &liveSettings{logger: logger, store: held, admission: adm, execs: execs}
+	if err := l.seed(t.Context(), b.srv.cfg); err != nil {
+		t.Fatal(err)
+	}
+	old := l.current()
+
+	held.hold.Store(true)
+	polled := make(chan error, 1)
+	go func() { polled <- l.pollOnce(t.Context()) }()
+	if v := <-held.read; v != old.Version {
+		t.Fatalf("the poll read version %d, want %d", v, old.Version)
+	}
+	next, err := b.srv.store.PutSettings(t.Context(), &store.Settings{Allow: old.Allow, HostRate: 5,
+		CCGroups: map[string]int{"reports": 1}, UpdatedBy: "test"}, old.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.apply(next); err != nil {
+		t.Fatal(err)
+	}
+	close(held.release)
+	if err := <-polled; err != nil {
+		t.Fatalf("poll: %v", err)
+	}
+
+	if got := l.current().Version; got != next.Version {
+		t.Errorf("applied version %d after the late poll, want %d (the newer one)", got, next.Version)
+	}
+	if n := l.ccLimit("reports", 9); n != 1 {
+		t.Errorf("cc group reports limited to %d, want 1 (version %d's)", n, next.Version)
+	}
+	if r := adm.Limit("example.com").Rate; r != 5 {
+		t.Errorf("host rate %v, want 5 (version %d's)", r, next.Version)
 	}
 }
