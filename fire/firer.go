@@ -319,7 +319,7 @@ func (f *Firer) prepare(ctx context.Context, p Params) (pr firePrep, answer Resu
 	}
 	overlap := OverlapOf(t, p.Trigger)
 	if overlap != task.OverlapAllow && f.busy(t.TaskID) && f.unfinishedInLedger(ctx, t.TaskID) {
-		holdForOverlap(routes, overlap, f.now())
+		holdForOverlap(routes, overlap, f.queueFull(t.TaskID, p.Trigger), f.now())
 	}
 	// The ledger records and the row's feedback are written together, in a
 	// transaction shared with the fires that are due at the same time (a
