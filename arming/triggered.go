@@ -18,7 +18,9 @@ func triggeredOnly(t *task.Task) bool {
 
 // holdTriggered arms a triggeredOnly task: held here without a schedule,
 // its unfinished runs resumed, no next fire. There is no schedule to parse,
-// so none is reported missing.
+// so none is reported missing. It is stopped or closed, so the runs of it
+// queued here (overlap: queue) end at once, as prepare ends those of a
+// stopped task with a schedule, rather than when the run before them ends.
 func (a *Armer) holdTriggered(ctx context.Context, t *task.Task, unfinished []*task.Run, runsRead time.Time) (armStep, error) {
 	if _, err := a.firer.ResumeRuns(ctx, t, unfinished, runsRead); err != nil {
 		return armStep{}, err
@@ -29,5 +31,6 @@ func (a *Armer) holdTriggered(ctx context.Context, t *task.Task, unfinished []*t
 	a.removeJobLocked(t.TaskID)
 	a.jobs[t.TaskID] = e
 	a.mu.Unlock()
+	a.firer.EndQueued(ctx, t.TaskID) // outside a.mu: the armer never holds it over the firer's lock
 	return armStep{status: store.TaskStatusParams{TaskID: t.TaskID, SetNextFire: true}, entry: e}, nil
 }

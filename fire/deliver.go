@@ -83,14 +83,14 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 		if tg != nil && tg.FeedbackTimeout > 0 {
 			f.accept(ctx, t, tg, run)
 		} else {
-			_ = f.finish(ctx, t, tg, run, task.RunDone, "") // logged
+			_ = f.answered(ctx, t, tg, run, task.RunDone, "") // logged
 		}
 		return 0, false
 	}
 	run.Error = task.Truncate(err.Error(), task.MaxOutput)
 	if task.IsPermanent(err) || run.Attempt >= 1+t.MaxRetries {
 		log.WarnContext(ctx, "delivery failed for good", "attempt", run.Attempt, "error", err)
-		_ = f.finish(ctx, t, tg, run, task.RunDead, run.Error) // logged
+		_ = f.answered(ctx, t, tg, run, task.RunDead, run.Error) // logged
 		return 0, false
 	}
 	wait = f.backoff(run.Attempt)

@@ -85,8 +85,12 @@ type Config struct {
 	// lost it (a write that never got through), or is stuck.
 	RescueGrace time.Duration
 	// PersistFor bounds how long a delivery keeps retrying a run write
-	// that the store refuses (default 1m). A write still failing then is
-	// left to the rescuer: the run stays unfinished, owned here.
+	// that the store fails (default 1m) when no delivered call waits on
+	// it: an attempt's record before its call, a cancel. A write still
+	// failing then is left to the rescuer: the run stays unfinished, owned
+	// here, and no call was made under it. The outcome of a delivered call
+	// (accepted, done, dead, failed) is retried until it is stored, or
+	// until Shutdown's deadline (see whileAlive).
 	PersistFor time.Duration
 	// Gate, when set, is waited on before each attempt, before a delivery
 	// slot is taken (flow control: concurrency groups, host rate limits).
@@ -315,7 +319,7 @@ func (f *Firer) prepare(ctx context.Context, p Params) (pr firePrep, answer Resu
 	}
 	overlap := OverlapOf(t, p.Trigger)
 	if overlap != task.OverlapAllow && f.busy(t.TaskID) && f.unfinishedInLedger(ctx, t.TaskID) {
-		holdForOverlap(routes, overlap, f.now())
+		holdForOverlap(routes, overlap, f.queueFull(t.TaskID, p.Trigger), f.now())
 	}
 	// The ledger records and the row's feedback are written together, in a
 	// transaction shared with the fires that are due at the same time (a

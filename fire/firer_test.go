@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,8 @@ import (
 	"cronsheet/executors"
 	"cronsheet/fire"
 	"cronsheet/store"
+	"cronsheet/store/mongo"
+	"cronsheet/store/mongo/mongotest"
 	"cronsheet/store/sqlite"
 	"cronsheet/task"
 )
@@ -74,7 +77,7 @@ func (e *scriptExec) seen() []call {
 
 // testBundle holds what a firer test works with.
 type testBundle struct {
-	store  *sqlite.Store
+	store  store.Product
 	execs  *executors.Registry
 	exec   *scriptExec       // behind task.ChannelSMS
 	outbox *executors.Outbox // the real outbox, behind task.ChannelOutbox
@@ -90,6 +93,30 @@ func setup(t *testing.T) *testBundle {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return setupOn(t, st)
+}
+
+// setupDriver is setup on the driver CRONSHEET_TEST_DRIVER names: mongo
+// opens a fresh database on CRONSHEET_TEST_MONGO_URI's server (dropped at
+// the end; skipped without the variable), anything else SQLite. The
+// tests that use it hold on both drivers.
+func setupDriver(t *testing.T) *testBundle {
+	t.Helper()
+	if os.Getenv("CRONSHEET_TEST_DRIVER") != "mongo" {
+		return setup(t)
+	}
+	uri := mongotest.URI(t, "the fire tests on the mongo driver")
+	st, err := mongo.Open(t.Context(), mongo.Config{URI: uri, Database: mongotest.TempDatabase(t, uri, "cronsheet_fire_")})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return setupOn(t, st)
+}
+
+// setupOn is setup over st.
+func setupOn(t *testing.T, st store.Product) *testBundle {
+	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	b := &testBundle{
 		store:  st,
@@ -247,8 +274,21 @@ func (b *testBundle) finalRun(t *testing.T, id string, slot time.Time) *task.Run
 // fire fires slot of armed and fails the test on an error.
 func (b *testBundle) fire(t *testing.T, f *fire.Firer, armed *task.Task, slot time.Time) (fire.Outcome, *task.Task) {
 	t.Helper()
+	return b.fireAs(t, f, armed, slot, task.TriggerSchedule)
+}
+
+// fireMissed fires slot of armed as a missed slot replayed at arming
+// (misfire): under overlap queue it queues behind any number of slots.
+func (b *testBundle) fireMissed(t *testing.T, f *fire.Firer, armed *task.Task, slot time.Time) {
+	t.Helper()
+	b.fireAs(t, f, armed, slot, task.TriggerMisfire)
+}
+
+// fireAs fires slot of armed as trigger and fails the test on an error.
+func (b *testBundle) fireAs(t *testing.T, f *fire.Firer, armed *task.Task, slot time.Time, trigger task.TriggerType) (fire.Outcome, *task.Task) {
+	t.Helper()
 	out, tk, err := f.Fire(t.Context(), fire.Params{
-		Armed: armed, Slot: slot, Trigger: task.TriggerSchedule, NextFire: slot.Add(10 * time.Second),
+		Armed: armed, Slot: slot, Trigger: trigger, NextFire: slot.Add(10 * time.Second),
 	})
 	if err != nil {
 		t.Fatalf("Fire(%s): %v", fmtTime(slot), err)

@@ -207,24 +207,51 @@ func OverlapOf(t *task.Task, trigger task.TriggerType) task.Overlap {
 	return o
 }
 
+// queueFull reports whether a scheduled slot of taskID fired now finds
+// the task's queue full (overlap: queue): one slot already waits here
+// behind the run in progress. The queue holds one slot, as cron holds
+// none past the running job ("skip if running"): deliveries slower than
+// the period would otherwise queue slots without bound, in memory and in
+// the ledger, each delivered later and later. A missed slot replayed at
+// arming (misfire) never finds it full: the misfire policy chose to
+// deliver each of them, in order. The armer fires a task's slots one at
+// a time, so two fires of a task do not both find the queue empty.
+func (f *Firer) queueFull(taskID string, trigger task.TriggerType) bool {
+	if trigger == task.TriggerMisfire {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.queued[taskID]) > 0
+}
+
 // holdForOverlap applies a busy task's overlap policy to the runs of a
 // scheduled fire about to be recorded: skip ends each run that would be
 // delivered as skipped, with the reason; queue records it pending, to be
-// delivered after the runs before it.
-func holdForOverlap(routes []route, policy task.Overlap, now time.Time) {
+// delivered after the runs before it, or, when the queue is full
+// (queueFull), skipped with the reason. A skipped run stays in the
+// ledger, which counts the slots skipped per task.
+func holdForOverlap(routes []route, policy task.Overlap, full bool, now time.Time) {
 	for _, r := range routes {
 		if r.run.State != task.RunRunning {
 			continue
 		}
-		switch policy {
-		case task.OverlapSkip:
-			r.run.State, r.run.Attempt, r.run.FinishedAt = task.RunSkipped, 0, now
-			r.run.Error = "the previous run was still in progress (overlap: skip)"
-			r.run.Deadline = time.Time{}
-		case task.OverlapQueue:
+		switch {
+		case policy == task.OverlapSkip:
+			skip(r.run, "the previous run was still in progress (overlap: skip)", now)
+		case policy == task.OverlapQueue && full:
+			skip(r.run, "a slot was already waiting for the run in progress (overlap: queue holds one)", now)
+		case policy == task.OverlapQueue:
 			r.run.State, r.run.Deadline = task.RunPending, time.Time{}
 		}
 	}
+}
+
+// skip makes run, about to be recorded, skipped for why.
+func skip(run *task.Run, why string, now time.Time) {
+	run.State, run.Attempt, run.FinishedAt = task.RunSkipped, 0, now
+	run.Error = why
+	run.Deadline = time.Time{}
 }
 
 // EndQueued ends the runs of taskID queued here when the task may no

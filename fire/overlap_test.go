@@ -63,7 +63,9 @@ func TestOverlap(t *testing.T) {
 		b.fire(t, b.firer, armed, slot(1))
 		g.awaitStart(t)
 		b.fire(t, b.firer, armed, slot(2))
-		b.fire(t, b.firer, armed, slot(3))
+		// The queue holds one scheduled slot (TestQueueHoldsOnePendingSlot);
+		// a missed slot replayed queues behind it, in slot order.
+		b.fireMissed(t, b.firer, armed, slot(3))
 		for _, k := range []int{2, 3} {
 			if r := b.run(t, "queued", slot(k)); r.State != task.RunPending {
 				t.Errorf("slot %d run while slot 1 runs = %+v, want pending", k, r)
@@ -126,5 +128,47 @@ func TestPastEndIsDone(t *testing.T) {
 	shutdown(t, b.firer)
 	if got := b.task(t, "ending"); got.IsDone != 1 {
 		t.Errorf("task after its last slot = is_done %d, want 1", got.IsDone)
+	}
+}
+
+// TestQueueHoldsOnePendingSlot (issue 45, suspected item): under overlap
+// queue, one slot waits behind the run in progress; the slots that come
+// while one waits are recorded skipped with the reason (counted in the
+// ledger), not queued without bound.
+func TestQueueHoldsOnePendingSlot(t *testing.T) {
+	t.Parallel()
+	fb := setupFaults(t, 0, 0)
+	hold := make(chan struct{})
+	fb.rc.hold = hold
+	tk := hookTask("slowq")
+	tk.Overlap = task.OverlapQueue
+	armed := fb.add(t, tk, node)
+	fb.fire(t, fb.firer, armed, slot(1))
+	fb.rc.awaitCall(t)
+	for k := 2; k <= 5; k++ {
+		fb.fire(t, fb.firer, armed, slot(k))
+	}
+	if r := fb.run(t, "slowq", slot(2)); r.State != task.RunPending {
+		t.Errorf("slot 2 run while slot 1 is delivered = %s, want pending", r.State)
+	}
+	for k := 3; k <= 5; k++ {
+		if r := fb.run(t, "slowq", slot(k)); r.State != task.RunSkipped || !strings.Contains(r.Error, "overlap: queue") {
+			t.Errorf("slot %d run while slot 2 waits = %s (%q), want skipped with the reason", k, r.State, r.Error)
+		}
+	}
+	close(hold)
+	for k := 1; k <= 2; k++ {
+		if r := fb.finalRun(t, "slowq", slot(k)); r.State != task.RunDone {
+			t.Errorf("slot %d run = %s, want done", k, r.State)
+		}
+	}
+	shutdown(t, fb.firer)
+	for k := 1; k <= 2; k++ {
+		if r := fb.run(t, "slowq", slot(k)); fb.rc.received(r.TriggerID) != 1 {
+			t.Errorf("slot %d delivered %d times, want 1", k, fb.rc.received(r.TriggerID))
+		}
+	}
+	if n := fb.rc.total(); n != 2 {
+		t.Errorf("receiver got %d calls, want 2 (slots 1 and 2)", n)
 	}
 }

@@ -48,7 +48,7 @@ func TestResumeWhileRecorded(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	armed := b.add(t, newTask("racing"), node)
-	st := &afterRecord{Store: b.store}
+	st := &afterRecord{Store: b.store.(*sqlite.Store)}
 	f := fire.New(slog.New(slog.DiscardHandler), fire.Config{
 		Node: node, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond,
 	}, st, b.execs, nil)

@@ -38,7 +38,7 @@ func (s *heldFinishStore) FinishRuns(ctx context.Context, recs []store.FireRecor
 func TestDeliverySlotOnlyForTheCall(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	held := &heldFinishStore{Store: b.store, st: b.store, release: make(chan struct{})}
+	held := &heldFinishStore{Store: b.store, st: b.store.(*sqlite.Store), release: make(chan struct{})}
 	f := fire.New(slog.New(slog.DiscardHandler), fire.Config{
 		Node: node, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond, MaxDeliveries: 1,
 	}, held, b.execs, nil)

@@ -117,7 +117,7 @@ func (f *Firer) startAttempt(ctx context.Context, t *task.Task, run *task.Run) e
 // deadline the task's ttl from now.
 func (f *Firer) renew(ctx context.Context, t *task.Task, run *task.Run) error {
 	run.Deadline = f.now().Add(ttlOf(t))
-	return f.persist(ctx, run, func(sctx context.Context) error {
+	return f.persist(ctx, run, forPersistFor, func(sctx context.Context) error {
 		if f.runs != nil {
 			return f.runs.submit(runWrite{rec: store.FireRecord{Run: run}, kind: writeUpdate})[0].err
 		}
@@ -126,12 +126,13 @@ func (f *Firer) renew(ctx context.Context, t *task.Task, run *task.Run) error {
 }
 
 // failAttempt records that run's attempt failed and is retried after
-// wait, and tells the observers.
+// wait, and tells the observers. It is the outcome of a delivered call,
+// so its write is retried while this process lives (whileAlive).
 func (f *Firer) failAttempt(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run, wait time.Duration) error {
 	run.State = task.RunFailed
 	run.NextAttempt = f.now().Add(wait)
 	run.Deadline = run.NextAttempt.Add(ttlOf(t))
-	if err := f.persist(ctx, run, func(sctx context.Context) error { return f.store.UpdateRun(sctx, run) }); err != nil {
+	if err := f.persist(ctx, run, whileAlive, func(sctx context.Context) error { return f.store.UpdateRun(sctx, run) }); err != nil {
 		return err
 	}
 	f.observe(t, tg, run)
@@ -194,8 +195,23 @@ func (f *Firer) heldBack(ctx context.Context, id string) (*task.Task, string, er
 // the observers. A run whose task is gone (deleted meanwhile) still
 // finishes, without the status. tg is the target delivered to, for
 // Config.OnRun (nil when unknown). It returns the store's refusal or
-// failure, which it has logged.
+// failure, which it has logged. Its write is retried for
+// Config.PersistFor: no delivered call waits on it (answered is finish
+// for the outcome of one).
 func (f *Firer) finish(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run, state task.RunState, msg string) error {
+	return f.finishFor(ctx, t, tg, run, state, msg, forPersistFor)
+}
+
+// answered is finish for the outcome of a delivered call (the target's
+// answer, or the call's last failure): its write is retried while this
+// process lives (whileAlive), since a run left running would be rescued
+// and delivered again.
+func (f *Firer) answered(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run, state task.RunState, msg string) error {
+	return f.finishFor(ctx, t, tg, run, state, msg, whileAlive)
+}
+
+// finishFor is finish with its write retried as until says.
+func (f *Firer) finishFor(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run, state task.RunState, msg string, until persistence) error {
 	run.State = state
 	run.FinishedAt = f.now()
 	run.NextAttempt, run.Deadline = time.Time{}, time.Time{}
@@ -203,7 +219,7 @@ func (f *Firer) finish(ctx context.Context, t *task.Task, tg *task.Target, run *
 		run.Error = task.Truncate(msg, task.MaxOutput)
 	}
 	status := taskStatus(t, run, state)
-	err := f.persist(ctx, run, func(sctx context.Context) error {
+	err := f.persist(ctx, run, until, func(sctx context.Context) error {
 		err := f.finishRun(sctx, run, status)
 		if errors.Is(err, task.ErrNotFound) {
 			return f.store.UpdateRun(sctx, run) // the task is gone, the run not
@@ -255,26 +271,65 @@ func (f *Firer) finishRun(ctx context.Context, run *task.Run, status store.TaskS
 
 // accept records that tg accepted run: the run waits, accepted, for the
 // target's feedback until its deadline (tg.FeedbackTimeout from now). For
-// the schedule, acceptance counts as success. A run that ended by its
-// target's final report before this (the target reported before its
-// answer returned) stands: nothing is written over it and the observers,
-// told by Feedback, are not told again.
+// the schedule, acceptance counts as success. It is the outcome of a
+// delivered call: its write is retried while this process lives
+// (whileAlive), as finish's is for answered, since a run left running
+// would be rescued and delivered again. A run that ended by its target's
+// final report before this (the target reported before its answer
+// returned) stands: nothing is written over it and the observers, told by
+// Feedback, are not told again; nor is a run another node took over.
 func (f *Firer) accept(ctx context.Context, t *task.Task, tg *task.Target, run *task.Run) {
 	run.State = task.RunAccepted
 	run.Deadline = f.now().Add(time.Duration(tg.FeedbackTimeout) * time.Second)
 	run.NextAttempt = time.Time{}
 	run.Error = ""
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.StoreTimeout)
-	defer cancel()
-	ok, err := f.store.AcceptRun(sctx, run, taskStatus(t, run, task.RunAccepted))
+	status := taskStatus(t, run, task.RunAccepted)
+	var stored bool
+	err := f.persist(ctx, run, whileAlive, func(sctx context.Context) error {
+		var err error
+		stored, err = f.acceptRun(sctx, run, status)
+		return err
+	})
 	switch {
 	case err != nil:
 		f.logger.ErrorContext(ctx, "accept run", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
-	case !ok:
-		f.logger.DebugContext(ctx, "run finished by feedback before it was accepted", "trigger_id", run.TriggerID)
+	case !stored:
+		f.logger.DebugContext(ctx, "run finished by feedback, or taken over, before it was accepted", "trigger_id", run.TriggerID)
 	default:
 		f.observe(t, tg, run)
 	}
+}
+
+// acceptRun makes one try of accept's write and reports whether run is
+// stored accepted at its fence with its deadline: by this try, or by an
+// earlier one that committed though the store reported an error (the
+// outcome unknown), which AcceptRun, finding the run no longer running,
+// reports as false. A final report and a take-over both move the fence,
+// and nothing else makes a run accepted, so a run accepted at run's fence
+// with run's deadline is this write's. A run whose task is gone (purged
+// while the call was made: AcceptRun's task.ErrNotFound) is stored
+// accepted without the task's status, as finish stores an outcome, so
+// that its feedback deadline is kept; that write is fenced too.
+func (f *Firer) acceptRun(ctx context.Context, run *task.Run, status store.TaskStatusParams) (bool, error) {
+	ok, err := f.store.AcceptRun(ctx, run, status)
+	if errors.Is(err, task.ErrNotFound) {
+		w := *run
+		w.Feedback = nil // the stored reports stay: a progress report may have come since run was read
+		err = f.store.UpdateRun(ctx, &w)
+		if errors.Is(err, task.ErrFenced) {
+			return false, nil // ended by its final report, or taken over
+		}
+		return err == nil, err // task.ErrNotFound: the run is gone too
+	}
+	if err != nil || ok {
+		return ok, err
+	}
+	now, err := f.store.GetRun(ctx, run.TriggerID)
+	if err != nil {
+		return false, err
+	}
+	return now.State == task.RunAccepted && now.Fence == run.Fence &&
+		store.UnixMS(now.Deadline) == store.UnixMS(run.Deadline), nil
 }
 
 // Feedback records a target's report on a run (store.Control.AddFeedback)
@@ -391,13 +446,49 @@ func (f *Firer) taskOrStub(ctx context.Context, id string) (*task.Task, error) {
 	return t, err
 }
 
-// persist runs write (a write of run) until it succeeds, is refused for
-// good (the run was taken over: task.ErrFenced; or is gone:
-// task.ErrNotFound; or is invalid), or Config.PersistFor has passed, with
-// backoff between tries. A store outage thus delays a delivery's record
-// instead of losing it. Shutdown does not cut it short: an outcome already
+// persistence says how long persist retries a run write that fails.
+type persistence int
+
+const (
+	// forPersistFor retries for Config.PersistFor a write that no
+	// delivered call waits on: an attempt's record before its call, the
+	// end of a run never called (cancelled, retries exhausted, its target
+	// gone). A write still failing then leaves the run as stored before
+	// it, to the rescuer, and no call was made under it.
+	forPersistFor persistence = iota
+	// whileAlive retries the outcome of a delivered call (accepted, done,
+	// dead, a failed attempt) until it is stored or refused for good:
+	// left unwritten, the run would stay running and be rescued and
+	// delivered again. Only Shutdown's deadline, which cancels this
+	// process's work (Firer.workCtx), ends the retries; the outcome is then
+	// lost, and the run, still running and owned here, is resumed by this
+	// node id's next process (or another node, once this one stops
+	// beating) and delivered again with the same trigger id and
+	// Idempotency-Key: the duplicate that a kill -9 during the call makes
+	// too.
+	whileAlive
+)
+
+// persistMaxWait caps the wait between two tries of a run write.
+const persistMaxWait = 5 * time.Second
+
+// persist runs write (a write of run) until it succeeds or is refused for
+// good (the run was taken over or ended by its final report:
+// task.ErrFenced; or is gone: task.ErrNotFound; or is invalid), with
+// backoff (capped at persistMaxWait) between tries, for as long as until
+// says. A store outage thus delays a delivery's record instead of losing
+// it. The caller's cancel does not cut it short: an outcome already
 // reached is worth recording.
-func (f *Firer) persist(ctx context.Context, run *task.Run, write func(ctx context.Context) error) error {
+//
+// Every write retried here is idempotent after an error that hid its
+// commit (the outcome unknown): UpdateRun and FinishRun never move the
+// fence, so a retry writes the same values again under the same fence and
+// succeeds; and accept recognises its own stored write (acceptRun). Only
+// a take-over, a final report and a timeout move a run's fence, none of
+// them on a run in a final state: a retry refused with task.ErrFenced
+// means one of them came after this write, not that this write was
+// stored (logFenced tells which).
+func (f *Firer) persist(ctx context.Context, run *task.Run, until persistence, write func(ctx context.Context) error) error {
 	ctx = context.WithoutCancel(ctx)
 	giveUp := f.now().Add(f.cfg.PersistFor)
 	wait := 50 * time.Millisecond
@@ -406,11 +497,18 @@ func (f *Firer) persist(ctx context.Context, run *task.Run, write func(ctx conte
 		err := write(sctx)
 		cancel()
 		if err == nil || errors.Is(err, task.ErrConflict) || errors.Is(err, task.ErrNotFound) ||
-			errors.Is(err, task.ErrInvalid) || !f.now().Add(wait).Before(giveUp) {
+			errors.Is(err, task.ErrInvalid) {
+			return err
+		}
+		if until == forPersistFor && !f.now().Add(wait).Before(giveUp) {
 			return err
 		}
 		f.logger.WarnContext(ctx, "run write failed, will retry", "trigger_id", run.TriggerID, "retry_in", wait, "error", err)
-		time.Sleep(wait)
-		wait = min(2*wait, 5*time.Second)
+		if until == forPersistFor {
+			time.Sleep(wait)
+		} else if !sleep(f.workCtx, wait) {
+			return fmt.Errorf("shut down before the outcome of a delivered call was stored: %w", err)
+		}
+		wait = min(2*wait, persistMaxWait)
 	}
 }
