@@ -349,6 +349,9 @@ func (s *Service) Upsert(ctx context.Context, key string, r Request) (*View, err
 		case <-time.After(time.Duration(min(attempt, 20)) * time.Millisecond):
 		}
 	}
+	if errors.Is(err, ErrNotRecorded) {
+		s.wake() // the new job is stored: arm it; the answer says its history lags
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -406,12 +409,14 @@ func (s *Service) upsertOnce(ctx context.Context, key string, t *task.Task, ev s
 		}
 		return "", fmt.Errorf("replace job %s: %w", old.TaskID, err)
 	}
+	var recErr error
 	if cancelled {
-		s.eventNow(ctx, store.JobEvent{JobID: old.TaskID, At: s.now(), State: task.JobCancelled, Reason: "replaced by " + t.TaskID})
+		recErr = s.eventNow(ctx, store.JobEvent{JobID: old.TaskID, At: s.now(), State: task.JobCancelled, Reason: "replaced by " + t.TaskID})
 	}
 	s.stopMu.Unlock()
-	s.eventNow(ctx, ev)
-	return old.TaskID, nil
+	// The replace is stored whether or not the transitions are stored in
+	// time: an error wrapping ErrNotRecorded says they are not yet.
+	return old.TaskID, errors.Join(recErr, s.eventNow(ctx, ev))
 }
 
 // answerNew answers the submission of the new job b: the job as stored,
