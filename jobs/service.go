@@ -45,7 +45,8 @@ type Deps struct {
 	// Wake wakes the patrols so a new job is armed at once; nil = no-op.
 	Wake func()
 	Now  func() time.Time // nil = time.Now
-	// BackfillRate bounds backfill triggers per second (default 20).
+	// BackfillRate bounds the service's backfill triggers per second, all
+	// requests together (default 20).
 	BackfillRate float64
 	// ArmWindow is the nodes' arming window (fire.arm_window): a delayed
 	// job due more than two windows ahead is stored with its arming
@@ -68,6 +69,7 @@ type Service struct {
 	wake    func()
 	now     func() time.Time
 	rate    float64
+	pace    backfillPace  // spaces backfill triggers 1/rate apart
 	window  time.Duration // Deps.ArmWindow
 
 	events  chan transition
@@ -127,6 +129,7 @@ func New(d Deps) *Service {
 	if s.rate <= 0 {
 		s.rate = 20
 	}
+	s.pace.every = time.Duration(float64(time.Second) / s.rate)
 	s.creates = newCreates(d.Store)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Go(s.recordEvents)
