@@ -5,7 +5,9 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
+	"cronsheet/internal/testwait"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -122,4 +124,37 @@ func TestCancelEventCommittedButReportedFailed(t *testing.T) {
 	if n, last := cancelledEvents(t, stored); n != 1 || !last {
 		t.Errorf("stored history %+v; want it to end with exactly one cancelled transition", stored)
 	}
+}
+
+// TestCancelNotStoredInTimeAnswersUnavailable: when the cancelled
+// transition cannot be stored before the request's deadline, Cancel does
+// not answer cancelled: it answers ErrNotRecorded (code unavailable), the
+// job's cancel being stored; once the store heals, the recorder stores
+// the transition (the history catches up with the state).
+func TestCancelNotStoredInTimeAnswersUnavailable(t *testing.T) {
+	ctx := t.Context()
+	st := &eventFaultStore{Store: testStore(t)}
+	svc := New(Deps{Store: st, Trigger: noTrigger, RepairAfter: -1})
+	defer svc.Close()
+	v, err := svc.Submit(ctx, jobRequest("http://127.0.0.1:9/down", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.arm(1<<30, 0) // down until healed
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	got, err := svc.Cancel(short, v.ID)
+	cancel()
+	if !errors.Is(err, ErrNotRecorded) || task.CodeOf(err) != task.CodeServiceUnavailable {
+		t.Fatalf("cancel while the store refuses transitions: %+v, %v; want ErrNotRecorded, code %s",
+			got, err, task.CodeServiceUnavailable)
+	}
+	if j, err := svc.Get(ctx, v.ID); err != nil || j.State != task.JobCancelled {
+		t.Fatalf("the job after the cancel's answer: %+v, %v; want it cancelled (stored)", j, err)
+	}
+	st.arm(0, 0)
+	testwait.For(t, 30*time.Second, "the cancelled transition to be stored once the store heals", func() bool {
+		evs, err := st.JobEvents(ctx, v.ID, store.MaxJobEvents)
+		n, last := cancelledEvents(t, evs)
+		return err == nil && n == 1 && last
+	})
 }

@@ -129,12 +129,15 @@ func (s *Service) event(ev store.JobEvent) { s.handOver(transition{ev: ev}) }
 // that a transition the API answers (a cancel, a block, an unblock, a
 // replace) is durable with its answer, and stored after every transition
 // handed over before it (a run's end that read the job before a cancel
-// stays before the cancel in the history). When ctx ends or the service
-// closes first it returns ErrNotRecorded: the caller's state change is
+// stays before the cancel in the history). When ctx ends (or
+// answerWithin passes) or the service closes first it returns
+// ErrNotRecorded: the caller's state change is
 // stored and the transition is not yet; the recorder goes on writing it
 // (storeEvents), so the history catches up with the state, and a client
 // is told no more than what is stored.
 func (s *Service) eventNow(ctx context.Context, ev store.JobEvent) error {
+	ctx, cancel := context.WithTimeout(ctx, answerWithin)
+	defer cancel()
 	tr := transition{ev: ev, written: make(chan struct{})}
 	s.handOver(tr)
 	select {
@@ -146,6 +149,13 @@ func (s *Service) eventNow(ctx context.Context, ev store.JobEvent) error {
 		return notRecorded(ev, errors.New("the service is shutting down"))
 	}
 }
+
+// answerWithin bounds how long eventNow waits for its transition to be
+// stored when the request sets no earlier deadline: the answer (then
+// ErrNotRecorded) comes well within the HTTP server's write timeout, and
+// a cancel or block holds stopMu no longer than that while the store
+// fails.
+const answerWithin = 20 * time.Second
 
 // ErrNotRecorded is wrapped by the error of a cancel, block, unblock or
 // replace whose change of state is stored but whose transition in the
