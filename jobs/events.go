@@ -277,10 +277,14 @@ const (
 // (the error can hide a commit): before writing again, the events the
 // store holds already are left out (notStoredYet), so a retry stores
 // each once. It returns false only when the service closed and the store
-// kept failing for closeStoreFor.
+// kept failing until closeStoreFor after the recorder first saw it closed
+// (one bound for all the batches left, s.closeBy).
 func (s *Service) storeEvents(evs []store.JobEvent) bool {
 	done := s.done
 	var giveUp <-chan time.Time
+	if !s.closeBy.IsZero() {
+		done, giveUp = nil, time.After(time.Until(s.closeBy))
+	}
 	wait := eventRetryFirst
 	unknown := false // a write failed: some of evs may be stored
 	for attempt := 1; ; attempt++ {
@@ -303,6 +307,7 @@ func (s *Service) storeEvents(evs []store.JobEvent) bool {
 		select {
 		case <-timer.C:
 		case <-done:
+			s.closeBy = time.Now().Add(closeStoreFor)
 			done, giveUp = nil, time.After(closeStoreFor)
 			timer.Stop()
 		case <-giveUp:

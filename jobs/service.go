@@ -72,7 +72,10 @@ type Service struct {
 	pace    backfillPace  // spaces backfill triggers 1/rate apart
 	window  time.Duration // Deps.ArmWindow
 
-	events  chan transition
+	events chan transition
+	// closeBy, once set (by the recorder, which alone reads it), is when
+	// the recorder stops retrying writes after Close (storeEvents).
+	closeBy time.Time
 	done    chan struct{}
 	wg      sync.WaitGroup
 	ctx     context.Context
