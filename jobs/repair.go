@@ -34,21 +34,38 @@ const repairScan = 20_000
 const repairPage = 500
 
 // repairLater runs RepairFinalEvents for the runs ended before until,
-// delay from now, unless the service is closed first.
+// delay from now, unless the service is closed first. A pass the store
+// fails is run again (waits from repairRetryFirst doubling to
+// repairRetryMax) until one completes: it runs once per start, so a blip
+// at that moment would leave a lost end unrepaired until the next one.
+// Passes are idempotent (repairJob appends only what is missing).
 func (s *Service) repairLater(delay time.Duration, until time.Time) {
-	select {
-	case <-time.After(delay):
-	case <-s.ctx.Done():
-		return
-	}
-	n, err := s.RepairFinalEvents(s.ctx, until)
-	switch {
-	case err != nil && s.ctx.Err() == nil:
-		s.logger.Error("restore final job transitions lost by a crash", "restored", n, "error", err)
-	case n > 0:
-		s.logger.Warn("restored final job transitions lost by a crash", "jobs", n)
+	wait := repairRetryFirst
+	for {
+		select {
+		case <-time.After(delay):
+		case <-s.ctx.Done():
+			return
+		}
+		n, err := s.RepairFinalEvents(s.ctx, until)
+		switch {
+		case err != nil && s.ctx.Err() == nil:
+			s.logger.Error("restore final job transitions lost by a crash; retrying", "restored", n, "retry_in", wait, "error", err)
+		case n > 0:
+			s.logger.Warn("restored final job transitions lost by a crash", "jobs", n)
+		}
+		if err == nil || s.ctx.Err() != nil {
+			return
+		}
+		delay, wait = wait, min(2*wait, repairRetryMax)
 	}
 }
+
+// Waits between repair passes the store failed (repairLater).
+const (
+	repairRetryFirst = 500 * time.Millisecond
+	repairRetryMax   = time.Minute
+)
 
 // finalRunStates are the run states the repair looks for: every final
 // kind a job's newest run may end in.

@@ -1,9 +1,13 @@
 package jobs
 
 import (
+	"context"
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
+	"cronsheet/internal/testwait"
 	"cronsheet/store"
 	"cronsheet/task"
 )
@@ -76,4 +80,46 @@ func TestRepairFindsNewestRunOfEveryFinalKind(t *testing.T) {
 	if n, err := svc.RepairFinalEvents(ctx, until); err != nil || n != 0 {
 		t.Errorf("a second repair appended %d (%v); want 0", n, err)
 	}
+}
+
+// queryFaultStore fails the first fail QueryRuns calls.
+type queryFaultStore struct {
+	Store
+	mu   sync.Mutex
+	fail int
+}
+
+func (s *queryFaultStore) QueryRuns(ctx context.Context, q store.RunQuery) ([]*task.Run, error) {
+	s.mu.Lock()
+	failing := s.fail > 0
+	if failing {
+		s.fail--
+	}
+	s.mu.Unlock()
+	if failing {
+		return nil, errors.New("injected: store unavailable")
+	}
+	return s.Store.QueryRuns(ctx, q)
+}
+
+// TestRepairRetriesAfterStoreError: the repair a while after the start
+// (it runs once per start) is tried again when the store fails it, so a
+// blip at that moment does not leave a lost end unrepaired until the
+// next restart.
+func TestRepairRetriesAfterStoreError(t *testing.T) {
+	ctx := t.Context()
+	base := testStore(t)
+	before := New(Deps{Store: base, Trigger: noTrigger, RepairAfter: -1})
+	v, err := before.Submit(ctx, jobRequest("http://127.0.0.1:9/retry", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before.Close()
+	endRunWithoutTransition(t, base, v.ID, task.RunDone, time.Now())
+	st := &queryFaultStore{Store: base, fail: 2}
+	svc := New(Deps{Store: st, Trigger: noTrigger, RepairAfter: time.Millisecond})
+	defer svc.Close()
+	testwait.For(t, 30*time.Second, "the lost end to be restored after the store's errors", func() bool {
+		return lastEvent(t, base, v.ID).State == task.JobDone
+	})
 }
