@@ -123,3 +123,56 @@ func TestRepairRetriesAfterStoreError(t *testing.T) {
 		return lastEvent(t, base, v.ID).State == task.JobDone
 	})
 }
+
+// TestRepairBlockedEnds: a block's marker (the cancelled run holding a
+// blocked job's slot) is the job's newest run: a job blocked through the
+// API, its transition recorded, gets nothing added; one whose blocked
+// transition was lost gets blocked (not "run cancelled") restored.
+func TestRepairBlockedEnds(t *testing.T) {
+	ctx := t.Context()
+	st := testStore(t)
+	svc := New(Deps{Store: st, Trigger: noTrigger, RepairAfter: -1})
+	defer svc.Close()
+	soon := 1.0 // due within blockGuard: the block takes its slot
+	var ids []string
+	for _, name := range []string{"http://127.0.0.1:9/blocked", "http://127.0.0.1:9/blocked-lost"} {
+		v, err := svc.Submit(ctx, Request{Method: "POST", Name: name, Delay: &soon})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, v.ID)
+	}
+	if v, err := svc.Block(ctx, ids[0]); err != nil || v.State != task.JobBlocked || v.Run == nil || !isBlockMarker(v.Run) {
+		t.Fatalf("block: %+v, %v; want blocked with its slot held", v, err)
+	}
+	lost, err := st.GetTask(ctx, ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.holdSlot(ctx, lost, lost.Job.DueAt); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if _, err := st.SetTaskState(ctx, store.TaskStateParams{TaskID: ids[1], State: task.StateStopped, Anchor: now, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := svc.RepairFinalEvents(ctx, time.Now().Add(time.Hour))
+	if err != nil || n != 1 {
+		t.Errorf("repair appended %d (%v); want 1", n, err)
+	}
+	for _, id := range ids {
+		evs, err := st.JobEvents(ctx, id, store.MaxJobEvents)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocked := 0
+		for _, ev := range evs {
+			if ev.State == task.JobBlocked {
+				blocked++
+			}
+		}
+		if last := evs[len(evs)-1]; blocked != 1 || last.State != task.JobBlocked {
+			t.Errorf("job %s's history %+v; want it to end with its one blocked transition", id, evs)
+		}
+	}
+}
