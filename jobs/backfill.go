@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"cronsheet/fire"
@@ -24,8 +25,9 @@ type backfillItem struct {
 }
 
 // Backfill re-runs chosen dead or cancelled jobs (trigger type backfill)
-// in the background, at most BackfillRate per second; their state shows
-// backfilling, then done or dead.
+// in the background, at most BackfillRate per second for the whole
+// service (every request's backfills together, backfillPace); their
+// state shows backfilling, then done or dead.
 //
 // A backfill of a job runs once, however many requests ask for it: ids
 // are taken once each; a job a backfill of this node has reserved and not
@@ -167,23 +169,58 @@ func (s *Service) unqueue(items []backfillItem) {
 	}
 }
 
-// runBackfill triggers each job at its backfill slot, paced at s.rate per
-// second; each is unqueued once its trigger is answered (a job whose
-// backfill fired reads backfilling, which a backfill refuses).
+// backfillPace spaces the backfill triggers of a whole service, however
+// many requests run at once, every apart (1/BackfillRate): each trigger
+// takes the first free instant and waits for it. It paces one node; nodes
+// do not share it.
+type backfillPace struct {
+	mu    sync.Mutex
+	every time.Duration
+	next  time.Time // the first free instant
+}
+
+// take reserves the first free instant at or after now and returns it.
+func (p *backfillPace) take(now time.Time) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	at := p.next
+	if at.Before(now) {
+		at = now
+	}
+	p.next = at.Add(p.every)
+	return at
+}
+
+// paced waits for the service's next free backfill instant (backfillPace);
+// false when the service closed first.
+func (s *Service) paced() bool {
+	wait := time.Until(s.pace.take(time.Now()))
+	if wait <= 0 {
+		return s.ctx.Err() == nil
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
+// runBackfill triggers each job at its backfill slot, each when the
+// service's pace lets it (at most s.rate per second with every other
+// backfill of the service); each is unqueued once its trigger is answered
+// (a job whose backfill fired reads backfilling, which a backfill
+// refuses).
 func (s *Service) runBackfill(items []backfillItem) {
 	// items[next:] are still queued; those left when the service closes
 	// are unqueued on the way out.
 	next := 0
 	defer func() { s.unqueue(items[next:]) }()
-	tick := time.NewTicker(time.Duration(float64(time.Second) / s.rate))
-	defer tick.Stop()
 	for i, it := range items {
-		if i > 0 {
-			select {
-			case <-tick.C:
-			case <-s.ctx.Done():
-				return
-			}
+		if !s.paced() {
+			return
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 		_, err := s.trigger(ctx, fire.TriggerParams{TaskID: it.id, At: it.slot, Type: task.TriggerBackfill})

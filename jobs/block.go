@@ -60,6 +60,9 @@ func (s *Service) Block(ctx context.Context, id string) (*View, error) {
 		held = true
 	}
 	if err := s.stop(ctx, t, slot, held); err != nil {
+		if errors.Is(err, ErrNotRecorded) {
+			s.wake() // the block is stored: the patrols must see it
+		}
 		return nil, err
 	}
 	s.wake()
@@ -88,8 +91,9 @@ func (s *Service) stop(ctx context.Context, t *task.Task, slot time.Time, held b
 			return err
 		}
 	}
-	s.eventNow(ctx, store.JobEvent{JobID: id, At: now, State: task.JobBlocked, Reason: "blocked"})
-	return nil
+	// The job is stopped (stored) whether or not its transition is stored
+	// in time: ErrNotRecorded says it is not yet.
+	return s.eventNow(ctx, store.JobEvent{JobID: id, At: now, State: task.JobBlocked, Reason: "blocked"})
 }
 
 // Unblock lets a blocked job run again: a delayed job whose slot the block
@@ -134,8 +138,11 @@ func (s *Service) Unblock(ctx context.Context, id string) (*View, error) {
 	if _, err := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: task.StateRunning, Anchor: now, Now: now}); err != nil {
 		return nil, err
 	}
-	s.eventNow(ctx, store.JobEvent{JobID: id, At: now, State: task.JobPending, Reason: "unblocked"})
+	recErr := s.eventNow(ctx, store.JobEvent{JobID: id, At: now, State: task.JobPending, Reason: "unblocked"})
 	s.wake()
+	if recErr != nil {
+		return nil, recErr // unblocked (stored), its transition not yet
+	}
 	return s.Get(ctx, id)
 }
 

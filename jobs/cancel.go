@@ -43,11 +43,16 @@ func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
 		s.stopMu.Unlock()
 		return nil, err
 	}
-	s.eventNow(ctx, store.JobEvent{JobID: id, At: s.now(), State: task.JobCancelled, Reason: "cancelled"})
+	// The job is closed (stored) whether or not its transition is stored
+	// in time: the answer says which (ErrNotRecorded when not yet).
+	recErr := s.eventNow(ctx, store.JobEvent{JobID: id, At: s.now(), State: task.JobCancelled, Reason: "cancelled"})
 	s.stopMu.Unlock()
 	s.wake()
 	s.wakeWaiters(id)
 	s.announce(id)
+	if recErr != nil {
+		return nil, recErr
+	}
 	return s.Get(ctx, id)
 }
 

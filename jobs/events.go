@@ -125,20 +125,50 @@ type transition struct {
 // event hands ev to the recorder, to be stored.
 func (s *Service) event(ev store.JobEvent) { s.handOver(transition{ev: ev}) }
 
-// eventNow hands ev to the recorder and returns once it is written, so
+// eventNow hands ev to the recorder and returns nil once it is stored, so
 // that a transition the API answers (a cancel, a block, an unblock, a
 // replace) is durable with its answer, and stored after every transition
 // handed over before it (a run's end that read the job before a cancel
-// stays before the cancel in the history). It returns early only when ctx
-// ends or the service closes; the recorder still writes ev then.
-func (s *Service) eventNow(ctx context.Context, ev store.JobEvent) {
+// stays before the cancel in the history). When ctx ends (or
+// answerWithin passes) or the service closes first it returns
+// ErrNotRecorded: the caller's state change is
+// stored and the transition is not yet; the recorder goes on writing it
+// (storeEvents), so the history catches up with the state, and a client
+// is told no more than what is stored.
+func (s *Service) eventNow(ctx context.Context, ev store.JobEvent) error {
+	ctx, cancel := context.WithTimeout(ctx, answerWithin)
+	defer cancel()
 	tr := transition{ev: ev, written: make(chan struct{})}
 	s.handOver(tr)
 	select {
 	case <-tr.written:
+		return nil
 	case <-ctx.Done():
+		return notRecorded(ev, ctx.Err())
 	case <-s.done:
+		return notRecorded(ev, errors.New("the service is shutting down"))
 	}
+}
+
+// answerWithin bounds how long eventNow waits for its transition to be
+// stored when the request sets no earlier deadline: the answer (then
+// ErrNotRecorded) comes well within the HTTP server's write timeout, and
+// a cancel or block holds stopMu no longer than that while the store
+// fails.
+const answerWithin = 20 * time.Second
+
+// ErrNotRecorded is wrapped by the error of a cancel, block, unblock or
+// replace whose change of state is stored but whose transition in the
+// job's history was not stored before the request ended (the store
+// failed meanwhile). The error carries task.CodeServiceUnavailable: try
+// again later (reading the job shows its state).
+var ErrNotRecorded = errors.New("the job's transition is not stored yet")
+
+// notRecorded is the error of transition ev not known stored, for why.
+func notRecorded(ev store.JobEvent, why error) error {
+	return task.WithCode(task.CodeServiceUnavailable, fmt.Errorf(
+		"job %s is %s, but that transition is not in its history yet (%w: %w); it is being retried",
+		ev.JobID, ev.State, ErrNotRecorded, why))
 }
 
 // storedEvent hands ev, stored already, to the recorder for the OnEvents
@@ -156,7 +186,9 @@ func (s *Service) handOver(tr transition) {
 
 // recordEvents stores transitions in batches until Close, then stores
 // what is left; each batch (with the transitions stored already) is
-// handed to the OnEvents subscribers too.
+// handed to the OnEvents subscribers too, once it is stored (storeEvents):
+// a transition the store has not taken is neither reported written to
+// eventNow nor passed on.
 func (s *Service) recordEvents() {
 	batch := make([]transition, 0, maxEventBatch)
 	evs := make([]store.JobEvent, 0, maxEventBatch)
@@ -170,18 +202,13 @@ func (s *Service) recordEvents() {
 				evs = append(evs, tr.ev)
 			}
 		}
-		for attempt := range 3 {
-			if len(evs) == 0 {
-				break
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			err := s.store.AddJobEvents(ctx, evs)
-			cancel()
-			if err == nil {
-				break
-			}
-			s.logger.Error("store job transitions", "n", len(evs), "attempt", attempt+1, "error", err)
-			time.Sleep(100 * time.Millisecond << attempt)
+		if !s.storeEvents(evs) {
+			// Closed, and the store still fails: these are lost from the
+			// history (a lost final end is restored by the next start's
+			// RepairFinalEvents). Nobody is told they were written.
+			s.logger.Error("job transitions not stored: the service closed while the store failed", "n", len(evs))
+			batch = batch[:0]
+			return
 		}
 		for _, tr := range batch {
 			if tr.written != nil {
@@ -221,6 +248,9 @@ func (s *Service) recordEvents() {
 				select {
 				case tr := <-s.events:
 					batch = append(batch, tr)
+					if len(batch) == cap(batch) {
+						flush()
+					}
 				default:
 					flush()
 					return
@@ -228,6 +258,113 @@ func (s *Service) recordEvents() {
 			}
 		}
 	}
+}
+
+// Retries of the recorder's writes (storeEvents): the first waits
+// eventRetryFirst, each next one twice as long, at most eventRetryMax.
+// After Close they go on for closeStoreFor at most.
+const (
+	eventRetryFirst = 50 * time.Millisecond
+	eventRetryMax   = 5 * time.Second
+	eventWriteFor   = 10 * time.Second // one write's timeout
+	closeStoreFor   = 10 * time.Second
+)
+
+// storeEvents writes evs, retrying until they are stored: while the
+// service runs the recorder does nothing else (its buffer, eventBuffer,
+// then holds back whoever records a transition, so the queue is bounded
+// and nothing is dropped). A failed write may have been stored anyway
+// (the error can hide a commit): before writing again, the events the
+// store holds already are left out (notStoredYet), so a retry stores
+// each once. It returns false only when the service closed and the store
+// kept failing until closeStoreFor after the recorder first saw it closed
+// (one bound for all the batches left, s.closeBy).
+func (s *Service) storeEvents(evs []store.JobEvent) bool {
+	done := s.done
+	var giveUp <-chan time.Time
+	if !s.closeBy.IsZero() {
+		done, giveUp = nil, time.After(time.Until(s.closeBy))
+	}
+	wait := eventRetryFirst
+	unknown := false // a write failed: some of evs may be stored
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), eventWriteFor)
+		var err error
+		if unknown {
+			evs, err = s.notStoredYet(ctx, evs)
+		}
+		if err == nil && len(evs) > 0 {
+			if err = s.store.AddJobEvents(ctx, evs); err != nil {
+				unknown = true
+			}
+		}
+		cancel()
+		if err == nil {
+			return true
+		}
+		s.logger.Error("store job transitions; retrying", "n", len(evs), "attempt", attempt, "retry_in", wait, "error", err)
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-done:
+			s.closeBy = time.Now().Add(closeStoreFor)
+			done, giveUp = nil, time.After(closeStoreFor)
+			timer.Stop()
+		case <-giveUp:
+			timer.Stop()
+			return false
+		}
+		wait = min(2*wait, eventRetryMax)
+	}
+}
+
+// eventKey identifies a transition in a job's history as the store keeps
+// it (instants to the millisecond).
+type eventKey struct {
+	job, trigger, reason string
+	state                task.JobState
+	at                   int64
+	attempt              int
+}
+
+func keyOf(ev *store.JobEvent) eventKey {
+	return eventKey{job: ev.JobID, trigger: ev.TriggerID, reason: ev.Reason, state: ev.State,
+		at: ev.At.UnixMilli(), attempt: ev.Attempt}
+}
+
+// notStoredYet returns those of evs their jobs' histories do not hold:
+// after a write whose outcome is unknown, the ones it stored are left out
+// of the next (one read per job, on this error path only). Each stored
+// transition accounts for one of evs with the same fields, so two equal
+// transitions of which one is stored leave the other. A job with more
+// than store.MaxJobEvents transitions is read up to that: one of its
+// later ones may then be stored twice, never lost.
+func (s *Service) notStoredYet(ctx context.Context, evs []store.JobEvent) ([]store.JobEvent, error) {
+	have := map[eventKey]int{}
+	read := map[string]bool{}
+	for i := range evs {
+		id := evs[i].JobID
+		if read[id] {
+			continue
+		}
+		read[id] = true
+		history, err := s.store.JobEvents(ctx, id, store.MaxJobEvents)
+		if err != nil {
+			return evs, fmt.Errorf("read job %s's history after a failed write: %w", id, err)
+		}
+		for j := range history {
+			have[keyOf(&history[j])]++
+		}
+	}
+	out := evs[:0:0]
+	for i := range evs {
+		if k := keyOf(&evs[i]); have[k] > 0 {
+			have[k]--
+			continue
+		}
+		out = append(out, evs[i])
+	}
+	return out, nil
 }
 
 // maxJobScan bounds the jobs one List call of pending or blocked jobs

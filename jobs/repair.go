@@ -34,34 +34,59 @@ const repairScan = 20_000
 const repairPage = 500
 
 // repairLater runs RepairFinalEvents for the runs ended before until,
-// delay from now, unless the service is closed first.
+// delay from now, unless the service is closed first. A pass the store
+// fails is run again (waits from repairRetryFirst doubling to
+// repairRetryMax) until one completes: it runs once per start, so a blip
+// at that moment would leave a lost end unrepaired until the next one.
+// Passes are idempotent (repairJob appends only what is missing).
 func (s *Service) repairLater(delay time.Duration, until time.Time) {
-	select {
-	case <-time.After(delay):
-	case <-s.ctx.Done():
-		return
-	}
-	n, err := s.RepairFinalEvents(s.ctx, until)
-	switch {
-	case err != nil && s.ctx.Err() == nil:
-		s.logger.Error("restore final job transitions lost by a crash", "restored", n, "error", err)
-	case n > 0:
-		s.logger.Warn("restored final job transitions lost by a crash", "jobs", n)
+	wait := repairRetryFirst
+	for {
+		select {
+		case <-time.After(delay):
+		case <-s.ctx.Done():
+			return
+		}
+		n, err := s.RepairFinalEvents(s.ctx, until)
+		switch {
+		case err != nil && s.ctx.Err() == nil:
+			s.logger.Error("restore final job transitions lost by a crash; retrying", "restored", n, "retry_in", wait, "error", err)
+		case n > 0:
+			s.logger.Warn("restored final job transitions lost by a crash", "jobs", n)
+		}
+		if err == nil || s.ctx.Err() != nil {
+			return
+		}
+		delay, wait = wait, min(2*wait, repairRetryMax)
 	}
 }
 
+// Waits between repair passes the store failed (repairLater).
+const (
+	repairRetryFirst = 500 * time.Millisecond
+	repairRetryMax   = time.Minute
+)
+
+// finalRunStates are the run states the repair looks for: every final
+// kind a job's newest run may end in.
+var finalRunStates = [...]task.RunState{task.RunDone, task.RunDead, task.RunRejected, task.RunTimeout, task.RunSkipped,
+	task.RunCancelled}
+
 // RepairFinalEvents looks at the jobs whose newest run ended (done, dead,
-// rejected, timeout or skipped) before until, fired at most repairWindow
-// before it, and appends to each job's history the transition its end
-// means when the history lacks it (none with that run's trigger id and
-// that state), handing it to the OnEvents subscribers too. It returns how
-// many it appended. Cron jobs, whose history goes on with their next run,
-// are left out.
+// rejected, timeout, skipped or cancelled) before until, fired at most
+// repairWindow before it, and appends to each job's history the
+// transition its end means when the history lacks it (repairJob), handing
+// it to the OnEvents subscribers too. It returns how many it appended.
+// Cron jobs, whose history goes on with their next run, are left out.
+//
+// The runs are read by state; the first run met of a job stands for the
+// job, whose newest run repairJob reads itself: an older run met first
+// (a dead run before its backfill's) does not hide the newest one's end.
 func (s *Service) RepairFinalEvents(ctx context.Context, until time.Time) (int, error) {
 	since := until.Add(-repairWindow)
 	seen := map[string]bool{}
 	n := 0
-	for _, state := range [...]task.RunState{task.RunDone, task.RunDead, task.RunRejected, task.RunTimeout, task.RunSkipped} {
+	for _, state := range finalRunStates {
 		cursor := store.RunCursor{}
 	pages:
 		for scanned := 0; scanned < repairScan; scanned += repairPage {
@@ -74,11 +99,11 @@ func (s *Service) RepairFinalEvents(ctx context.Context, until time.Time) (int, 
 				if r.FiredAt.Before(since) {
 					break pages
 				}
-				if seen[r.TaskID] || !r.FinishedAt.IsZero() && r.FinishedAt.After(until) {
+				if seen[r.TaskID] {
 					continue
 				}
 				seen[r.TaskID] = true
-				added, err := s.repairJob(ctx, r)
+				added, err := s.repairJob(ctx, r.TaskID, since, until)
 				if err != nil {
 					return n, fmt.Errorf("repair job %s's transitions: %w", r.TaskID, err)
 				}
@@ -94,11 +119,12 @@ func (s *Service) RepairFinalEvents(ctx context.Context, until time.Time) (int, 
 	return n, nil
 }
 
-// repairJob appends the transition of r's end to its job's history when r
-// is the job's newest run and the history lacks it; it reports whether
-// it appended.
-func (s *Service) repairJob(ctx context.Context, r *task.Run) (bool, error) {
-	t, err := s.store.GetTask(ctx, r.TaskID)
+// repairJob appends to job id's history the transition its newest run's
+// end means, when that run is final, was fired at or after since and
+// ended before until, and the history lacks it (recorded); it reports
+// whether it appended.
+func (s *Service) repairJob(ctx context.Context, id string, since, until time.Time) (bool, error) {
+	t, err := s.store.GetTask(ctx, id)
 	switch {
 	case errors.Is(err, task.ErrNotFound):
 		return false, nil
@@ -107,30 +133,73 @@ func (s *Service) repairJob(ctx context.Context, r *task.Run) (bool, error) {
 	case t.Job == nil || t.CronPara != "":
 		return false, nil
 	}
-	latest, err := s.store.ListRuns(ctx, r.TaskID, time.Time{}, 1)
+	latest, err := s.store.ListRuns(ctx, id, time.Time{}, 1)
 	if err != nil {
 		return false, err
 	}
-	if len(latest) == 0 || latest[0].TriggerID != r.TriggerID || !latest[0].State.Final() {
+	if len(latest) == 0 {
+		return false, nil
+	}
+	r := latest[0]
+	if !r.State.Final() || r.FiredAt.Before(since) || !r.FinishedAt.IsZero() && r.FinishedAt.After(until) {
 		return false, nil
 	}
 	at := r.FinishedAt
 	if at.IsZero() {
 		at = s.now()
 	}
-	ev := transitionOf(t, latest[0], at)
-	history, err := s.store.JobEvents(ctx, r.TaskID, store.MaxJobEvents)
+	ev, ok := finalTransition(t, r, at)
+	if !ok {
+		return false, nil
+	}
+	history, err := s.store.JobEvents(ctx, id, store.MaxJobEvents)
 	if err != nil {
 		return false, err
 	}
-	for _, h := range history {
-		if h.TriggerID == ev.TriggerID && h.State == ev.State {
-			return false, nil
-		}
+	if recorded(history, r, ev) {
+		return false, nil
 	}
 	if err := s.store.AddJobEvents(ctx, []store.JobEvent{ev}); err != nil {
 		return false, err
 	}
 	s.storedEvent(ev)
 	return true, nil
+}
+
+// finalTransition is the transition job t's newest run r, final, leaves
+// its history ending in; false when there is none to restore. A block's
+// marker (a cancelled run holding the slot) means blocked while the job
+// is stopped and cancelled once it is closed (a cancel won over the
+// block); a marker of a job running again is followed by the unblock's
+// fire, so it is nobody's end.
+func finalTransition(t *task.Task, r *task.Run, at time.Time) (store.JobEvent, bool) {
+	if isBlockMarker(r) {
+		switch t.State {
+		case task.StateStopped:
+			return store.JobEvent{JobID: t.TaskID, At: at, State: task.JobBlocked, Reason: "blocked"}, true
+		case task.StateClosed:
+			return store.JobEvent{JobID: t.TaskID, At: at, State: task.JobCancelled, Reason: "cancelled"}, true
+		}
+		return store.JobEvent{}, false
+	}
+	return transitionOf(t, r, at), true
+}
+
+// recorded reports whether history holds ev, the transition of run r's
+// end: one with r's trigger id and ev's state; for a cancelled or blocked
+// end also one of ev's state without a trigger id, added at or after r
+// was fired (a cancel, a replace or a block takes the job's slot with a
+// run, then records its transition without the run's id).
+func recorded(history []store.JobEvent, r *task.Run, ev store.JobEvent) bool {
+	byHand := ev.State == task.JobCancelled || ev.State == task.JobBlocked
+	from := r.FiredAt.Truncate(time.Millisecond)
+	for _, h := range history {
+		if h.State != ev.State {
+			continue
+		}
+		if h.TriggerID == r.TriggerID || byHand && h.TriggerID == "" && !h.At.Before(from) {
+			return true
+		}
+	}
+	return false
 }

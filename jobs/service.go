@@ -45,7 +45,8 @@ type Deps struct {
 	// Wake wakes the patrols so a new job is armed at once; nil = no-op.
 	Wake func()
 	Now  func() time.Time // nil = time.Now
-	// BackfillRate bounds backfill triggers per second (default 20).
+	// BackfillRate bounds the service's backfill triggers per second, all
+	// requests together (default 20).
 	BackfillRate float64
 	// ArmWindow is the nodes' arming window (fire.arm_window): a delayed
 	// job due more than two windows ahead is stored with its arming
@@ -68,9 +69,13 @@ type Service struct {
 	wake    func()
 	now     func() time.Time
 	rate    float64
+	pace    backfillPace  // spaces backfill triggers 1/rate apart
 	window  time.Duration // Deps.ArmWindow
 
-	events  chan transition
+	events chan transition
+	// closeBy, once set (by the recorder, which alone reads it), is when
+	// the recorder stops retrying writes after Close (storeEvents).
+	closeBy time.Time
 	done    chan struct{}
 	wg      sync.WaitGroup
 	ctx     context.Context
@@ -127,6 +132,7 @@ func New(d Deps) *Service {
 	if s.rate <= 0 {
 		s.rate = 20
 	}
+	s.pace.every = time.Duration(float64(time.Second) / s.rate)
 	s.creates = newCreates(d.Store)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Go(s.recordEvents)
@@ -349,6 +355,9 @@ func (s *Service) Upsert(ctx context.Context, key string, r Request) (*View, err
 		case <-time.After(time.Duration(min(attempt, 20)) * time.Millisecond):
 		}
 	}
+	if errors.Is(err, ErrNotRecorded) {
+		s.wake() // the new job is stored: arm it; the answer says its history lags
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -406,12 +415,14 @@ func (s *Service) upsertOnce(ctx context.Context, key string, t *task.Task, ev s
 		}
 		return "", fmt.Errorf("replace job %s: %w", old.TaskID, err)
 	}
+	var recErr error
 	if cancelled {
-		s.eventNow(ctx, store.JobEvent{JobID: old.TaskID, At: s.now(), State: task.JobCancelled, Reason: "replaced by " + t.TaskID})
+		recErr = s.eventNow(ctx, store.JobEvent{JobID: old.TaskID, At: s.now(), State: task.JobCancelled, Reason: "replaced by " + t.TaskID})
 	}
 	s.stopMu.Unlock()
-	s.eventNow(ctx, ev)
-	return old.TaskID, nil
+	// The replace is stored whether or not the transitions are stored in
+	// time: an error wrapping ErrNotRecorded says they are not yet.
+	return old.TaskID, errors.Join(recErr, s.eventNow(ctx, ev))
 }
 
 // answerNew answers the submission of the new job b: the job as stored,

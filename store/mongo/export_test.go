@@ -17,3 +17,7 @@ func Collection(s *Store, name string) *mongo.Collection { return s.db.Collectio
 
 // ClaimGrace is how long a claim whose job is missing is left alone.
 func ClaimGrace(s *Store) time.Duration { return time.Duration(s.claimGrace()) * time.Millisecond }
+
+// OnPruneJobsChecked makes s call fn in each job retention pass between
+// its check for live runs and its delete.
+func OnPruneJobsChecked(s *Store, fn func()) { s.pruneJobsChecked = fn }

@@ -132,6 +132,10 @@ type Store struct {
 	sortable sortable
 	// auditReady is set once the audit collection's index exists.
 	auditReady atomic.Bool
+	// pruneJobsChecked, when set (by tests only, export_test.go), is
+	// called by pruneJobs between its check for live runs and its delete:
+	// where a backfill's fire may come in.
+	pruneJobsChecked func()
 }
 
 // Statements per bulk write. FerretDB v1 stops answering an update command

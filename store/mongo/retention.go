@@ -184,7 +184,8 @@ func (s *Store) examine(ctx context.Context, sp pruneSpec, p store.PruneParams) 
 		proj = append(proj, bson.E{Key: "task_id", Value: 1}, bson.E{Key: "slot", Value: 1}, bson.E{Key: "trigger_type", Value: 1})
 	case store.RetainJobs:
 		proj = append(proj, bson.E{Key: "is_claimed", Value: 1}, bson.E{Key: "is_done", Value: 1},
-			bson.E{Key: "updated_at", Value: 1}, bson.E{Key: "state", Value: 1}, bson.E{Key: "job.key", Value: 1})
+			bson.E{Key: "updated_at", Value: 1}, bson.E{Key: "state", Value: 1}, bson.E{Key: "job.key", Value: 1},
+			bson.E{Key: "last_fire", Value: 1})
 	}
 	cur, err := sp.coll.Find(ctx, filter, findOpts().SetSort(bson.D{{Key: sp.age, Value: 1}, {Key: sp.key, Value: 1}}).
 		SetLimit(int64(p.Limit)).SetProjection(proj))

@@ -90,9 +90,25 @@ func jobFinal(before int64) bson.D {
 // the ones that went. A crash in between leaves a key without its job,
 // which job_keys treats as free once claimGrace has passed, and events or
 // runs of no job, which nothing reads.
+//
+// SQLite checks for live runs and deletes in one transaction; here the
+// check and the delete are two commands, and a backfill (the one fire a
+// closed or done job takes) may record its run in between. The delete
+// therefore re-checks, in its filter, that each job's last_fire is still
+// the one examined (unfired): a fire records its run, then writes its slot
+// as the task's last_fire (store.FireRecord's status), a slot after every
+// run of the task (the ledger key; a backfill fires a millisecond after
+// the job's newest run), so last_fire changes with every new run. A fire
+// whose status was written before the delete keeps the job (the next
+// pass finds its run live); one whose status write comes after finds the
+// task gone, and recordFire takes its run back (RecordFires reports the
+// task missing on its retry; a run left by then is one of no task, which
+// the rescuer cancels as an orphan): nothing is delivered for a job that
+// went. TestPruneJobsSparesBackfilledJob stages the fire in between.
 func (s *Store) pruneJobs(ctx context.Context, docs []bson.M, before int64) (int, error) {
 	var ids bson.A
 	keyOf := map[string]string{}
+	lastFire := map[string]int64{}
 	for _, d := range docs {
 		id, _ := d["task_id"].(string)
 		state, _ := d["state"].(string)
@@ -101,6 +117,7 @@ func (s *Store) pruneJobs(ctx context.Context, docs []bson.M, before int64) (int
 			continue
 		}
 		ids = append(ids, id)
+		lastFire[id] = asInt64(d["last_fire"])
 		if j, ok := d["job"].(bson.M); ok {
 			keyOf[id], _ = j["key"].(string)
 		}
@@ -117,7 +134,10 @@ func (s *Store) pruneJobs(ctx context.Context, docs []bson.M, before int64) (int
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	r, err := s.tasks.DeleteMany(ctx, append(jobFinal(before), bson.E{Key: "task_id", Value: bson.D{{Key: "$in", Value: ids}}}))
+	if s.pruneJobsChecked != nil {
+		s.pruneJobsChecked()
+	}
+	r, err := s.tasks.DeleteMany(ctx, append(jobFinal(before), unfiredSince(ids, lastFire)))
 	if err != nil {
 		return 0, err
 	}
@@ -127,6 +147,31 @@ func (s *Store) pruneJobs(ctx context.Context, docs []bson.M, before int64) (int
 	}
 	gone := removeAll(ids, left)
 	return int(r.DeletedCount), s.deleteJobParts(ctx, gone, keyOf)
+}
+
+// unfiredSince is the filter clause of the jobs ids whose last_fire is
+// still lastFire's (one $in per value: jobs that never fired share 0).
+// Never fired (0) matches a document without the field too.
+func unfiredSince(ids bson.A, lastFire map[string]int64) bson.E {
+	byValue := map[int64]bson.A{}
+	var values []int64
+	for _, id := range ids {
+		v := lastFire[id.(string)]
+		if _, ok := byValue[v]; !ok {
+			values = append(values, v)
+		}
+		byValue[v] = append(byValue[v], id)
+	}
+	or := make(bson.A, len(values))
+	for i, v := range values {
+		var is any = v
+		if v == 0 {
+			is = bson.D{{Key: "$in", Value: bson.A{int64(0), nil}}}
+		}
+		or[i] = bson.D{{Key: "last_fire", Value: is}, {Key: "task_id", Value: bson.D{{Key: "$in", Value: byValue[v]}}}}
+	}
+	// Under $and: jobFinal has an $or of its own.
+	return bson.E{Key: "$and", Value: bson.A{bson.D{{Key: "$or", Value: or}}}}
 }
 
 // deleteJobParts deletes the events, key, key moves and runs of jobs
