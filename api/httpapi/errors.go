@@ -112,8 +112,14 @@ func WriteError(logger *slog.Logger, c *gin.Context, err error) {
 }
 
 // Classify returns the status and body for err. The 5xx bodies say
-// nothing of the cause.
+// nothing of the cause, but for an error coded task.CodeServiceUnavailable:
+// 503 with its message, which says what is stored and what is not yet
+// (a job's transition the store has not taken yet, jobs.ErrNotRecorded),
+// so the client knows to read the state and try again.
 func Classify(err error) (int, ErrorBody) {
+	if task.CodeOf(err) == task.CodeServiceUnavailable {
+		return http.StatusServiceUnavailable, ErrorBody{Error: err.Error(), Code: task.CodeServiceUnavailable}
+	}
 	var ae *apiError
 	if errors.As(err, &ae) {
 		status := ae.status

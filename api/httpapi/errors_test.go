@@ -25,6 +25,8 @@ func TestErrorBodies(t *testing.T) {
 		status int
 		body   string
 	}{
+		{"Unavailable", task.WithCode(task.CodeServiceUnavailable, errors.New("job j1 is cancelled, but that transition is not in its history yet")), 503,
+			`{"error":"job j1 is cancelled, but that transition is not in its history yet","code":"unavailable"}`},
 		{"InvalidField", task.Invalid("delay", "must be 0 to 31622400 seconds (366 days); got -1"), 400,
 			`{"error":"delay: must be 0 to 31622400 seconds (366 days); got -1","code":"invalid_field","field":"delay"}`},
 		{"InvalidFieldWrapped", fmt.Errorf("trigger t1: %w", task.Invalid("params", "too many")), 400,
