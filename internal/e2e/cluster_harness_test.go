@@ -44,6 +44,9 @@ type clusterStore struct {
 	YAML     string        // config's store value, a flow mapping; "": the SQLite file
 	Interval time.Duration // patrol.interval; 0: 250 ms
 	Lease    time.Duration // patrol.lease; 0: clusterLease
+	// Faults, when set, runs the nodes as internal/faultnode with it as
+	// CRONSHEET_FAULTS, each node's fault counts in dir/<id>-faults.json.
+	Faults string
 }
 
 // clusterNode is one node: its process and stable node id.
@@ -99,6 +102,10 @@ shutdown_timeout: 5s
 http: {allow: [127.0.0.0/8]}
 `, addr, id, storeYAML, interval, lease)
 		n := &clusterNode{process: newProcess(t, bin, dir, id, addr, cfg), id: id}
+		if cs.Faults != "" {
+			n.bin = faultBin.Path(t)
+			n.env = []string{"CRONSHEET_FAULTS=" + cs.Faults, "CRONSHEET_FAULTS_STATS=" + filepath.Join(dir, id+"-faults.json")}
+		}
 		c.nodes = append(c.nodes, n)
 	}
 	for _, n := range c.nodes {

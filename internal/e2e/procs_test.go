@@ -22,12 +22,18 @@ import (
 // serial: they run first, with no other test of the package beside them,
 // as their leases and timeouts are sized for.
 
-// bin is the cronsheet binary, built once for all tests of this package.
-var bin testproc.Binary
+// bin is the cronsheet binary, built once for all tests of this package;
+// faultBin is internal/faultnode (the same node over a store that fails
+// as CRONSHEET_FAULTS says), built when a test asks for it.
+var (
+	bin      testproc.Binary
+	faultBin = testproc.Binary{Package: "cronsheet/internal/faultnode"}
+)
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	bin.Cleanup()
+	faultBin.Cleanup()
 	os.Exit(code)
 }
 
@@ -57,6 +63,7 @@ func waitHealthy(t *testing.T, base string) {
 // restarts. t.Cleanup kills it if the test left it running.
 type process struct {
 	bin, cfgPath, logPath, addr string
+	env                         []string // added to the test's environment
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -103,6 +110,9 @@ func (p *process) start(t *testing.T) {
 	}
 	defer logf.Close()
 	cmd := exec.Command(p.bin, "-config", p.cfgPath)
+	if len(p.env) > 0 {
+		cmd.Env = append(os.Environ(), p.env...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

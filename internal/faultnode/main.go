@@ -13,6 +13,8 @@
 //	methods=A,B     the write methods that fail (default: every one of
 //	                faulty.Writes)
 //	delay=D         how long timeout and slow wait (default 200ms)
+//	start=D         the faults begin D after the node started (default 0)
+//	for=D           and last D (default: until the node stops)
 //
 // With CRONSHEET_FAULTS_STATS set to a path, the counts of calls and
 // faults (faulty.Stats, as JSON) are written there every second, so a
@@ -51,7 +53,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "faultnode:", err)
 		return 2
 	}
-	seed, rules, err := parseFaults(os.Getenv("CRONSHEET_FAULTS"))
+	seed, rules, err := parseFaults(os.Getenv("CRONSHEET_FAULTS"), time.Now())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faultnode: CRONSHEET_FAULTS:", err)
 		return 2
@@ -89,9 +91,11 @@ func run() int {
 	return 0
 }
 
-// parseFaults reads CRONSHEET_FAULTS (see the package comment).
-func parseFaults(spec string) (uint64, []faulty.Rule, error) {
+// parseFaults reads CRONSHEET_FAULTS (see the package comment), its
+// window counted from now.
+func parseFaults(spec string, now time.Time) (uint64, []faulty.Rule, error) {
 	seed, every, delay := uint64(1), 0, 200*time.Millisecond
+	var start, lasting time.Duration
 	modes := []faulty.Mode{faulty.Before, faulty.After}
 	var methods []string
 	for kv := range strings.FieldsSeq(spec) {
@@ -104,6 +108,10 @@ func parseFaults(spec string) (uint64, []faulty.Rule, error) {
 			every, err = strconv.Atoi(v)
 		case "delay":
 			delay, err = time.ParseDuration(v)
+		case "start":
+			start, err = time.ParseDuration(v)
+		case "for":
+			lasting, err = time.ParseDuration(v)
 		case "methods":
 			methods = strings.Split(v, ",")
 		case "modes":
@@ -126,11 +134,15 @@ func parseFaults(spec string) (uint64, []faulty.Rule, error) {
 	if every < 1 {
 		return 0, nil, errors.New("every=K (K ≥ 1) is required")
 	}
+	from, until := now.Add(start), time.Time{}
+	if lasting > 0 {
+		until = from.Add(lasting)
+	}
 	rules := make([]faulty.Rule, len(modes))
 	for i, m := range modes {
 		// Each rule takes its share of the calls the ones before it let
 		// pass, so that together about one call in every fails.
-		rules[i] = faulty.Rule{Mode: m, Methods: methods, Delay: delay,
+		rules[i] = faulty.Rule{Mode: m, Methods: methods, Delay: delay, From: from, Until: until,
 			Chance: 1 / (float64(every)*float64(len(modes)) - float64(i))}
 	}
 	return seed, rules, nil
