@@ -82,7 +82,8 @@ func faultsOf(seed uint64, on bool) string {
 // calls and kill -9 restarts, and checks the engine's promises after
 // every step and at the end (see checks_test.go). The bounded run takes
 // fixed seeds; CRONSHEET_MODEL_SEED replays one seed (with
-// CRONSHEET_MODEL_OPS operations; with CRONSHEET_MODEL_SHRINK=1 a failure
+// CRONSHEET_MODEL_OPS operations, which also sets a long run's; with
+// CRONSHEET_MODEL_SHRINK=1 a failure
 // is bisected down to the shortest prefix that still shows it),
 // CRONSHEET_MODEL_LONG=<duration> runs new seeds until the duration is
 // over and logs the figures; CRONSHEET_MODEL_FAULTS=1 runs those with
@@ -91,13 +92,13 @@ func TestModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	ops := boundedOps
+	ops, long := boundedOps, longOps
 	if s := os.Getenv("CRONSHEET_MODEL_OPS"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
 			t.Fatalf("CRONSHEET_MODEL_OPS=%q: want a positive number", s)
 		}
-		ops = n
+		ops, long = n, n
 	}
 	faults := os.Getenv("CRONSHEET_MODEL_FAULTS") == "1"
 	if s := os.Getenv("CRONSHEET_MODEL_SEED"); s != "" {
@@ -113,7 +114,7 @@ func TestModel(t *testing.T) {
 		if err != nil {
 			t.Fatalf("CRONSHEET_MODEL_LONG=%q: want a duration such as 20m", s)
 		}
-		runLong(t, d, faults)
+		runLong(t, d, long, faults)
 		return
 	}
 	for _, seed := range boundedSeeds {
@@ -124,15 +125,15 @@ func TestModel(t *testing.T) {
 	}
 }
 
-// runLong runs seeds from the clock until d is over (with store faults
-// when faults), and logs the figures summed over them.
-func runLong(t *testing.T, d time.Duration, faults bool) {
+// runLong runs seeds of n operations from the clock until d is over
+// (with store faults when faults), and logs the figures summed over them.
+func runLong(t *testing.T, d time.Duration, n int, faults bool) {
 	total := stats{byCheck: map[string]int{}}
 	end := time.Now().Add(d)
 	seeds := 0
 	for seed := uint64(time.Now().UnixNano()); time.Now().Before(end); seed++ {
 		st := stats{}
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { st = runSeed(t, seed, longOps, faults) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { st = runSeed(t, seed, n, faults) })
 		seeds++
 		total.add(st)
 	}
