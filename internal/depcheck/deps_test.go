@@ -145,8 +145,9 @@ func TestForbiddenDeps(t *testing.T) {
 }
 
 // TestOnlyTheBinaryWires fails when a package other than the binary
-// (cmd/cronsheet) depends on the composition root (server) or on a
-// command: server only wires, and nothing builds on the wiring.
+// (cmd/cronsheet, and the tests' internal/faultnode) depends on the
+// composition root (server) or on a command: server only wires, and
+// nothing builds on the wiring.
 func TestOnlyTheBinaryWires(t *testing.T) {
 	for pkg, info := range listPackages(t) {
 		// internal/faultnode is the tests' node binary: cmd/cronsheet's
