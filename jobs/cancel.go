@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"cronsheet/fire"
@@ -16,8 +17,14 @@ var ErrTooLate = errors.New("the job already fired")
 
 // Cancel cancels a job that has not fired: exactly one of cancelled and
 // fired wins, through the fire ledger (a cancel takes the job's slot the
-// way a fire does). A cron job stops for good. A job that already fired is
-// task.ErrConflict wrapping ErrTooLate.
+// way a fire does). A cron job stops for good (cancelCron). A job that
+// already fired is task.ErrConflict wrapping ErrTooLate.
+//
+// A delayed job's cancel is decided by its first write, the slot taken:
+// once the slot is held, the job's one fire finds it taken and sends
+// nothing, so a crash before the close leaves a job that never runs and
+// reads cancelled (its newest run is the cancel's). The close and the
+// transition follow.
 func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
 	t, err := s.jobTask(ctx, id)
 	if err != nil {
@@ -25,6 +32,9 @@ func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
 	}
 	if t.State == task.StateClosed {
 		return nil, conflict(task.CodeAlreadyCancelled, "job %s is already cancelled or replaced", id)
+	}
+	if t.Job.DueAt.IsZero() {
+		return s.cancelCron(ctx, t)
 	}
 	ok, err := s.cancelSlot(ctx, t, "cancelled")
 	if err != nil {
@@ -47,11 +57,55 @@ func (s *Service) Cancel(ctx context.Context, id string) (*View, error) {
 	// in time: the answer says which (ErrNotRecorded when not yet).
 	recErr := s.eventNow(ctx, store.JobEvent{JobID: id, At: s.now(), State: task.JobCancelled, Reason: "cancelled"})
 	s.stopMu.Unlock()
+	return s.cancelled(ctx, id, recErr)
+}
+
+// cancelCron cancels cron job t. Its first write is the close: stored, it
+// stops the job on every node for good (the close releases the task's
+// claim, so the node that armed it disarms it, and no node arms a closed
+// task), and the job reads cancelled. Only then is its current slot taken
+// in the ledger, so that a fire that read the job running before the
+// close either delivered that slot already or finds it taken; and then
+// the cancelled transition is handed over.
+//
+// A process killed (or a store failing) after the close leaves a job
+// that never fires again, the client unanswered or told an error, and a
+// retry of the cancel answers that it is cancelled already. The other
+// order, the slot taken first, left a job whose newest run read cancelled
+// while its later slots went on firing. A transition lost by a kill is
+// appended by the repair (repairJob).
+//
+// An answer of cancelled means all three are stored. When the slot could
+// not be taken the answer is that error: the job is cancelled, but a fire
+// that read it running may still deliver its current slot.
+func (s *Service) cancelCron(ctx context.Context, t *task.Task) (*View, error) {
+	id := t.TaskID
+	s.stopMu.Lock()
+	if _, err := s.store.SetTaskState(ctx, store.TaskStateParams{TaskID: id, State: task.StateClosed, Now: s.now()}); err != nil {
+		s.stopMu.Unlock()
+		return nil, err
+	}
+	var slotErr error
+	if _, err := s.cancelSlot(ctx, t, "cancelled"); err != nil {
+		slotErr = fmt.Errorf("job %s is cancelled, but its current slot could not be taken from a fire "+
+			"racing the cancel: %w", id, err)
+	}
+	recErr := s.eventNow(ctx, store.JobEvent{JobID: id, At: s.now(), State: task.JobCancelled, Reason: "cancelled"})
+	s.stopMu.Unlock()
+	if slotErr != nil {
+		recErr = errors.Join(slotErr, recErr)
+	}
+	return s.cancelled(ctx, id, recErr)
+}
+
+// cancelled wakes what waits on job id once its cancel is stored and
+// answers it: err, or the job as stored.
+func (s *Service) cancelled(ctx context.Context, id string, err error) (*View, error) {
 	s.wake()
 	s.wakeWaiters(id)
 	s.announce(id)
-	if recErr != nil {
-		return nil, recErr
+	if err != nil {
+		return nil, err
 	}
 	return s.Get(ctx, id)
 }

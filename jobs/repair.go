@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,7 +78,9 @@ var finalRunStates = [...]task.RunState{task.RunDone, task.RunDead, task.RunReje
 // repairWindow before it, and appends to each job's history the
 // transition its end means when the history lacks it (repairJob), handing
 // it to the OnEvents subscribers too. It returns how many it appended.
-// Cron jobs, whose history goes on with their next run, are left out.
+// A cron job's history goes on with its next run, so its runs' ends are
+// left out; a cron job met that is closed gets its cancelled transition
+// when a kill lost it (repairClosedCron).
 //
 // The runs are read by state; the first run met of a job stands for the
 // job, whose newest run repairJob reads itself: an older run met first
@@ -130,8 +133,10 @@ func (s *Service) repairJob(ctx context.Context, id string, since, until time.Ti
 		return false, nil
 	case err != nil:
 		return false, err
-	case t.Job == nil || t.CronPara != "":
+	case t.Job == nil:
 		return false, nil
+	case t.CronPara != "":
+		return s.repairClosedCron(ctx, t, until)
 	}
 	latest, err := s.store.ListRuns(ctx, id, time.Time{}, 1)
 	if err != nil {
@@ -202,4 +207,35 @@ func recorded(history []store.JobEvent, r *task.Run, ev store.JobEvent) bool {
 		}
 	}
 	return false
+}
+
+// repairClosedCron appends the cancelled transition of cron job t when t
+// was closed before until and its history does not end with it: a cancel
+// (or a replace) closes a cron job first and hands its transition over
+// after, so a kill in between leaves a job that never fires again and
+// reads cancelled, its history ending before it. A closed cron job never
+// gets a transition after its cancelled one (stopMu), so a history ending
+// otherwise lacks it. The repair finds such a job through its runs, so a
+// cron job that ran nothing within repairWindow is not found.
+func (s *Service) repairClosedCron(ctx context.Context, t *task.Task, until time.Time) (bool, error) {
+	if t.State != task.StateClosed || t.UpdatedAt.After(until) {
+		return false, nil // live, or closed since this start: its cancel hands the transition itself
+	}
+	history, err := s.store.JobEvents(ctx, t.TaskID, store.MaxJobEvents)
+	if err != nil {
+		return false, err
+	}
+	if n := len(history); n > 0 && history[n-1].State == task.JobCancelled {
+		return false, nil
+	}
+	why := "cancelled"
+	if t.Job.ReplacedBy != "" {
+		why = "replaced by " + t.Job.ReplacedBy
+	}
+	ev := store.JobEvent{JobID: t.TaskID, At: cmp.Or(t.UpdatedAt, s.now()), State: task.JobCancelled, Reason: why}
+	if err := s.store.AddJobEvents(ctx, []store.JobEvent{ev}); err != nil {
+		return false, err
+	}
+	s.storedEvent(ev)
+	return true, nil
 }
