@@ -397,15 +397,24 @@ func (s *Service) upsertOnce(ctx context.Context, key string, t *task.Task, ev s
 		return "", err
 	}
 	why := "replaced under key " + key
-	cancelled, err := s.cancelSlot(ctx, old, why)
-	if err == nil && !cancelled {
-		// Another request replacing old may have taken its slot first.
-		var r *task.Run
-		r, err = s.runAt(ctx, old.TaskID, old.Job.DueAt)
-		cancelled = r != nil && r.State == task.RunCancelled && r.Error == why
-	}
-	if err != nil {
-		return "", err
+	// A delayed job's slot is taken first: it decides whether the job is
+	// cancelled or keeps its outcome. A cron job is closed first, by the
+	// replace, and its slot taken after, as Cancel does (cancelCron): a
+	// kill in between leaves it stopped, not firing under a cancelled run.
+	cron := old.Job.DueAt.IsZero()
+	cancelled := cron
+	if !cron {
+		var err error
+		cancelled, err = s.cancelSlot(ctx, old, why)
+		if err == nil && !cancelled {
+			// Another request replacing old may have taken its slot first.
+			var r *task.Run
+			r, err = s.runAt(ctx, old.TaskID, old.Job.DueAt)
+			cancelled = r != nil && r.State == task.RunCancelled && r.Error == why
+		}
+		if err != nil {
+			return "", err
+		}
 	}
 	s.stopMu.Lock()
 	if err := s.store.ReplaceJob(ctx, key, old.TaskID, t); err != nil {
@@ -416,8 +425,15 @@ func (s *Service) upsertOnce(ctx context.Context, key string, t *task.Task, ev s
 		return "", fmt.Errorf("replace job %s: %w", old.TaskID, err)
 	}
 	var recErr error
+	if cron {
+		if _, err := s.cancelSlot(ctx, old, why); err != nil {
+			recErr = fmt.Errorf("job %s is replaced, but its current slot could not be taken from a fire "+
+				"racing the replace: %w", old.TaskID, err)
+		}
+	}
 	if cancelled {
-		recErr = s.eventNow(ctx, store.JobEvent{JobID: old.TaskID, At: s.now(), State: task.JobCancelled, Reason: "replaced by " + t.TaskID})
+		recErr = errors.Join(recErr, s.eventNow(ctx, store.JobEvent{JobID: old.TaskID, At: s.now(), State: task.JobCancelled,
+			Reason: "replaced by " + t.TaskID}))
 	}
 	s.stopMu.Unlock()
 	// The replace is stored whether or not the transitions are stored in
