@@ -65,7 +65,7 @@ func (s *Store) nodeWrite(ctx context.Context, st *sql.Stmt, n store.Node, extra
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("node id %q is used by another live process: %w", n.ID, task.ErrConflict)
 	}
-	return translate(err)
+	return s.noteWrite(translate(err))
 }
 
 // RemoveNode deletes n's entry if it still belongs to incarnation.

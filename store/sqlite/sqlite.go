@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	msqlite "modernc.org/sqlite"
@@ -67,6 +68,9 @@ type Store struct {
 	// closed when it has.
 	stopHistory context.CancelFunc
 	historyDone chan struct{}
+	// fullSince is when writes began to fail for disk full (unix ms),
+	// 0 while they do not (diskfull.go).
+	fullSince atomic.Int64
 }
 
 // Open opens (creating when needed) the database file at path and its parent
@@ -201,17 +205,19 @@ func (s *Store) Close() error {
 }
 
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE, via _txlock) on the
-// writer connection, committing when fn returns nil.
+// writer connection, committing when fn returns nil. A disk-full error,
+// from fn or the commit, comes back coded unavailable (diskFull), and the
+// outcome is noted for Probe.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return translate(err)
+		return s.noteWrite(translate(err))
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return s.noteWrite(diskFull(err))
 	}
-	return translate(tx.Commit())
+	return s.noteWrite(translate(tx.Commit()))
 }
 
 // batchCtx returns ctx without its cancellation, for the statements of a
@@ -225,8 +231,9 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 func batchCtx(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
 
 // translate maps driver errors onto the task sentinels: no rows is
-// task.ErrNotFound and a unique or primary key clash is task.ErrConflict;
-// the driver's message stays in the chain.
+// task.ErrNotFound, a unique or primary key clash is task.ErrConflict and
+// SQLITE_FULL is coded unavailable (diskFull); the driver's message stays
+// in the chain.
 func translate(err error) error {
 	if err == nil {
 		return nil
@@ -240,6 +247,7 @@ func translate(err error) error {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 			return fmt.Errorf("%w: %w", task.ErrConflict, err)
 		}
+		return diskFull(err)
 	}
 	return err
 }
