@@ -277,6 +277,7 @@ func (f *Firer) FireAll(ctx context.Context, ps []Params) []Result {
 	}
 	results, recorded := f.record(recs)
 	defer recorded()
+	f.resolveUnknown(recs, results)
 	for i := range ps {
 		if pr := &preps[i]; pr.routes != nil {
 			out[i] = f.deliverRecorded(pr, results[pr.from:pr.from+len(pr.routes)])
