@@ -18,6 +18,7 @@ func fireLedgerCases() []testCase {
 		{name: "RecordFireMissingTaskStoresNothing", fn: testRecordFireMissingTask},
 		{name: "FinishRunMirrorsRow", fn: testFinishRun},
 		{name: "FinishRunMissingStoresNothing", fn: testFinishRunMissing},
+		{name: "FinishRunRetriedCompletesStatus", fn: testFinishRunRetried},
 		{name: "RecordFiresMany", fn: testRecordFiresMany},
 		{name: "FinishRunsBatch", fn: testFinishRunsBatch},
 		{name: "WriteRuns", fn: testWriteRuns},
@@ -209,6 +210,24 @@ func testFinishRun(b *bundle) {
 	b.noErr("FinishRun done", b.s.FinishRun(b.ctx, r, store.TaskStatusParams{
 		TaskID: "t1", LastStatus: string(task.RunDone), Done: true, SetNextFire: true}))
 	b.checkStatus("done", "t1", "r1", tk.Version, fireStatus{time.Time{}, slot, "done", 1})
+}
+
+// testFinishRunRetried: a retry of a finish whose run was stored but
+// whose task status was not (a driver without transactions interrupted
+// between the two, or an error that hid the commit) is not refused: the
+// run's write is fenced by its fence alone, which a finish does not move,
+// so the retry stores the same run and writes the status.
+func testFinishRunRetried(b *bundle) {
+	tk := b.addTask(newTask("t1", "r1"))
+	slot, next := at(time.Hour), at(25*time.Hour)
+	r := newRun("tr-1", "t1", slot, "email")
+	b.recordFire(r, firedStatus("t1", slot, next))
+	r.State, r.FinishedAt = task.RunDone, at(time.Hour+time.Second)
+	half := *r
+	b.noErr("UpdateRun (the finish's run write)", b.s.UpdateRun(b.ctx, &half))
+	b.checkStatus("run finished, status not written", "t1", "r1", tk.Version, fireStatus{next, slot, "running", 0})
+	b.noErr("FinishRun retried", b.s.FinishRun(b.ctx, r, store.TaskStatusParams{TaskID: "t1", LastStatus: string(task.RunDone)}))
+	b.checkStatus("after the retry", "t1", "r1", tk.Version, fireStatus{next, slot, "done", 0})
 }
 
 func testFinishRunMissing(b *bundle) {
