@@ -63,7 +63,8 @@ func taskStatus(t *task.Task, run *task.Run, state task.RunState) store.TaskStat
 		return store.TaskStatusParams{TaskID: t.TaskID}
 	}
 	done := usesUpSchedule(t, run, state == task.RunDone || state == task.RunAccepted)
-	status := store.TaskStatusParams{TaskID: t.TaskID, LastStatus: string(state), Done: done, SetNextFire: done}
+	status := store.TaskStatusParams{TaskID: t.TaskID, LastStatus: string(state), StatusSlot: run.Slot, Done: done,
+		SetNextFire: done}
 	if statusAtEnd(t, run.TriggerType) {
 		status.LastFire = run.Slot
 	}
@@ -364,7 +365,7 @@ func timeoutStatus(run *task.Run) store.TaskStatusParams {
 	if run.TriggerType == task.TriggerAlert {
 		return store.TaskStatusParams{}
 	}
-	return store.TaskStatusParams{TaskID: run.TaskID, LastStatus: string(task.RunTimeout)}
+	return store.TaskStatusParams{TaskID: run.TaskID, LastStatus: string(task.RunTimeout), StatusSlot: run.Slot}
 }
 
 // ExpireAccepted times out up to limit accepted runs whose feedback

@@ -144,7 +144,8 @@ func (s *Store) acceptRun(ctx context.Context, r *task.Run, status store.TaskSta
 	var now runDoc
 	err = s.runs.FindOne(ctx, triggerKey(r.TriggerID), options.FindOne().SetProjection(bson.D{{Key: "state", Value: 1}})).Decode(&now)
 	if err == nil && now.State != task.RunAccepted {
-		err = s.applyStatus(ctx, store.TaskStatusParams{TaskID: status.TaskID, LastStatus: string(now.State)})
+		err = s.applyStatus(ctx, store.TaskStatusParams{TaskID: status.TaskID, LastStatus: string(now.State),
+			StatusSlot: status.StatusSlot})
 	}
 	if err != nil {
 		return false, fmt.Errorf("run accepted, but check its state: %w", translate(err))
