@@ -117,6 +117,14 @@ func (f *Firer) call(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+	// The Gate checked this node's standing before this wait: check it
+	// again, so that a process that lost its node id while the delivery
+	// waited for a slot calls no one.
+	if f.cfg.Standing != nil {
+		if err := f.cfg.Standing(ctx); err != nil {
+			return "", fmt.Errorf("%w: %w", errNotStarted, err)
+		}
+	}
 	if f.now().Sub(began) > longWait {
 		// All slots were busy for a while: re-assert the run (fenced) so
 		// that a run taken over meanwhile is not sent twice.

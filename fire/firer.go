@@ -97,6 +97,12 @@ type Config struct {
 	// It returns the release to call when the attempt is over; an error
 	// (ctx ended) ends the delivery, leaving the run for resumption.
 	Gate func(ctx context.Context, t *task.Task, tg *task.Target) (release func(), err error)
+	// Standing, when set, says whether this process may still deliver
+	// under its node id (nil: it may). It is asked after the wait for a
+	// delivery slot, which comes after the Gate and may be long: a process
+	// that lost its node id meanwhile makes no call, and the run stays
+	// unfinished for the id's new process.
+	Standing func(ctx context.Context) error
 }
 
 // Outcome says what Fire did with a slot.
@@ -277,6 +283,7 @@ func (f *Firer) FireAll(ctx context.Context, ps []Params) []Result {
 	}
 	results, recorded := f.record(recs)
 	defer recorded()
+	f.resolveUnknown(recs, results)
 	for i := range ps {
 		if pr := &preps[i]; pr.routes != nil {
 			out[i] = f.deliverRecorded(pr, results[pr.from:pr.from+len(pr.routes)])

@@ -64,12 +64,24 @@ func (f *fault) setFailing(on bool) {
 	f.failing = on
 }
 
-// faultStore is the test's store with AcceptRun, FinishRun and UpdateRun
-// failing as their faults say (nil: never). It embeds fire.Store only, so
+// faultStore is the test's store with AcceptRun, FinishRun, UpdateRun and
+// RecordFires failing as their faults say (nil: never). It embeds fire.Store only, so
 // the Firer over it writes each run alone (no group commit).
 type faultStore struct {
 	fire.Store
-	accept, finish, update *fault
+	accept, finish, update, record *fault
+}
+
+func (s *faultStore) RecordFires(ctx context.Context, recs []store.FireRecord) ([]store.FireResult, error) {
+	before, after := s.record.take()
+	if before {
+		return nil, errInjected
+	}
+	res, err := s.Store.RecordFires(ctx, recs)
+	if after && err == nil {
+		return nil, errInjected
+	}
+	return res, err
 }
 
 func (s *faultStore) AcceptRun(ctx context.Context, r *task.Run, status store.TaskStatusParams) (bool, error) {

@@ -63,7 +63,8 @@ func taskStatus(t *task.Task, run *task.Run, state task.RunState) store.TaskStat
 		return store.TaskStatusParams{TaskID: t.TaskID}
 	}
 	done := usesUpSchedule(t, run, state == task.RunDone || state == task.RunAccepted)
-	status := store.TaskStatusParams{TaskID: t.TaskID, LastStatus: string(state), Done: done, SetNextFire: done}
+	status := store.TaskStatusParams{TaskID: t.TaskID, LastStatus: string(state), StatusSlot: run.Slot, Done: done,
+		SetNextFire: done}
 	if statusAtEnd(t, run.TriggerType) {
 		status.LastFire = run.Slot
 	}
@@ -303,10 +304,12 @@ func (f *Firer) accept(ctx context.Context, t *task.Task, tg *task.Target, run *
 // acceptRun makes one try of accept's write and reports whether run is
 // stored accepted at its fence with its deadline: by this try, or by an
 // earlier one that committed though the store reported an error (the
-// outcome unknown), which AcceptRun, finding the run no longer running,
-// reports as false. A final report and a take-over both move the fence,
-// and nothing else makes a run accepted, so a run accepted at run's fence
-// with run's deadline is this write's. A run whose task is gone (purged
+// outcome unknown). The store answers true for that too: the same write
+// again (accepted at run's fence with run's deadline) is idempotent and
+// applies the task's status, which a driver without transactions may
+// not have written before its error (store.Control.AcceptRun). A final
+// report and a take-over both move the fence, so false means the run was
+// finished by its report or taken over. A run whose task is gone (purged
 // while the call was made: AcceptRun's task.ErrNotFound) is stored
 // accepted without the task's status, as finish stores an outcome, so
 // that its feedback deadline is kept; that write is fenced too.
@@ -321,15 +324,7 @@ func (f *Firer) acceptRun(ctx context.Context, run *task.Run, status store.TaskS
 		}
 		return err == nil, err // task.ErrNotFound: the run is gone too
 	}
-	if err != nil || ok {
-		return ok, err
-	}
-	now, err := f.store.GetRun(ctx, run.TriggerID)
-	if err != nil {
-		return false, err
-	}
-	return now.State == task.RunAccepted && now.Fence == run.Fence &&
-		store.UnixMS(now.Deadline) == store.UnixMS(run.Deadline), nil
+	return ok, err
 }
 
 // Feedback records a target's report on a run (store.Control.AddFeedback)
@@ -370,7 +365,7 @@ func timeoutStatus(run *task.Run) store.TaskStatusParams {
 	if run.TriggerType == task.TriggerAlert {
 		return store.TaskStatusParams{}
 	}
-	return store.TaskStatusParams{TaskID: run.TaskID, LastStatus: string(task.RunTimeout)}
+	return store.TaskStatusParams{TaskID: run.TaskID, LastStatus: string(task.RunTimeout), StatusSlot: run.Slot}
 }
 
 // ExpireAccepted times out up to limit accepted runs whose feedback

@@ -105,8 +105,8 @@ func (s *Server) buildDelivery(b *built) error {
 	s.nodes = newNodeRegistry(s.logger, s.store, cfg.NodeID, cfg.Patrol.Lease, s.clock.Now, func() int { return len(s.armer.Armed()) })
 	s.firer = fire.New(s.logger, fire.Config{
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
-		OnRun: s.onRun, OnFire: s.onFire, Gate: s.gate, Peers: s.nodes.peers, MaxDeliveries: cfg.Fire.Workers,
-		Instance: s.nodes.self.Incarnation,
+		OnRun: s.onRun, OnFire: s.onFire, Gate: s.gate, Standing: s.nodes.standing, Peers: s.nodes.peers,
+		MaxDeliveries: cfg.Fire.Workers, Instance: s.nodes.self.Incarnation,
 	}, s.store, b.execs.Registry, s.slotNow())
 	return nil
 }

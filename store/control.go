@@ -29,7 +29,10 @@ type Control interface {
 	// run is still running under r.Fence: a run that already got its final
 	// feedback (the target answered before its HTTP response returned), or
 	// that another deliverer took over, is left alone and AcceptRun
-	// reports false. A missing run is task.ErrNotFound.
+	// reports false. The same write again (the run accepted under r.Fence
+	// with r.Deadline: a retry after an error that hid its commit) is
+	// idempotent: it stores the same and applies status, and reports
+	// true. A missing run is task.ErrNotFound.
 	AcceptRun(ctx context.Context, r *task.Run, status TaskStatusParams) (bool, error)
 	// AddFeedback appends p.Feedback to the run's reports. A final report
 	// (not Progress) ends the run: done when Status is 0, else dead with

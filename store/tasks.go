@@ -152,7 +152,17 @@ type TaskStatusParams struct {
 	SetNextFire bool
 	LastFire    time.Time
 	LastStatus  string
-	Done        bool
+	// StatusSlot, when set with LastStatus, is the slot of the run whose
+	// state LastStatus is (an outcome, an acceptance, a timeout): the task
+	// keeps the latest such slot, and LastStatus is written only when
+	// StatusSlot is not before it. So an outcome applied after a newer
+	// run's (a burst's outcomes applied in any order, an outcome retried
+	// after an error that hid its commit) does not put back an older
+	// status: a task's last status follows its newest run that reported
+	// one. Zero writes LastStatus as given (a fire's "running", arming's
+	// "unschedulable").
+	StatusSlot time.Time
+	Done       bool
 }
 
 // CheckTitleQuery checks the arguments of Tasks.TaskIDsByTitle for every

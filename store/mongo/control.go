@@ -94,7 +94,9 @@ func runFilter(triggerID string, states ...task.RunState) bson.D {
 //
 // Without a transaction it checks the task first, then updates the run,
 // then writes the status; interrupted after the run, the run is accepted
-// and the task shows the previous status until its next one. A final
+// and the task shows the previous status until the accept is retried: a
+// run accepted at r's fence with r's deadline is this write's, so the
+// retry matches it again, writes the status and reports true. A final
 // report that lands between the run's update and the status would be
 // overwritten by "accepted", so the run's state is read again afterwards
 // and, when it is no longer accepted, written as the task's last status.
@@ -118,7 +120,15 @@ func (s *Store) acceptRun(ctx context.Context, r *task.Run, status store.TaskSta
 	set := bson.D{{Key: "state", Value: task.RunAccepted}, {Key: "deadline", Value: store.UnixMS(r.Deadline)},
 		{Key: "attempt", Value: r.Attempt}, {Key: "output", Value: task.Truncate(r.Output, task.MaxOutput)},
 		{Key: "error", Value: task.Truncate(r.Error, task.MaxOutput)}}
-	res, err := s.runs.UpdateOne(ctx, append(runFilter(r.TriggerID, task.RunRunning), fenceIs(r.Fence)), bson.D{{Key: "$set", Value: set}})
+	// Running, or already accepted by this same write (same fence, same
+	// deadline): a retry after the run's update but before the status
+	// (interrupted, or an error that hid the update) matches again and
+	// goes on to write the status, so the accept completes.
+	filter := bson.D{{Key: "trigger_id", Value: r.TriggerID}, fenceIs(r.Fence), {Key: "$or", Value: bson.A{
+		bson.D{{Key: "state", Value: task.RunRunning}},
+		bson.D{{Key: "state", Value: task.RunAccepted}, {Key: "deadline", Value: store.UnixMS(r.Deadline)}},
+	}}}
+	res, err := s.runs.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: set}})
 	if err != nil {
 		return false, err
 	}
@@ -134,7 +144,8 @@ func (s *Store) acceptRun(ctx context.Context, r *task.Run, status store.TaskSta
 	var now runDoc
 	err = s.runs.FindOne(ctx, triggerKey(r.TriggerID), options.FindOne().SetProjection(bson.D{{Key: "state", Value: 1}})).Decode(&now)
 	if err == nil && now.State != task.RunAccepted {
-		err = s.applyStatus(ctx, store.TaskStatusParams{TaskID: status.TaskID, LastStatus: string(now.State)})
+		err = s.applyStatus(ctx, store.TaskStatusParams{TaskID: status.TaskID, LastStatus: string(now.State),
+			StatusSlot: status.StatusSlot})
 	}
 	if err != nil {
 		return false, fmt.Errorf("run accepted, but check its state: %w", translate(err))

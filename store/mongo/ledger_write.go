@@ -16,7 +16,10 @@ const finishParallel = 16
 // RecordFires, then its updates with UpdateRun, then its outcomes with
 // FinishRun, the calls of each kind finishParallel at a time (each is a
 // run of its own, so their order does not matter; an update or outcome
-// may be of a run recorded by the same call). There is no
+// may be of a run recorded by the same call). Two outcomes of one task
+// may land in either order: their last statuses are guarded by their
+// runs' slots (store.TaskStatusParams.StatusSlot), so the task ends with
+// the newer slot's. There is no
 // multi-document transaction on FerretDB (nor on a standalone MongoDB),
 // so this is not one commit: a failed RecordFires fails the call before
 // any update or outcome is written, with the records inserted by then

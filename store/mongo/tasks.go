@@ -324,7 +324,7 @@ func statusSet(p store.TaskStatusParams) bson.D {
 	if !p.LastFire.IsZero() {
 		set = append(set, bson.E{Key: "last_fire", Value: store.UnixMS(p.LastFire)})
 	}
-	if p.LastStatus != "" {
+	if p.LastStatus != "" && !guarded(p) {
 		set = append(set, bson.E{Key: "last_status", Value: p.LastStatus})
 	}
 	if p.Done {
@@ -354,6 +354,12 @@ func feedbackProjection() bson.D {
 // applyStatus records p on its task (task.ErrNotFound when missing), then
 // mirrors the task's feedback onto its row.
 func (s *Store) applyStatus(ctx context.Context, p store.TaskStatusParams) error {
+	if guarded(p) {
+		// First, so that the read below returns the status as it ends.
+		if _, err := s.tasks.UpdateOne(ctx, guardFilter(p), guardUpdate(p)); err != nil {
+			return err
+		}
+	}
 	var fb feedback
 	var err error
 	if set := statusSet(p); len(set) == 0 {
@@ -376,6 +382,31 @@ func (s *Store) applyStatus(ctx context.Context, p store.TaskStatusParams) error
 func mirrorUpdate(fb *feedback) bson.D {
 	return bson.D{{Key: "$set", Value: bson.D{{Key: "next_fire", Value: fb.NextFire},
 		{Key: "last_fire", Value: fb.LastFire}, {Key: "last_status", Value: fb.LastStatus}}}}
+}
+
+// guarded reports whether p's last status is written under the guard of
+// its slot (store.TaskStatusParams.StatusSlot): not by statusSet's $set,
+// but by an update of its own whose filter holds the guard.
+func guarded(p store.TaskStatusParams) bool {
+	return p.LastStatus != "" && store.UnixMS(p.StatusSlot) != 0
+}
+
+// guardFilter selects p's task while no status of a later slot is
+// stored on it (status_slot, absent on a task no guarded status reached
+// yet, is the latest such slot). One conditional update per document, so
+// two statuses of one task applied at once, in any order, end with the
+// later slot's.
+func guardFilter(p store.TaskStatusParams) bson.D {
+	return bson.D{{Key: "task_id", Value: p.TaskID}, {Key: "$or", Value: bson.A{
+		bson.D{{Key: "status_slot", Value: bson.D{{Key: "$lte", Value: store.UnixMS(p.StatusSlot)}}}},
+		bson.D{{Key: "status_slot", Value: bson.D{{Key: "$exists", Value: false}}}},
+	}}}
+}
+
+// guardUpdate writes p's last status and slot.
+func guardUpdate(p store.TaskStatusParams) bson.D {
+	return bson.D{{Key: "$set", Value: bson.D{{Key: "last_status", Value: p.LastStatus},
+		{Key: "status_slot", Value: store.UnixMS(p.StatusSlot)}}}}
 }
 
 // foldStatuses merges the statuses of each task, in order (a later status
@@ -452,11 +483,38 @@ func (s *Store) applyStatuses(ctx context.Context, ps []store.TaskStatusParams) 
 			return fmt.Errorf("%d of %d tasks vanished: %w", len(models)-matched, len(models), task.ErrNotFound)
 		}
 	}
+	// The guarded last statuses: one conditional update each, unordered
+	// (the guard makes the latest slot's win whatever the order); a guard
+	// that does not match leaves a newer status, not an error.
+	var guards []mongo.WriteModel
+	for _, p := range ps {
+		if guarded(p) {
+			guards = append(guards, mongo.NewUpdateOneModel().SetFilter(guardFilter(p)).SetUpdate(guardUpdate(p)))
+		}
+	}
+	if len(guards) > 0 {
+		if _, err := s.bulkWrite(ctx, s.tasks, guards); err != nil {
+			return err
+		}
+	}
 	cur, err := s.tasks.Find(ctx, bson.D{{Key: "task_id", Value: bson.D{{Key: "$in", Value: ids}}}},
 		findOpts().SetProjection(feedbackProjection()))
 	fbs, err := findAll[feedback](ctx, cur, err)
 	if err != nil {
 		return err
+	}
+	if len(guards) > 0 {
+		// A guarded status whose task is gone matched nothing, as a
+		// newer status would: the read tells them apart.
+		found := make(map[string]bool, len(fbs))
+		for i := range fbs {
+			found[fbs[i].TaskID] = true
+		}
+		for _, p := range ps {
+			if guarded(p) && !found[p.TaskID] {
+				return fmt.Errorf("task %s vanished: %w", p.TaskID, task.ErrNotFound)
+			}
+		}
 	}
 	var mirrors []mongo.WriteModel
 	for i := range fbs {

@@ -30,9 +30,12 @@ const (
 		WHERE id = ? RETURNING ` + taskCols
 
 	// qAcceptRun takes a run from running to accepted, and only from
-	// running: a run that got its final report first stays as it is.
-	qAcceptRun = `UPDATE runs SET state = 'accepted', deadline = ?, attempt = ?, output = ?, error = ?
-		WHERE trigger_id = ? AND state = 'running' AND fence = ?`
+	// running: a run that got its final report first stays as it is. A
+	// run already accepted at the same fence with the same deadline is
+	// this same write again (a retry after an outcome-unknown error): it
+	// matches too, so the retry writes the task's status and answers true.
+	qAcceptRun = `UPDATE runs SET state = 'accepted', deadline = ?1, attempt = ?2, output = ?3, error = ?4
+		WHERE trigger_id = ?5 AND fence = ?6 AND (state = 'running' OR (state = 'accepted' AND deadline = ?1))`
 	qRunExists = `SELECT 1 FROM runs WHERE trigger_id = ?`
 
 	qRunForFeedback = `SELECT task_id, state, feedback FROM runs WHERE trigger_id = ?`

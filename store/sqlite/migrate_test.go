@@ -149,8 +149,8 @@ func checkMigrated(t *testing.T, path string) {
 	if want := layout(t, fresh); migrated != want {
 		t.Errorf("migrated schema differs from a fresh one\nmigrated:\n%s\nfresh:\n%s", migrated, want)
 	}
-	if !strings.HasPrefix(migrated, "user_version 9\n") {
-		t.Errorf("migrated file: %s, want user_version 9", firstLineOf(migrated))
+	if !strings.HasPrefix(migrated, "user_version 10\n") {
+		t.Errorf("migrated file: %s, want user_version 10", firstLineOf(migrated))
 	}
 	s, err = sqlite.Open(t.Context(), path)
 	if err != nil {

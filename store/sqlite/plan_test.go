@@ -107,9 +107,12 @@ func planQueries() []planQuery {
 			v&byTask != 0, v&byTarget != 0, v&byState != 0), qQueryRuns(v)})
 	}
 	for v := range statusVariants {
-		qs = append(qs, planQuery{fmt.Sprintf("SetTaskStatus/%04b", v), qSetTaskStatus(v)})
+		if !statusMaskUsed(v) {
+			continue
+		}
+		qs = append(qs, planQuery{fmt.Sprintf("SetTaskStatus/%05b", v), qSetTaskStatus(v)})
 		if v != 0 {
-			qs = append(qs, planQuery{fmt.Sprintf("SetTaskStatusNoRow/%04b", v), qSetTaskStatusNoRow(v)})
+			qs = append(qs, planQuery{fmt.Sprintf("SetTaskStatusNoRow/%05b", v), qSetTaskStatusNoRow(v)})
 		}
 	}
 	return qs

@@ -151,8 +151,9 @@ const absentWhere = `instr(doc, '"absent":') > 0 AND json_extract(doc, '$.alert.
 // ix_runs_target_fired over every run and the runs' partial indexes on
 // state written with IN lists; version 8 had no runs.unlisted and no
 // runs_history, and wrote ix_runs_fired, ix_runs_task_fired and
-// ix_runs_target_fired at every run's insert.
-const schemaVersion = 9
+// ix_runs_target_fired at every run's insert; version 9 had no
+// time_task.status_slot.
+const schemaVersion = 10
 
 // migrateFrom returns the statements that bring a database at version v to
 // v+1 with what CREATE … IF NOT EXISTS cannot do (new columns of existing
@@ -185,6 +186,8 @@ DROP INDEX IF EXISTS ix_runs_final_slot;`
 DROP INDEX IF EXISTS ix_runs_fired;
 DROP INDEX IF EXISTS ix_runs_task_fired;
 DROP INDEX IF EXISTS ix_runs_target_fired;`
+	case 9:
+		return `ALTER TABLE time_task ADD COLUMN status_slot INTEGER NOT NULL DEFAULT 0;`
 	}
 	return ""
 }
@@ -228,7 +231,8 @@ CREATE TABLE IF NOT EXISTS time_task (
 	version     INTEGER NOT NULL DEFAULT 1,
 	created_at  INTEGER NOT NULL DEFAULT 0,
 	updated_at  INTEGER NOT NULL DEFAULT 0,
-	arm_at      INTEGER NOT NULL DEFAULT 0
+	arm_at      INTEGER NOT NULL DEFAULT 0,
+	status_slot INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS ix_task_claim ON time_task (arm_at)
 	WHERE is_enable = 1 AND is_claimed = 0 AND is_done = 0;

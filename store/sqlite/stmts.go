@@ -148,6 +148,9 @@ func (st *stmts) specs() []stmtSpec {
 		specs = append(specs, r(&st.queryRuns[v], qQueryRuns(v)))
 	}
 	for v := range st.setStatus {
+		if !statusMaskUsed(v) {
+			continue
+		}
 		specs = append(specs, w(&st.setStatus[v], qSetTaskStatus(v)))
 		if v != 0 {
 			specs = append(specs, w(&st.setStatusNoRow[v], qSetTaskStatusNoRow(v)))

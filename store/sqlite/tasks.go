@@ -56,11 +56,15 @@ const (
 	statusLastFire
 	statusLastStatus
 	statusDone
+	statusSlot // with statusLastStatus: last_status guarded by status_slot
 	statusVariants
 )
 
 // qSetTaskStatus is the status UPDATE that sets the fields of mask (its
-// parameters: ?1 next_fire, ?2 last_fire, ?3 last_status, ?4 the task id).
+// parameters: ?1 next_fire, ?2 last_fire, ?3 last_status, ?4 the task id,
+// and with statusSlot ?5 the status's slot: last_status is then written
+// only when ?5 is not before the task's status_slot, which keeps the
+// latest; store.TaskStatusParams.StatusSlot).
 // It names only the columns it changes: SQLite rewrites the entries of
 // every index on a column an UPDATE names, and evaluates the WHERE of
 // every partial index on such a column, even when the value stays the
@@ -74,7 +78,11 @@ func qSetTaskStatus(mask int) string {
 	if mask&statusLastFire != 0 {
 		set = append(set, "last_fire = ?2")
 	}
-	if mask&statusLastStatus != 0 {
+	switch {
+	case mask&statusLastStatus != 0 && mask&statusSlot != 0:
+		set = append(set, "last_status = CASE WHEN ?5 >= status_slot THEN ?3 ELSE last_status END",
+			"status_slot = max(status_slot, ?5)")
+	case mask&statusLastStatus != 0:
 		set = append(set, "last_status = ?3")
 	}
 	if mask&statusDone != 0 {
@@ -109,11 +117,29 @@ func statusMask(p store.TaskStatusParams) int {
 	}
 	if p.LastStatus != "" {
 		mask |= statusLastStatus
+		if store.UnixMS(p.StatusSlot) != 0 {
+			mask |= statusSlot
+		}
 	}
 	if p.Done {
 		mask |= statusDone
 	}
 	return mask
+}
+
+// statusMaskUsed reports whether statusMask can return mask: statusSlot
+// comes only with statusLastStatus. Only those masks get statements.
+func statusMaskUsed(mask int) bool {
+	return mask&statusSlot == 0 || mask&statusLastStatus != 0
+}
+
+// statusArgs are the parameters of qSetTaskStatus(statusMask(p)).
+func statusArgs(p store.TaskStatusParams) []any {
+	args := []any{store.UnixMS(p.NextFire), store.UnixMS(p.LastFire), p.LastStatus, p.TaskID}
+	if statusMask(p)&statusSlot != 0 {
+		args = append(args, store.UnixMS(p.StatusSlot))
+	}
+	return args
 }
 
 // GetTask returns a task or task.ErrNotFound.
@@ -416,7 +442,7 @@ func (sw statusWriter) applyNoRow(ctx context.Context, p store.TaskStatusParams)
 		st = in(ctx, sw.tx, sw.allNoRow[mask])
 		sw.setNoRow[mask] = st
 	}
-	n, err := execCount(ctx, st, store.UnixMS(p.NextFire), store.UnixMS(p.LastFire), p.LastStatus, p.TaskID)
+	n, err := execCount(ctx, st, statusArgs(p)...)
 	if err != nil {
 		return err
 	}
@@ -438,8 +464,7 @@ func (sw statusWriter) apply(ctx context.Context, p store.TaskStatusParams) erro
 		scenario, rowID, status string
 		next, last              int64
 	)
-	err := st.QueryRowContext(ctx, store.UnixMS(p.NextFire), store.UnixMS(p.LastFire), p.LastStatus,
-		p.TaskID).Scan(&scenario, &rowID, &next, &last, &status)
+	err := st.QueryRowContext(ctx, statusArgs(p)...).Scan(&scenario, &rowID, &next, &last, &status)
 	if err != nil {
 		return translate(err)
 	}

@@ -15,6 +15,7 @@ func feedbackCases() []testCase {
 	return []testCase{
 		{name: "AcceptWhileRunning", fn: testAcceptRun},
 		{name: "AcceptAfterFinalReport", fn: testAcceptAfterFinal},
+		{name: "AcceptRetriedCompletesStatus", fn: testAcceptRetried},
 		{name: "AcceptMissing", fn: testAcceptMissing},
 		{name: "ProgressThenFinal", fn: testFeedbackDone},
 		{name: "FinalFailureIsDead", fn: testFeedbackDead},
@@ -135,6 +136,35 @@ func testAcceptAfterFinal(b *bundle) {
 	if got := b.getRun(p.TriggerID); got.State != task.RunPending {
 		b.t.Errorf("pending run is %s after AcceptRun, want pending", got.State)
 	}
+}
+
+// testAcceptRetried: a retry of an accept whose run was stored accepted
+// but whose task status was not (a driver without transactions
+// interrupted between the two, or any driver's write that committed and
+// reported an error) writes the status and reports true: the same write
+// again, at the same fence with the same deadline, is idempotent. An
+// accept with another deadline is another write's, and refused.
+func testAcceptRetried(b *bundle) {
+	tk := b.addTask(newTask("t1", "r1"))
+	r := b.runningRun("t1", 1)
+	r.Attempt, r.Output = 1, "202 Accepted"
+	// The interrupted accept: the run stored accepted, the status not.
+	half := *r
+	half.State, half.Deadline = task.RunAccepted, at(time.Hour)
+	b.noErr("UpdateRun (the accept's run write)", b.s.UpdateRun(b.ctx, &half))
+	b.checkStatus("run accepted, status not written", "t1", "r1", tk.Version, fireStatus{})
+
+	other := *r
+	other.Deadline = at(2 * time.Hour)
+	ok, err := b.s.AcceptRun(b.ctx, &other, store.TaskStatusParams{TaskID: "t1", LastStatus: string(task.RunAccepted)})
+	if ok || err != nil {
+		b.t.Errorf("AcceptRun with another deadline = %v, %v; want false, nil", ok, err)
+	}
+	b.accept(r, at(time.Hour)) // the retry: fails unless it reports true
+	want := *r
+	want.State = task.RunAccepted
+	b.sameRun("accepted run after the retry", b.getRun(r.TriggerID), &want)
+	b.checkStatus("after the retry", "t1", "r1", tk.Version, fireStatus{status: string(task.RunAccepted)})
 }
 
 func testAcceptMissing(b *bundle) {

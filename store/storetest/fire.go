@@ -18,6 +18,8 @@ func fireLedgerCases() []testCase {
 		{name: "RecordFireMissingTaskStoresNothing", fn: testRecordFireMissingTask},
 		{name: "FinishRunMirrorsRow", fn: testFinishRun},
 		{name: "FinishRunMissingStoresNothing", fn: testFinishRunMissing},
+		{name: "FinishRunRetriedCompletesStatus", fn: testFinishRunRetried},
+		{name: "LastStatusFollowsNewestSlot", fn: testStatusNewestSlot},
 		{name: "RecordFiresMany", fn: testRecordFiresMany},
 		{name: "FinishRunsBatch", fn: testFinishRunsBatch},
 		{name: "WriteRuns", fn: testWriteRuns},
@@ -209,6 +211,67 @@ func testFinishRun(b *bundle) {
 	b.noErr("FinishRun done", b.s.FinishRun(b.ctx, r, store.TaskStatusParams{
 		TaskID: "t1", LastStatus: string(task.RunDone), Done: true, SetNextFire: true}))
 	b.checkStatus("done", "t1", "r1", tk.Version, fireStatus{time.Time{}, slot, "done", 1})
+}
+
+// testFinishRunRetried: a retry of a finish whose run was stored but
+// whose task status was not (a driver without transactions interrupted
+// between the two, or an error that hid the commit) is not refused: the
+// run's write is fenced by its fence alone, which a finish does not move,
+// so the retry stores the same run and writes the status.
+func testFinishRunRetried(b *bundle) {
+	tk := b.addTask(newTask("t1", "r1"))
+	slot, next := at(time.Hour), at(25*time.Hour)
+	r := newRun("tr-1", "t1", slot, "email")
+	b.recordFire(r, firedStatus("t1", slot, next))
+	r.State, r.FinishedAt = task.RunDone, at(time.Hour+time.Second)
+	half := *r
+	b.noErr("UpdateRun (the finish's run write)", b.s.UpdateRun(b.ctx, &half))
+	b.checkStatus("run finished, status not written", "t1", "r1", tk.Version, fireStatus{next, slot, "running", 0})
+	b.noErr("FinishRun retried", b.s.FinishRun(b.ctx, r, store.TaskStatusParams{TaskID: "t1", LastStatus: string(task.RunDone)}))
+	b.checkStatus("after the retry", "t1", "r1", tk.Version, fireStatus{next, slot, "done", 0})
+}
+
+// testStatusNewestSlot: a task's last status follows its newest run that
+// reported one (store.TaskStatusParams.StatusSlot). An older run's
+// outcome applied after a newer run's (an outcome retried after an error
+// that hid its commit) leaves the newer status; two outcomes of one task
+// in one WriteRuns batch end with the newer slot's, whatever order the
+// batch holds or the driver applies them in.
+func testStatusNewestSlot(b *bundle) {
+	tk := b.addTask(newTask("t1", "r1"))
+	slots := []time.Time{at(time.Hour), at(2 * time.Hour), at(3 * time.Hour), at(4 * time.Hour)}
+	next := at(25 * time.Hour)
+	runs := make([]*task.Run, len(slots))
+	for i, slot := range slots {
+		runs[i] = newRun(fmt.Sprintf("tr-%d", i+1), "t1", slot, "email")
+		b.recordFire(runs[i], firedStatus("t1", slot, next))
+	}
+	outcome := func(r *task.Run, state task.RunState) store.FireRecord {
+		w := *r
+		w.State, w.FinishedAt = state, r.Slot.Add(time.Second)
+		return store.FireRecord{Run: &w, Status: store.TaskStatusParams{TaskID: "t1", LastStatus: string(state), StatusSlot: r.Slot}}
+	}
+	finish := func(rec store.FireRecord) {
+		b.t.Helper()
+		b.noErr("FinishRun "+rec.Run.TriggerID, b.s.FinishRun(b.ctx, rec.Run, rec.Status))
+	}
+	finish(outcome(runs[1], task.RunDone))
+	finish(outcome(runs[0], task.RunDead)) // older, later
+	b.checkStatus("older outcome after a newer one", "t1", "r1", tk.Version, fireStatus{next, slots[3], "done", 0})
+	finish(outcome(runs[1], task.RunDone)) // the same outcome again
+	b.checkStatus("same outcome again", "t1", "r1", tk.Version, fireStatus{next, slots[3], "done", 0})
+
+	rw, ok := b.s.(store.RunWriter)
+	if !ok {
+		return
+	}
+	res, err := rw.WriteRuns(b.ctx, store.RunBatch{Outcomes: []store.FireRecord{
+		outcome(runs[3], task.RunDead), outcome(runs[2], task.RunDone)}})
+	b.noErr("WriteRuns", err)
+	for i, err := range res.Finished {
+		b.noErr(fmt.Sprintf("WriteRuns outcome %d", i), err)
+	}
+	b.checkStatus("two outcomes in one batch", "t1", "r1", tk.Version, fireStatus{next, slots[3], "dead", 0})
 }
 
 func testFinishRunMissing(b *bundle) {
