@@ -62,12 +62,12 @@ var (
 // storeFaults is the CRONSHEET_FAULTS of a run with store faults (see
 // internal/faultnode), less its seed: about one in ten of the engine's
 // own writes on the delivery path (fires, attempts, outcomes,
-// acceptances, take-overs, task statuses, claims and leases) fails,
-// before it is stored or after (stored, reported failed). The API's own
-// writes are left alone: an answer to a write whose outcome is unknown
-// is a question for the client, not the engine.
+// acceptances, take-overs, task statuses, jobs' transitions, claims and
+// leases) fails, before it is stored or after (stored, reported failed).
+// The API's own writes are left alone: an answer to a write whose
+// outcome is unknown is a question for the client, not the engine.
 const storeFaults = "every=10 modes=before,after methods=RecordFires,UpdateRun,FinishRun,FinishRuns,WriteRuns," +
-	"AcceptRun,TakeOverRun,ExpireAccepted,SetTaskStatus,SetTaskStatuses,ClaimTasks,RenewLeases"
+	"AcceptRun,TakeOverRun,ExpireAccepted,SetTaskStatus,SetTaskStatuses,AddJobEvents,ClaimTasks,RenewLeases"
 
 // faultsOf is the CRONSHEET_FAULTS of seed's run: storeFaults with the
 // seed when on, "" when off.
