@@ -86,6 +86,9 @@ type Armer struct {
 	buckets map[int64]*bucket // by due instant, unix nanoseconds
 	parked  parkQueue         // tasks due beyond the window, soonest first
 	ran     []uuid.UUID       // one-time jobs that have run, for Sweep
+	// flights holds each task's last fire still in flight here, which
+	// its next fire waits for (inflight.go).
+	flights map[string]*flight
 }
 
 // Config is what an Armer is built with.
@@ -143,6 +146,7 @@ func New(ctx context.Context, logger *slog.Logger, cfg Config, f *fire.Firer, st
 		node:     cfg.Node,
 		jobs:     map[string]*armedTask{},
 		buckets:  map[int64]*bucket{},
+		flights:  map[string]*flight{},
 	}, nil
 }
 

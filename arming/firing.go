@@ -31,12 +31,15 @@ func (a *Armer) onFire(key int64) {
 	if b.job != uuid.Nil {
 		a.ran = append(a.ran, b.job)
 	}
-	due := make([]*armedTask, 0, len(b.tasks))
+	due := make([]dueFire, 0, len(b.tasks))
 	armed := make(map[string]*task.Task, len(b.tasks))
 	for id, e := range b.tasks {
 		if a.jobs[id] == e && e.due.UnixNano() == key {
 			e.due = time.Time{}
-			due = append(due, e)
+			// Boarded before its next slot is scheduled (fireParams), so
+			// that slot's fire boards after this one (inflight.go).
+			prev, cur := a.boardLocked(id)
+			due = append(due, dueFire{e: e, prev: prev, cur: cur})
 			armed[id] = e.task
 		}
 	}
@@ -45,7 +48,7 @@ func (a *Armer) onFire(key int64) {
 	// so the runs, job events and statuses the fires write go to the ends
 	// of their indexes, a few pages per group commit, rather than in
 	// random order all over them.
-	slices.SortFunc(due, func(x, y *armedTask) int { return strings.Compare(x.id, y.id) })
+	slices.SortFunc(due, func(x, y dueFire) int { return strings.Compare(x.e.id, y.e.id) })
 	// The fires of each chunk start as soon as its tasks are read; the
 	// next chunk is read while they run. The first chunk is small
 	// (firstChunk), so that the first fires and the store's writer do not
@@ -61,7 +64,7 @@ func (a *Armer) onFire(key int64) {
 	for start := 0; start < len(due); start, size = start+size, min(2*size, store.MaxStatusBatch) {
 		chunk := due[start:min(start+size, len(due))]
 		read := a.readTasks(chunk, armed)
-		var group []*armedTask
+		var group []dueFire
 		var ps []fire.Params
 		flush := func() {
 			if len(group) == 0 {
@@ -70,18 +73,27 @@ func (a *Armer) onFire(key int64) {
 			g, gps := group, ps
 			group, ps = nil, nil
 			wg.Go(func() {
-				for i, res := range a.firer.FireAll(a.ctx, gps) {
-					a.settle(g[i], gps[i], res)
+				res := a.firer.FireAll(a.ctx, gps)
+				inLedger := make([]bool, len(g))
+				for i, d := range g {
+					inLedger[i] = a.settle(d.e, gps[i], res[i])
 				}
+				a.landAll(g, inLedger)
 			})
 		}
-		for _, e := range chunk {
-			p := a.fireParams(e, slot, armed, read)
-			if !groupable(p) {
-				wg.Go(func() { a.fireWith(e, p) })
+		for _, d := range chunk {
+			p := a.fireParams(d.e, slot, armed, read)
+			if d.prev != nil {
+				// Its fire before this one is still in flight (the store
+				// is failing or slow): this one waits for it on a
+				// goroutine of its own, and reads its task afresh then.
+				p.Preread, p.Read = false, nil
+			}
+			if d.prev != nil || !groupable(p) {
+				wg.Go(func() { a.fireBoarded(d.e, p, d.prev, d.cur) })
 				continue
 			}
-			group, ps = append(group, e), append(ps, p)
+			group, ps = append(group, d), append(ps, p)
 			if len(group) == fireGroup {
 				flush()
 			}
@@ -140,13 +152,13 @@ func (a *Armer) fireParams(e *armedTask, slot time.Time, armed map[string]*task.
 // it was armed at has the content armed holds, so the heads (claim, done,
 // fire status) are set over a copy of that; a task whose version moved is
 // marked so, and its fire reads it whole.
-func (a *Armer) readTasks(chunk []*armedTask, armed map[string]*task.Task) *bucketRead {
+func (a *Armer) readTasks(chunk []dueFire, armed map[string]*task.Task) *bucketRead {
 	if len(chunk) < 2 {
 		return nil
 	}
 	ids := make([]string, len(chunk))
-	for i, e := range chunk {
-		ids[i] = e.id
+	for i, d := range chunk {
+		ids[i] = d.e.id
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
 	heads, err := a.store.TaskHeads(ctx, ids)
@@ -179,16 +191,28 @@ func (a *Armer) fire(e *armedTask, armed *task.Task, slot time.Time, trigger tas
 	return a.fireWith(e, fire.Params{Armed: armed, Slot: slot, Trigger: trigger, NextFire: next})
 }
 
-// fireWith fires p for e, handles the outcome and reports whether p's
-// slot is in the ledger (settle).
+// fireWith fires p for e, once the task's fire before it has landed,
+// handles the outcome and reports whether p's slot is in the ledger
+// (settle).
 func (a *Armer) fireWith(e *armedTask, p fire.Params) bool {
-	return a.settle(e, p, a.firer.FireAll(a.ctx, []fire.Params{p})[0])
+	prev, cur := a.board(e.id)
+	return a.fireBoarded(e, p, prev, cur)
+}
+
+// fireBoarded is fireWith for a fire boarded as cur after prev: it fires
+// p only when prev (nil: none) landed with its slot in the ledger
+// (follow), and lands cur.
+func (a *Armer) fireBoarded(e *armedTask, p fire.Params, prev, cur *flight) bool {
+	ok := a.follow(e, prev, p.Slot) && a.settle(e, p, a.firer.FireAll(a.ctx, []fire.Params{p})[0])
+	a.land(e.id, cur, ok)
+	return ok
 }
 
 // settle handles the outcome of e's fire p. It reports whether p's slot
 // is in the ledger (fired now or before); when it is not, the task is
-// disarmed or the firer shut down, and the caller fires no later slot of
-// it (replayMissed).
+// disarmed or the firer shut down, and no later slot of it fires: the
+// replay stops (replayMissed), and a bucket's fire of the next slot,
+// boarded after this one, is dropped (follow).
 func (a *Armer) settle(e *armedTask, p fire.Params, res fire.Result) bool {
 	slot, outcome, t, err := p.Slot, res.Outcome, res.Task, res.Err
 	switch {
