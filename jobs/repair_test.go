@@ -41,6 +41,21 @@ func lastEvent(t *testing.T, st Store, id string) store.JobEvent {
 	return evs[len(evs)-1]
 }
 
+// submitNamed submits a delayed job named each of names to svc and
+// returns their ids, in order.
+func submitNamed(t *testing.T, svc *Service, names ...string) []string {
+	t.Helper()
+	var ids []string
+	for _, name := range names {
+		v, err := svc.Submit(t.Context(), jobRequest(name, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, v.ID)
+	}
+	return ids
+}
+
 // TestRepairFinalEvents: a job whose run ended (stored) while its final
 // transition was lost (the process killed before the recorder wrote it)
 // gets that transition appended by the next service a while after it
@@ -51,14 +66,7 @@ func TestRepairFinalEvents(t *testing.T) {
 	ctx := t.Context()
 	st := testStore(t)
 	before := New(Deps{Store: st, Trigger: noTrigger, RepairAfter: -1})
-	var ids []string
-	for _, name := range []string{"http://127.0.0.1:9/done", "http://127.0.0.1:9/dead", "http://127.0.0.1:9/whole"} {
-		v, err := before.Submit(ctx, jobRequest(name, ""))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, v.ID)
-	}
+	ids := submitNamed(t, before, "http://127.0.0.1:9/done", "http://127.0.0.1:9/dead", "http://127.0.0.1:9/whole")
 	before.Close()
 	now := time.Now()
 	endRunWithoutTransition(t, st, ids[0], task.RunDone, now)

@@ -24,14 +24,7 @@ func TestRepairFindsNewestRunOfEveryFinalKind(t *testing.T) {
 	ctx := t.Context()
 	st := testStore(t)
 	before := New(Deps{Store: st, Trigger: noTrigger, RepairAfter: -1})
-	var ids []string
-	for _, name := range []string{"http://127.0.0.1:9/backfilled", "http://127.0.0.1:9/cancelled-run", "http://127.0.0.1:9/cancelled"} {
-		v, err := before.Submit(ctx, jobRequest(name, ""))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, v.ID)
-	}
+	ids := submitNamed(t, before, "http://127.0.0.1:9/backfilled", "http://127.0.0.1:9/cancelled-run", "http://127.0.0.1:9/cancelled")
 	if _, err := before.Cancel(ctx, ids[2]); err != nil {
 		t.Fatal(err)
 	}
