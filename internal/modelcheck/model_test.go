@@ -111,9 +111,20 @@ type stats struct {
 	// rowDeliveries and jobDeliveries split deliveries by what sent them;
 	// finalReports counts the final feedback reports the API accepted.
 	rowDeliveries, jobDeliveries, finalReports int
-	// faults counts the store faults injected (a run with faults on).
-	faults  int
+	// faults counts the store faults injected (a run with faults on),
+	// by mode (before, after).
+	faults  map[string]int
 	byCheck map[string]int
+}
+
+// addFaults adds a process's fault counts, by mode, to s.
+func (s *stats) addFaults(by map[string]int) {
+	for mode, n := range by {
+		if s.faults == nil {
+			s.faults = map[string]int{}
+		}
+		s.faults[mode] += n
+	}
 }
 
 // add sums o into s.
@@ -125,7 +136,7 @@ func (s *stats) add(o stats) {
 	s.rowDeliveries += o.rowDeliveries
 	s.jobDeliveries += o.jobDeliveries
 	s.finalReports += o.finalReports
-	s.faults += o.faults
+	s.addFaults(o.faults)
 	for c, n := range o.byCheck {
 		s.byCheck[c] += n
 	}
@@ -134,8 +145,8 @@ func (s *stats) add(o stats) {
 // String is the figures as one line.
 func (s stats) String() string {
 	return fmt.Sprintf("%d operations, %d API requests, %d kills, %d deliveries (%d of rows, %d of jobs), "+
-		"%d final feedback reports accepted, %d store faults injected, violations by check: %s", s.ops, s.requests,
-		s.kills, s.deliveries, s.rowDeliveries, s.jobDeliveries, s.finalReports, s.faults, formatChecks(s.byCheck))
+		"%d final feedback reports accepted, store faults injected: %s, violations by check: %s", s.ops, s.requests,
+		s.kills, s.deliveries, s.rowDeliveries, s.jobDeliveries, s.finalReports, formatChecks(s.faults), formatChecks(s.byCheck))
 }
 
 func newModel(t *testing.T, seed uint64) *model {

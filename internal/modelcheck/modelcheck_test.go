@@ -179,7 +179,7 @@ func simulate(t *testing.T, seed uint64, n int, faults bool) *model {
 	m.finish()
 	m.stats.ops = m.op
 	m.node.kill()
-	m.stats.faults += m.node.faultsInjected()
+	m.stats.addFaults(m.node.faultsInjected())
 	t.Logf("seed %d: %s", seed, m.stats)
 	return m
 }

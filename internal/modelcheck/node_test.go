@@ -118,19 +118,16 @@ func (n *node) kill() {
 	n.cmd = nil
 }
 
-// faultsInjected returns how many store faults the node's last process
-// injected (0 without faults): the counts it last wrote to statsPath.
-func (n *node) faultsInjected() int {
+// faultsInjected returns the store faults the node's last process
+// injected, by mode (none without faults): the counts it last wrote to
+// statsPath.
+func (n *node) faultsInjected() map[string]int {
 	var s struct{ Injected map[string]int }
 	b, err := os.ReadFile(n.statsPath)
 	if err != nil || json.Unmarshal(b, &s) != nil {
-		return 0
+		return nil
 	}
-	total := 0
-	for _, v := range s.Injected {
-		total += v
-	}
-	return total
+	return s.Injected
 }
 
 // logTail returns the last n lines of the file at path.

@@ -475,7 +475,7 @@ func (m *model) sleep() {
 // starts it again.
 func (m *model) killRestart() {
 	m.node.kill()
-	m.stats.faults += m.node.faultsInjected()
+	m.stats.addFaults(m.node.faultsInjected())
 	at := time.Now()
 	m.kills = append(m.kills, at)
 	m.stats.kills++
