@@ -49,7 +49,8 @@ type Retention interface {
 	//     run (by slot), and its newest schedule or misfire run (what
 	//     LastSlot, and so the fire and arming, read) stay;
 	//   - a job only when closed or done (is_done), unclaimed, without a
-	//     run that is not final, and last updated before p.Before;
+	//     run that is not final, and last updated before p.Before (to the
+	//     millisecond: PruneParams.UpdatedBelow);
 	//   - a flow execution only when no longer running;
 	//   - outbox messages and audit records always.
 	// It returns how many it deleted and where the next call resumes.
@@ -101,6 +102,23 @@ func (p PruneParams) Check() error {
 		return task.Invalid("limit", "must be 1 to %d, got %d", MaxPruneBatch, p.Limit)
 	}
 	return nil
+}
+
+// UpdatedBelow returns the unix ms a job's updated_at must be below for
+// the job to count as last updated before p.Before. A bare time (no ID:
+// the age bound) comes before every item of its millisecond, so an update
+// in that millisecond is not before it. An item's position (the count
+// bound's cutoff) lies inside its millisecond: a job the order puts before
+// it, last updated in that same millisecond, is beyond the bound, and the
+// millisecond cannot tell whether the update came before the cutoff item;
+// counting it as after let jobs of one millisecond leave the count bound
+// slack.
+func (p PruneParams) UpdatedBelow() int64 {
+	ms := UnixMS(p.Before.At)
+	if p.Before.ID != "" {
+		ms++
+	}
+	return ms
 }
 
 // PruneResult is what one Retention.Prune call did.

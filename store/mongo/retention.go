@@ -138,7 +138,7 @@ func (s *Store) Prune(ctx context.Context, p store.PruneParams) (store.PruneResu
 	case store.RetainRuns:
 		res.Deleted, err = s.pruneRuns(ctx, docs)
 	case store.RetainJobs:
-		res.Deleted, err = s.pruneJobs(ctx, docs, store.UnixMS(p.Before.At))
+		res.Deleted, err = s.pruneJobs(ctx, docs, p.UpdatedBelow())
 	default:
 		keys := make(bson.A, len(docs))
 		for i, d := range docs {

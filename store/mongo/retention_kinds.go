@@ -78,10 +78,10 @@ func (s *Store) pruneRuns(ctx context.Context, docs []bson.M) (int, error) {
 }
 
 // jobFinal is the filter of a job that may go: closed or done, unclaimed,
-// last updated before before.
-func jobFinal(before int64) bson.D {
+// last updated before updatedBelow (unix ms, PruneParams.UpdatedBelow).
+func jobFinal(updatedBelow int64) bson.D {
 	return bson.D{{Key: "scenario", Value: task.JobScenario}, {Key: "is_claimed", Value: 0},
-		{Key: "updated_at", Value: bson.D{{Key: "$lt", Value: before}}},
+		{Key: "updated_at", Value: bson.D{{Key: "$lt", Value: updatedBelow}}},
 		{Key: "$or", Value: bson.A{bson.D{{Key: "is_done", Value: 1}}, bson.D{{Key: "state", Value: string(task.StateClosed)}}}}}
 }
 
@@ -105,14 +105,14 @@ func jobFinal(before int64) bson.D {
 // task missing on its retry; a run left by then is one of no task, which
 // the rescuer cancels as an orphan): nothing is delivered for a job that
 // went. TestPruneJobsSparesBackfilledJob stages the fire in between.
-func (s *Store) pruneJobs(ctx context.Context, docs []bson.M, before int64) (int, error) {
+func (s *Store) pruneJobs(ctx context.Context, docs []bson.M, updatedBelow int64) (int, error) {
 	var ids bson.A
 	keyOf := map[string]string{}
 	lastFire := map[string]int64{}
 	for _, d := range docs {
 		id, _ := d["task_id"].(string)
 		state, _ := d["state"].(string)
-		if asInt64(d["is_claimed"]) != 0 || asInt64(d["updated_at"]) >= before ||
+		if asInt64(d["is_claimed"]) != 0 || asInt64(d["updated_at"]) >= updatedBelow ||
 			(asInt64(d["is_done"]) != 1 && state != string(task.StateClosed)) {
 			continue
 		}
@@ -137,7 +137,7 @@ func (s *Store) pruneJobs(ctx context.Context, docs []bson.M, before int64) (int
 	if s.pruneJobsChecked != nil {
 		s.pruneJobsChecked()
 	}
-	r, err := s.tasks.DeleteMany(ctx, append(jobFinal(before), unfiredSince(ids, lastFire)))
+	r, err := s.tasks.DeleteMany(ctx, append(jobFinal(updatedBelow), unfiredSince(ids, lastFire)))
 	if err != nil {
 		return 0, err
 	}

@@ -53,8 +53,8 @@ var pruneSpecs = map[store.RetentionKind]pruneSpec{
 }
 
 // qJobsFinal selects, among the jobs ?1 (a JSON array of task ids), those
-// that may go: closed or done, unclaimed, last updated before ?2, with no
-// run that is not final.
+// that may go: closed or done, unclaimed, last updated before ?2
+// (PruneParams.UpdatedBelow), with no run that is not final.
 const qJobsFinal = `SELECT task_id FROM time_task WHERE task_id IN (SELECT value FROM json_each(?1))
 	AND scenario = '` + task.JobScenario + `' AND is_claimed = 0 AND updated_at < ?2
 	AND (is_done = 1 OR json_extract(doc, '$.state') = '` + string(task.StateClosed) + `')
@@ -140,7 +140,7 @@ func (s *Store) Prune(ctx context.Context, p store.PruneParams) (store.PruneResu
 			return err
 		}
 		if p.Kind == store.RetainJobs {
-			res.Deleted, err = deleteJobs(ctx, tx, string(arg), before)
+			res.Deleted, err = deleteJobs(ctx, tx, string(arg), p.UpdatedBelow())
 			return err
 		}
 		r, err := tx.ExecContext(ctx, sp.del, string(arg), before)
@@ -182,9 +182,10 @@ func (sp pruneSpec) examine(ctx context.Context, tx *sql.Tx, q string, p store.P
 }
 
 // deleteJobs deletes those of jobs (a JSON array of task ids) that may go,
-// with their events, keys and runs, and returns how many jobs went.
-func deleteJobs(ctx context.Context, tx *sql.Tx, jobs string, before int64) (int, error) {
-	rows, err := tx.QueryContext(ctx, qJobsFinal, jobs, before)
+// last updated before updatedBelow (unix ms), with their events, keys and
+// runs, and returns how many jobs went.
+func deleteJobs(ctx context.Context, tx *sql.Tx, jobs string, updatedBelow int64) (int, error) {
+	rows, err := tx.QueryContext(ctx, qJobsFinal, jobs, updatedBelow)
 	if err != nil {
 		return 0, err
 	}

@@ -23,6 +23,7 @@ func RunRetention(t *testing.T, newStore func(t *testing.T) store.Product, opts 
 			{name: "RunsKeepLiveAndFloor", fn: testPruneRuns},
 			{name: "RunsByAge", fn: testPruneRunsAge},
 			{name: "JobsWithTheirParts", fn: testPruneJobs},
+			{name: "JobsUpdatedInTheCutoffMillisecond", fn: testPruneJobsCutoffMillisecond},
 			{name: "OutboxCountBound", fn: testPruneOutboxCount},
 			{name: "AuditByAge", fn: testPruneAudit},
 			{name: "FlowExecutions", fn: testPruneExecutions},

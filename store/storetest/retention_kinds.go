@@ -66,6 +66,34 @@ func testPruneJobs(b *bundle) {
 	}
 }
 
+// testPruneJobsCutoffMillisecond: a job the count bound's cutoff (an
+// item's position) puts before it, last updated in the cutoff's own
+// millisecond, is beyond the bound and goes: the millisecond cannot order
+// the update and the cutoff job's creation, and keeping the job let jobs
+// of one millisecond leave the count bound slack. A bare time (the age
+// bound) comes before every item of its millisecond: a job updated in it
+// stays.
+func testPruneJobsCutoffMillisecond(b *bundle) {
+	b.createJobWithEvent("a-old", "")
+	b.createJobWithEvent("b-new", "")
+	cut, err := b.s.RetentionCutoff(b.ctx, store.RetainJobs, 1)
+	b.noErr("RetentionCutoff", err)
+	if cut.ID != "b-new" {
+		b.t.Fatalf("RetentionCutoff(jobs, 1) = %v, want job b-new's position", cut)
+	}
+	_, err = b.s.SetTaskState(b.ctx, store.TaskStateParams{TaskID: "a-old", State: task.StateClosed, Now: cut.At})
+	b.noErr("SetTaskState closed", err)
+	if n := b.pass(store.RetainJobs, store.Cursor{At: cut.At}, 3); n != 0 {
+		b.t.Errorf("by age, before the millisecond a-old was last updated in: pruned %d jobs, want 0", n)
+	}
+	if n := b.pass(store.RetainJobs, cut, 3); n != 1 {
+		b.t.Errorf("by count, keeping 1: pruned %d jobs, want 1 (a-old)", n)
+	}
+	if _, err := b.s.GetTask(b.ctx, "b-new"); err != nil {
+		b.t.Errorf("GetTask(b-new) = %v, want the job kept", err)
+	}
+}
+
 func (b *bundle) addOutbox(i int) {
 	b.t.Helper()
 	m := &task.OutboxMessage{TaskID: "t1", TriggerID: fmt.Sprintf("tr-%03d", i), Channel: task.ChannelEmail,
