@@ -176,10 +176,13 @@ func NewID() string {
 	return timeid.New("job_", timeid.Base32, 20, time.Now())
 }
 
-// viewOf builds the view of t with its newest runs (newest first).
+// viewOf builds the view of t with its newest runs (newest first). Its
+// name is the one answers show (task.Job.ShownName), so every answer,
+// list, filter and export built from views keeps a URL's credentials
+// write-only.
 func viewOf(t *task.Task, runs []*task.Run) *View {
 	j := t.Job
-	v := &View{ID: t.TaskID, Method: j.Method, Name: j.Name, Key: j.Key, Params: j.Body, CC: j.CC, CCLimit: j.CCLimit,
+	v := &View{ID: t.TaskID, Method: j.Method, Name: j.ShownName(), Key: j.Key, Params: j.Body, CC: j.CC, CCLimit: j.CCLimit,
 		Headers: j.RedactedHeaders(), DueAt: j.DueAt,
 		Cron: t.CronPara, NextFire: t.NextFire, MaxRetries: t.MaxRetries, TTL: t.TTL.Seconds(), ReplacedBy: j.ReplacedBy,
 		CreatedAt: t.CreatedAt}

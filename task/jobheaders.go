@@ -110,12 +110,24 @@ func (j *Job) RedactedHeaders() map[string]string {
 	return out
 }
 
-// Redacted returns a copy of j for answers: its headers masked
-// (RedactedHeaders) and without its digest (the digest covers the
-// headers' values).
+// Redacted returns a copy of j for answers: its URL's credentials masked
+// (ShownName), its headers masked (RedactedHeaders) and without its
+// digest (the digest covers the headers' values).
 func (j *Job) Redacted() *Job {
 	c := *j
+	c.Name = j.ShownName()
 	c.Headers = j.RedactedHeaders()
 	c.Digest = ""
 	return &c
+}
+
+// ShownName is j's name as every answer, list, title and export shows it:
+// a GET or POST job's URL with its secrets masked as a target's are
+// (RedactURL: the user info's password and every query value), other
+// methods' names as they are. The delivery uses Name itself.
+func (j *Job) ShownName() string {
+	if j.Method == JobGET || j.Method == JobPOST {
+		return RedactURL(j.Name)
+	}
+	return j.Name
 }

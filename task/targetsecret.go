@@ -1,6 +1,10 @@
 package task
 
 import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net"
 	"slices"
 	"strings"
 )
@@ -57,6 +61,12 @@ func (t *Target) Redacted() *Target {
 // password (for the same user), the same query key's value (by order among equal keys), the
 // same header's value. A mask where old has no value is a ValidationError
 // naming http.url or http.headers. old may be nil (nothing stored).
+//
+// Stored secrets were given for one destination: when t's URL names
+// another scheme, host or port than old's, no mask is restored and every
+// one is refused, naming each (see MovedSecrets). Every door that updates
+// a target (the API's PUT, and cronsheet apply and declared through it)
+// goes through here.
 func (t *Target) RestoreSecrets(old *Target) error {
 	if t.HTTP == nil {
 		return nil
@@ -64,6 +74,11 @@ func (t *Target) RestoreSecrets(old *Target) error {
 	var oldHTTP *HTTPTarget
 	if old != nil {
 		oldHTTP = old.HTTP
+	}
+	if oldHTTP != nil {
+		if err := t.MovedSecrets(oldHTTP.URL); err != nil {
+			return err
+		}
 	}
 	if strings.Contains(t.HTTP.URL, SecretMask) {
 		oldURL := ""
@@ -90,6 +105,67 @@ func (t *Target) RestoreSecrets(old *Target) error {
 		t.HTTP.Headers[k] = stored
 	}
 	return nil
+}
+
+// MovedSecrets refuses the masks of t when its URL's destination (scheme,
+// host and port, see Destination) is not that of oldURL, the URL the
+// stored secrets were given for: a secret must never follow a target to
+// another host. The ValidationError names every masked place (http.url's
+// password and query keys, http.headers.<name>) in its message, and its
+// field is the first one's. nil when the destination is the same or t
+// holds no mask.
+func (t *Target) MovedSecrets(oldURL string) error {
+	if t.HTTP == nil {
+		return nil
+	}
+	from, to := Destination(oldURL), Destination(t.HTTP.URL)
+	if from == to {
+		return nil
+	}
+	var places []string
+	field := ""
+	p := splitURL(t.HTTP.URL)
+	if p.hasPass && p.pass == SecretMask {
+		places, field = append(places, "http.url (the password)"), "http.url"
+	}
+	for _, kv := range p.query {
+		if k, v, ok := strings.Cut(kv, "="); ok && v == SecretMask {
+			places, field = append(places, fmt.Sprintf("http.url (query parameter %q)", k)), cmp.Or(field, "http.url")
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.HTTP.Headers)) {
+		if t.HTTP.Headers[k] == SecretMask {
+			places, field = append(places, "http.headers."+k), cmp.Or(field, "http.headers")
+		}
+	}
+	if len(places) == 0 {
+		return nil
+	}
+	return Invalid(field, "the destination moved from %s to %s, and stored secrets are never sent to another "+
+		"scheme, host or port: send every secret again instead of %s in %s", from, to, SecretMask, strings.Join(places, ", "))
+}
+
+// Destination is where a URL (or URL template) sends: its scheme, host and
+// port in lower case, the scheme's default port written out
+// ("https://h.example:443"), without user info, path or query. It reads
+// the text only, like splitURL: a template need not parse.
+func Destination(raw string) string {
+	p := splitURL(raw)
+	scheme := strings.ToLower(strings.TrimSuffix(p.head, "://"))
+	host := p.rest
+	if i := strings.IndexByte(host, '/'); i >= 0 {
+		host = host[:i]
+	}
+	host = strings.ToLower(host)
+	if _, port, err := net.SplitHostPort(host); err != nil || port == "" {
+		switch scheme {
+		case "http":
+			host = strings.TrimSuffix(host, ":") + ":80"
+		case "https":
+			host = strings.TrimSuffix(host, ":") + ":443"
+		}
+	}
+	return scheme + "://" + host
 }
 
 // HasSecretMask reports whether t holds SecretMask where a secret stands,

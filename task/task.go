@@ -209,13 +209,14 @@ func (t *Task) SameSchedule(o *Task) bool {
 }
 
 // Title is how people name the task: its title param (a row's title
-// field), else a job's name, else "".
+// field), else a job's name as answers show it (Job.ShownName: a URL's
+// credentials masked), else "".
 func (t *Task) Title() string {
 	if s := t.Params[ParamTitle]; s != "" {
 		return s
 	}
 	if t.Job != nil {
-		return t.Job.Name
+		return t.Job.ShownName()
 	}
 	return ""
 }

@@ -318,13 +318,22 @@ func isPage(route string) bool {
 // that change state (and WebSocket upgrades) without a bearer token, which
 // a browser never adds by itself, must come from this origin: a
 // Sec-Fetch-Site other than same-origin or an Origin of another host is
-// refused. State-changing /api/v1 requests with a body must send JSON (the
-// CSV import text/csv; see bodyMediaType), so that a cross-site text/plain
-// or form POST never reaches a handler.
+// refused. One signed in by the session cookie must also say where it
+// comes from (sameOriginProof): browsers send Origin on every write and
+// WebSocket handshake, and Sec-Fetch-Site on every fetch, so a cookie
+// without either is not this site's page. State-changing /api/v1 requests
+// with a body must send JSON (the CSV import text/csv; see
+// bodyMediaType), so that a cross-site text/plain or form POST never
+// reaches a handler.
 func (g *Guard) checkBrowser(c *gin.Context, p *Principal, route string) error {
 	r := c.Request
 	unsafe := r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions
 	upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+	if (unsafe || upgrade) && p != nil && p.Via == "session" {
+		if err := sameOriginProof(r, upgrade); err != nil {
+			return err
+		}
+	}
 	if (unsafe || upgrade) && (p == nil || (p.Via != "token" && p.Via != "jobs_token")) {
 		if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
 			return httpapi.Err(http.StatusForbidden, "Origin", "cross-site request refused (Sec-Fetch-Site: %s)", httpapi.CutUTF8(site, 40))
@@ -343,6 +352,25 @@ func (g *Guard) checkBrowser(c *gin.Context, p *Principal, route string) error {
 			return httpapi.Err(http.StatusUnsupportedMediaType, "Content-Type", "must be %s, got %q",
 				want, httpapi.CutUTF8(r.Header.Get("Content-Type"), 100))
 		}
+	}
+	return nil
+}
+
+// sameOriginProof refuses a cookie-authenticated write without Origin and
+// without Sec-Fetch-Site, and a cookie-authenticated WebSocket upgrade
+// without Origin (403 naming Origin): checkBrowser then checks the values.
+// Without this, a client that sends neither (an old browser, a plug-in, a
+// page's request stripped of them) would pass with the cookie alone.
+func sameOriginProof(r *http.Request, upgrade bool) error {
+	origin, site := r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site")
+	switch {
+	case upgrade && origin == "":
+		return httpapi.Err(http.StatusForbidden, "Origin",
+			"a WebSocket handshake signed in by the session cookie must send Origin; programs send Authorization: Bearer <token>")
+	case origin == "" && site == "":
+		return httpapi.Err(http.StatusForbidden, "Origin",
+			"a change signed in by the session cookie must send Origin or Sec-Fetch-Site, as browsers do; "+
+				"programs send Authorization: Bearer <token>")
 	}
 	return nil
 }

@@ -375,7 +375,7 @@ func TestGuardCSRF(t *testing.T) {
 		{"cross-site fetch", cookie(sess, "Sec-Fetch-Site", "cross-site"), row, 403, "Origin"},
 		{"same-site fetch", cookie(sess, "Sec-Fetch-Site", "same-site"), row, 403, "Origin"},
 		{"text/plain body", cookie(sess, "Origin", "http://cron.example.com", "Content-Type", "text/plain"), row, 415, "Content-Type"},
-		{"form body", cookie(sess, "Content-Type", "application/x-www-form-urlencoded"), "a=b", 415, "Content-Type"},
+		{"form body", cookie(sess, "Content-Type", "application/x-www-form-urlencoded", "Origin", "http://cron.example.com"), "a=b", 415, "Content-Type"},
 		{"token from elsewhere", merge(bearer(b.tokens[task.RoleEditor]), map[string]string{"Origin": "http://evil.example"}),
 			strings.Replace(row, "x1", "x2", 1), 201, ""},
 		{"token with text/plain", merge(bearer(b.tokens[task.RoleEditor]), map[string]string{"Content-Type": "text/plain"}),

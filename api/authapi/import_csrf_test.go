@@ -10,12 +10,15 @@ import (
 
 // TestGuardImportCSRF: the CSV import takes only text/csv, so a cookie
 // request a cross-site form or a "simple" fetch can send (text/plain,
-// form-encoded, multipart; no Origin, no Sec-Fetch-Site) never imports.
+// form-encoded, multipart) never imports, even with an Origin that
+// passes; a cookie request with neither Origin nor Sec-Fetch-Site is
+// refused whatever its type.
 func TestGuardImportCSRF(t *testing.T) {
 	t.Parallel()
 	b := setupGuard(t, nil)
 	_, sess := b.login(t, "admin-user", testPassword)
 	const path = "/api/v1/scenarios/memos/import"
+	const same = "http://cron.example.com"
 	csv := func(id string) string { return "memo_id,content,when\n" + id + ",t,daily 08:00\n" }
 	tests := []struct {
 		name    string
@@ -23,10 +26,11 @@ func TestGuardImportCSRF(t *testing.T) {
 		id      string
 		want    int
 	}{
-		{"cookie text/plain", cookie(sess, "Content-Type", "text/plain"), "p1", http.StatusUnsupportedMediaType},
-		{"cookie no type", cookie(sess), "p2", http.StatusUnsupportedMediaType},
-		{"cookie form", cookie(sess, "Content-Type", "application/x-www-form-urlencoded"), "p3", http.StatusUnsupportedMediaType},
-		{"cookie multipart", cookie(sess, "Content-Type", "multipart/form-data; boundary=x"), "p4", http.StatusUnsupportedMediaType},
+		{"cookie text/plain", cookie(sess, "Content-Type", "text/plain", "Origin", same), "p1", http.StatusUnsupportedMediaType},
+		{"cookie no type", cookie(sess, "Origin", same), "p2", http.StatusUnsupportedMediaType},
+		{"cookie form", cookie(sess, "Content-Type", "application/x-www-form-urlencoded", "Origin", same), "p3", http.StatusUnsupportedMediaType},
+		{"cookie multipart", cookie(sess, "Content-Type", "multipart/form-data; boundary=x", "Origin", same), "p4", http.StatusUnsupportedMediaType},
+		{"cookie csv, no Origin nor Sec-Fetch-Site", cookie(sess, "Content-Type", "text/csv"), "p7", http.StatusForbidden},
 		{"cookie cross-site csv", cookie(sess, "Content-Type", "text/csv", "Sec-Fetch-Site", "cross-site"), "p5", http.StatusForbidden},
 		{"cookie same-origin csv", cookie(sess, "Content-Type", "text/csv; charset=utf-8", "Origin", "http://cron.example.com",
 			"Sec-Fetch-Site", "same-origin"), "ok1", http.StatusCreated},
@@ -45,7 +49,7 @@ func TestGuardImportCSRF(t *testing.T) {
 		}
 	}
 	list := b.send(t, req{method: "GET", path: "/api/v1/scenarios/memos/rows", headers: bearer(b.tokens[task.RoleAdmin])})
-	for _, id := range []string{"p1", "p2", "p3", "p4", "p5", "p6"} {
+	for _, id := range []string{"p1", "p2", "p3", "p4", "p5", "p6", "p7"} {
 		if strings.Contains(list.Body.String(), `"`+id+`"`) {
 			t.Errorf("refused import stored row %s", id)
 		}

@@ -325,7 +325,8 @@ type TokenParams struct {
 }
 
 // NewToken makes and stores an API token for an existing user and returns
-// it with its clear value (shown once). Errors name the field: user, name,
+// it with its clear value (shown once). Its role is at most the user's.
+// Errors name the field: user, name,
 // role, expires_in.
 func NewToken(ctx context.Context, users store.Users, p TokenParams) (*store.Credential, string, error) {
 	if p.Name == "" || len(p.Name) > store.MaxUserName {
@@ -342,11 +343,19 @@ func NewToken(ctx context.Context, users store.Users, p TokenParams) (*store.Cre
 		}
 		ttl = d
 	}
-	if _, err := users.GetUser(ctx, p.User); err != nil {
+	u, err := users.GetUser(ctx, p.User)
+	if err != nil {
 		if errors.Is(err, task.ErrNotFound) || errors.Is(err, task.ErrInvalid) {
 			return nil, "", task.Invalid("user", "no user %q", httpapi.CutUTF8(p.User, 100))
 		}
 		return nil, "", err
+	}
+	// A token never claims more than its user holds. Its use is capped by
+	// the user's role at each request too (Guard.bearer), which keeps a
+	// token made before its user was demoted within the new role.
+	if !u.Role.Allows(p.Role) {
+		return nil, "", task.Invalid("role", "%s is above the role of user %q (%s): a token's role is at most its user's",
+			p.Role, httpapi.CutUTF8(p.User, 100), u.Role)
 	}
 	cred, value, err := auth.NewCredential(store.KindToken, p.User, p.Name, p.Role, p.Now)
 	if err != nil {
