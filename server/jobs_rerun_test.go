@@ -140,3 +140,55 @@ func TestJobsBackfillDeadRerunOnce(t *testing.T) {
 	eventually(t, "the second re-run at the hook", func() bool { return len(h.of(bare.ID)) == 3 })
 }
 
+// TestJobsWaitKeepsAnswerBesideFeedback (issue 39, item 18): a target
+// that posts its final feedback before it answers (the README's `wait`
+// against `cronsheet hook -feedback done`, where the report may arrive
+// while the call is in flight): the job's wait answers done with the
+// call's answer as result, every time, and the report stays the run's
+// final word (done, its message kept). Before, the report won and the
+// answer, refused by the fence the report bumped, was lost: the wait
+// answered without result.
+func TestJobsWaitKeepsAnswerBesideFeedback(t *testing.T) {
+	var base string
+	reported := make(chan string, 16)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tr := r.Header.Get("X-Cronsheet-Trigger-Id")
+		resp, err := http.Post(base+"/api/v1/runs/"+tr+"/feedback", "application/json",
+			strings.NewReader(`{"status":0,"message":"reported first"}`))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				reported <- tr
+			}
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("the answer to " + tr))
+	}))
+	t.Cleanup(hook.Close)
+	b, _ := setupJobs(t)
+	base = b.base
+
+	for i := range 5 {
+		var v jobView
+		code := b.call(t, "POST", "/api/v1/jobs", map[string]any{"method": "POST", "delay": 0, "wait": 10,
+			"name": hook.URL + "/hook", "params": `{"a":1}`}, &v)
+		if code != http.StatusCreated || v.Run == nil {
+			t.Fatalf("try %d: submit with wait: %d %+v", i, code, v)
+		}
+		select {
+		case tr := <-reported:
+			if tr != v.Run.TriggerID {
+				t.Fatalf("try %d: report for %s, want %s", i, tr, v.Run.TriggerID)
+			}
+		default:
+			t.Fatalf("try %d: the hook's report was not accepted before its answer", i)
+		}
+		if v.State != task.JobDone || !strings.Contains(v.Result, "the answer to "+v.Run.TriggerID) {
+			t.Errorf("try %d: wait answered %s with result %q, want done with the call's answer", i, v.State, v.Result)
+		}
+		n := len(v.Run.Feedback)
+		if v.Run.State != task.RunDone || n == 0 || v.Run.Feedback[n-1].Message != "reported first" {
+			t.Errorf("try %d: run %s with feedback %+v, want done by the report", i, v.Run.State, v.Run.Feedback)
+		}
+	}
+}
