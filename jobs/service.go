@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -205,6 +206,12 @@ func viewOf(t *task.Task, runs []*task.Run) *View {
 		}
 	}
 	v.State = task.DeriveJobState(t, latest)
+	if v.State == task.JobBlocked && slices.ContainsFunc(runs, func(r *task.Run) bool { return !r.State.Final() }) {
+		// A cron job blocked while a run was in progress: the block's
+		// marker holds a later slot, and the job reads running until
+		// that run ends (Block).
+		v.State = task.JobRunning
+	}
 	if !j.DueAt.IsZero() && v.State != task.JobPending && v.State != task.JobBlocked && v.State != task.JobCancelled {
 		// The due slot fired: no fire follows. The task keeps its due
 		// instant as next fire until the run ends (fire.statusAtEnd).
