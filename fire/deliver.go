@@ -65,7 +65,11 @@ func (f *Firer) step(ctx context.Context, t *task.Task, tg *task.Target, run *ta
 			return 0, false
 		}
 	}
+	answer := "" // this call's answer, kept beside a final report that beats it (endAnswer)
+	f.beginAnswer(run)
+	defer func() { f.endAnswer(ctx, tg, run.TriggerID, answer) }() // after the outcome's write below
 	out, err := f.call(ctx, t, tg, run)
+	answer = out
 	if errors.Is(err, errNotStarted) {
 		log.InfoContext(ctx, "attempt not started after waiting for a delivery slot", "attempt", run.Attempt, "error", err)
 		return 0, false

@@ -152,6 +152,9 @@ type Firer struct {
 	// process has taken them in hand, so that a Resume that reads them in
 	// between (a task armed while it is triggered) leaves them alone.
 	recording map[string]bool
+	// answering holds the trigger ids whose call is in flight here, each
+	// with a final report that ended the run meanwhile (answer.go).
+	answering map[string]*heldReport
 	closed    bool
 }
 
@@ -197,6 +200,7 @@ func New(logger *slog.Logger, cfg Config, st Store, execs Executors, now func() 
 		queued:     map[string][][]queuedRun{},
 		waiting:    map[string]bool{},
 		recording:  map[string]bool{},
+		answering:  map[string]*heldReport{},
 		started:    now(),
 	}
 	if hs, ok := st.(HealthStore); ok {

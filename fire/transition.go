@@ -332,8 +332,10 @@ func (f *Firer) acceptRun(ctx context.Context, run *task.Run, status store.TaskS
 // status 0, else dead, with the task's status as the run's end decides it
 // (taskStatus): a report that beats the target's HTTP answer uses up the
 // schedule as the answer would have, and the answer, coming later, is
-// refused (the report bumped the run's fence). The observers are told of
-// the end once, here. A progress report changes no state and tells no one.
+// refused (the report bumped the run's fence) but for its output, kept
+// beside the report (answer.go). The observers are told of the end once:
+// here, or, when the run's call is in flight here, by its delivery once
+// the answer is kept (holdReport). A progress report changes no state and tells no one.
 // Errors are the store's: task.ErrNotFound, task.ErrConflict (finished
 // or full), task.ErrInvalid.
 func (f *Firer) Feedback(ctx context.Context, p store.FeedbackParams) (*task.Run, error) {
@@ -354,7 +356,9 @@ func (f *Firer) Feedback(ctx context.Context, p store.FeedbackParams) (*task.Run
 	if err != nil {
 		return nil, err
 	}
-	f.observe(t, nil, out)
+	if !f.holdReport(t, out) {
+		f.observe(t, nil, out)
+	}
 	return out, nil
 }
 

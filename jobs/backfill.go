@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,9 +20,12 @@ const (
 	refusedQueued  = "already queued for backfill by an earlier request; it runs once"
 )
 
-// backfillItem is one job a backfill re-runs, at its backfill slot.
+// backfillItem is one job a backfill re-runs, at its backfill slot; run
+// is the trigger id of the run the request retries ("" when it named
+// none).
 type backfillItem struct {
 	id   string
+	run  string
 	slot time.Time
 }
 
@@ -29,14 +34,20 @@ type backfillItem struct {
 // service (every request's backfills together, backfillPace); their
 // state shows backfilling, then done or dead.
 //
-// A backfill of a job runs once, however many requests ask for it: ids
-// are taken once each; a job a backfill of this node has reserved and not
-// yet fired is refused (refusedQueued), and one that fired is backfilling
-// or running, which is refused too. Across nodes the ledger decides: a
-// job's backfill fires at its backfill slot (backfillSlot), the same for
-// every request that finds the job in the same state, and the ledger's
-// key (task_id, slot, target) lets one fire of a slot through on either
-// driver, so a second node's backfill of the job finds the slot taken
+// A backfill retries one run of each job, and that run is re-run once,
+// however many requests ask for it: the run the request names
+// (req.Runs), which must still be the job's newest; or, when it names
+// none, the job's newest run unless that is itself a backfill's re-run
+// (re-running a re-run needs its name: a request that read the job before
+// an earlier backfill's re-run ended would otherwise start another; see
+// backfillable). ids are taken once each; a job a backfill of this node
+// has reserved and not yet fired is refused (refusedQueued), and one
+// that fired is backfilling or running, which is refused too. Across
+// nodes, and for a request that read the job before a re-run fired, the
+// ledger decides: the re-run of a run fires at that run's backfill slot
+// (backfillSlot), the same for every request retrying that run, and the
+// ledger's key (task_id, slot, target) lets one fire of a slot through on
+// either driver, so any other backfill of that run finds the slot taken
 // and sends nothing.
 func (s *Service) Backfill(ctx context.Context, req BackfillRequest) (*BackfillAnswer, error) {
 	ids, err := s.backfillIDs(ctx, req)
@@ -53,7 +64,7 @@ func (s *Service) Backfill(ctx context.Context, req BackfillRequest) (*BackfillA
 			ans.Refused[id] = refusedQueued
 			continue
 		}
-		it := backfillItem{id: id}
+		it := backfillItem{id: id, run: req.Runs[id]}
 		why, err := s.backfillable(ctx, &it)
 		switch {
 		case err != nil:
@@ -88,13 +99,29 @@ func (s *Service) backfillable(ctx context.Context, it *backfillItem) (string, e
 		// A cancelled cron job reads cancelled while a backfill runs.
 		return fmt.Sprintf("its run of %s is %s (a backfill in progress); backfill it once that run ends",
 			v.Run.Slot.UTC().Format(time.RFC3339Nano), v.Run.State), nil
+	case it.run != "" && (v.Run == nil || v.Run.TriggerID != it.run):
+		return notNewest(it.run, v.Run), nil
+	case it.run == "" && v.Run != nil && v.Run.TriggerType == task.TriggerBackfill:
+		return fmt.Sprintf("its newest run %s is a backfill's re-run, which ended %s; a backfill re-runs it again "+
+			"only when it names that run (\"runs\": {%q: %q})", v.Run.TriggerID, v.Run.State, v.ID, v.Run.TriggerID), nil
 	}
-	it.slot = backfillSlot(v, s.now())
+	it.slot = backfillSlot(v)
 	return "", nil
 }
 
-// backfillIDs returns the jobs req chooses, each once: its ids, or the
-// newest jobs in its state (dead by default).
+// notNewest is why a backfill naming run is refused when newest (nil:
+// none) is the job's newest run: the named run was re-run already (by
+// newest, or a run before it), or the job has no such run.
+func notNewest(run string, newest *task.Run) string {
+	if newest == nil {
+		return fmt.Sprintf("the job has no run %s to re-run", run)
+	}
+	return fmt.Sprintf("run %s is not its newest run: %s is (%s, %s); a run is re-run once — name %s to re-run the job again",
+		run, newest.TriggerID, newest.TriggerType, newest.State, newest.TriggerID)
+}
+
+// backfillIDs returns the jobs req chooses, each once: its ids and the
+// jobs its runs name, or the newest jobs in its state (dead by default).
 func (s *Service) backfillIDs(ctx context.Context, req BackfillRequest) ([]string, error) {
 	if req.Limit < 0 || req.Limit > MaxBackfill {
 		return nil, task.Invalid("limit", "must be 0 to %d", MaxBackfill)
@@ -105,14 +132,20 @@ func (s *Service) backfillIDs(ctx context.Context, req BackfillRequest) ([]strin
 	if len(req.IDs) > MaxBackfill {
 		return nil, task.Invalid("ids", "at most %d", MaxBackfill)
 	}
-	if len(req.IDs) > 0 {
-		seen := make(map[string]bool, len(req.IDs))
-		ids := make([]string, 0, len(req.IDs))
-		for _, id := range req.IDs {
+	if len(req.Runs) > MaxBackfill {
+		return nil, task.Invalid("runs", "at most %d", MaxBackfill)
+	}
+	if len(req.IDs) > 0 || len(req.Runs) > 0 {
+		seen := make(map[string]bool, len(req.IDs)+len(req.Runs))
+		ids := make([]string, 0, len(req.IDs)+len(req.Runs))
+		for _, id := range append(slices.Clone(req.IDs), slices.Sorted(maps.Keys(req.Runs))...) {
 			if !seen[id] {
 				seen[id] = true
 				ids = append(ids, id)
 			}
+		}
+		if len(ids) > MaxBackfill {
+			return nil, task.Invalid("ids", "at most %d jobs with runs", MaxBackfill)
 		}
 		return ids, nil
 	}
@@ -135,14 +168,15 @@ func (s *Service) backfillIDs(ctx context.Context, req BackfillRequest) ([]strin
 }
 
 // backfillSlot is the slot a backfill of job v fires at: a millisecond
-// after its newest run's slot (which made it dead or cancelled), so that
-// every backfill of the job in that state takes the same slot and the
-// ledger lets one through. A schedule's slots are whole seconds and a
-// delayed job has one, so the slot is never one the schedule fires. A job
-// without a run (cancelled before it was armed) has no such slot: now.
-func backfillSlot(v *View, now time.Time) time.Time {
+// after its newest run's slot (the run it retries, which made it dead or
+// cancelled), so that every backfill retrying that run takes the same
+// slot and the ledger lets one through. A schedule's slots are whole
+// seconds and a delayed job has one, so the slot is never one the
+// schedule fires. A job without a run (cancelled before it was armed)
+// retries its creation: its created instant, the same for every request.
+func backfillSlot(v *View) time.Time {
 	if v.Run == nil {
-		return now.Truncate(time.Millisecond)
+		return v.CreatedAt.Truncate(time.Millisecond)
 	}
 	return v.Run.Slot.Add(time.Millisecond)
 }

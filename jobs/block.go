@@ -24,10 +24,6 @@ const blockedReason = "blocked"
 // enough, and the slot stays free for an unblock before it.
 const blockGuard = 2 * time.Second
 
-// runningScan is how many of a cron job's newest runs a block looks at
-// for one in progress.
-const runningScan = 20
-
 // isBlockMarker reports whether r is the run a block left in the ledger.
 func isBlockMarker(r *task.Run) bool {
 	return r.State == task.RunCancelled && r.Error == blockedReason && r.Target == task.JobTargetID &&
@@ -36,10 +32,16 @@ func isBlockMarker(r *task.Run) bool {
 
 // Block keeps a job from running until Unblock. Exactly one of blocked and
 // fired wins for the job's current slot, through the fire ledger (a block
-// that is close to the slot takes it the way cancel does). A delayed job
-// that already ran or is running, a cron job whose run is in progress or
-// whose schedule ended, and a cancelled job are task.ErrConflict (a job
-// that ran wraps ErrTooLate).
+// that is close to the slot takes it the way cancel does). A cron job
+// whose run is in progress is blocked at once, as a cancel stops it: no
+// slot fires after the block is stored, its runs queued behind the one in
+// progress (overlap: queue) end cancelled (the stop releases the job's
+// claim and its node ends them, fire.Firer.EndQueued, or a queued run's
+// turn finds the job stopped), and the run in progress ends as it would;
+// the job reads running until it has, blocked after (task.DeriveJobState).
+// A delayed job that already ran or is running, a cron job whose schedule
+// ended, and a cancelled job are task.ErrConflict (a job that ran wraps
+// ErrTooLate).
 func (s *Service) Block(ctx context.Context, id string) (*View, error) {
 	t, err := s.jobTask(ctx, id)
 	if err != nil {
@@ -170,21 +172,9 @@ func (s *Service) blockable(ctx context.Context, t *task.Task, verb string) erro
 	if t.IsDone == 1 {
 		return tooLate("job %s is finished (its schedule ended), so it cannot be %s", t.TaskID, verb)
 	}
-	if verb != "blocked" {
-		return nil
-	}
-	// A run in progress may hide behind newer ones (slots skipped while
-	// it runs): look at the newest few.
-	runs, err := s.store.ListRuns(ctx, t.TaskID, time.Time{}, runningScan)
-	if err != nil {
-		return fmt.Errorf("runs of job %s: %w", t.TaskID, err)
-	}
-	for _, r := range runs {
-		if !r.State.Final() {
-			return conflict(task.CodeJobRunning, "job %s is running (its run of %s is %s); block it once that run ends",
-				t.TaskID, r.Slot.UTC().Format(time.RFC3339), r.State)
-		}
-	}
+	// A cron job's run in progress does not hold a block back (Block): a
+	// queue never empties while slots keep coming, so waiting for one
+	// between runs could wait for ever.
 	return nil
 }
 
@@ -206,9 +196,9 @@ func (s *Service) currentSlot(ctx context.Context, t *task.Task) (time.Time, err
 }
 
 // holdSlot takes slot in the ledger with a block marker. It is
-// task.ErrConflict when a fire took the slot first and its run is in
-// progress or (for a delayed job) ran. A cron job's slot that fired and
-// finished has passed: the slot after it is taken instead (a few tries).
+// task.ErrConflict (ErrTooLate) when a delayed job's fire took the slot
+// first. A cron job's slot that fired, whether its run ended, runs or is
+// queued, has passed: the slot after it is taken instead (a few tries).
 func (s *Service) holdSlot(ctx context.Context, t *task.Task, slot time.Time) error {
 	var slots *fire.Slots
 	for range cancelSlotTries {
@@ -233,10 +223,10 @@ func (s *Service) holdSlot(ctx context.Context, t *task.Task, slot time.Time) er
 		case !t.Job.DueAt.IsZero():
 			return tooLate("job %s fired as it was being blocked (its run is %s), so it cannot be blocked",
 				t.TaskID, r.State)
-		case !r.State.Final():
-			return conflict(task.CodeJobRunning, "job %s is running (its run of %s began as it was being blocked); "+
-				"block it once that run ends", t.TaskID, slot.UTC().Format(time.RFC3339))
 		}
+		// A cron job's slot fired: its run, running or queued, began
+		// before the block; the stop ends a queued one. Take the slot
+		// after it.
 		if slots == nil {
 			sched, err := schedule.Parse(t.CronPara, t.TZ)
 			if err != nil {

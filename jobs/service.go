@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,7 +45,12 @@ type Deps struct {
 	Check func(t *task.Task) error
 	// Wake wakes the patrols so a new job is armed at once; nil = no-op.
 	Wake func()
-	Now  func() time.Time // nil = time.Now
+	// Answering reports whether a run's call is in flight on this node
+	// while its final report already ended it (fire.Firer.Answering): a
+	// wait goes on until the call's answer is kept beside the report.
+	// nil = never.
+	Answering func(triggerID string) bool
+	Now       func() time.Time // nil = time.Now
 	// BackfillRate bounds the service's backfill triggers per second, all
 	// requests together (default 20).
 	BackfillRate float64
@@ -67,10 +73,12 @@ type Service struct {
 	trigger func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error)
 	check   func(t *task.Task) error
 	wake    func()
-	now     func() time.Time
-	rate    float64
-	pace    backfillPace  // spaces backfill triggers 1/rate apart
-	window  time.Duration // Deps.ArmWindow
+	// answering is Deps.Answering (never nil).
+	answering func(triggerID string) bool
+	now       func() time.Time
+	rate      float64
+	pace      backfillPace  // spaces backfill triggers 1/rate apart
+	window    time.Duration // Deps.ArmWindow
 
 	events chan transition
 	// closeBy, once set (by the recorder, which alone reads it), is when
@@ -116,7 +124,7 @@ func New(d Deps) *Service {
 	if d.Store == nil || d.Trigger == nil {
 		panic("jobs: Deps.Store and Deps.Trigger are required")
 	}
-	s := &Service{logger: d.Logger, store: d.Store, trigger: d.Trigger, check: d.Check, wake: d.Wake, now: d.Now,
+	s := &Service{logger: d.Logger, store: d.Store, trigger: d.Trigger, check: d.Check, wake: d.Wake, answering: d.Answering, now: d.Now,
 		rate: d.BackfillRate, window: d.ArmWindow, events: make(chan transition, eventBuffer), done: make(chan struct{}),
 		waiters: map[string][]chan struct{}{}, backfills: map[string]bool{}}
 	if s.logger == nil {
@@ -125,6 +133,9 @@ func New(d Deps) *Service {
 	s.logger = s.logger.With("component", "jobs")
 	if s.wake == nil {
 		s.wake = func() {}
+	}
+	if s.answering == nil {
+		s.answering = func(string) bool { return false }
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -198,6 +209,12 @@ func viewOf(t *task.Task, runs []*task.Run) *View {
 		}
 	}
 	v.State = task.DeriveJobState(t, latest)
+	if v.State == task.JobBlocked && slices.ContainsFunc(runs, func(r *task.Run) bool { return !r.State.Final() }) {
+		// A cron job blocked while a run was in progress: the block's
+		// marker holds a later slot, and the job reads running until
+		// that run ends (Block).
+		v.State = task.JobRunning
+	}
 	if !j.DueAt.IsZero() && v.State != task.JobPending && v.State != task.JobBlocked && v.State != task.JobCancelled {
 		// The due slot fired: no fire follows. The task keeps its due
 		// instant as next fire until the run ends (fire.statusAtEnd).

@@ -91,7 +91,9 @@ func (s *Service) waitOrGet(ctx context.Context, id string, d time.Duration, cre
 			return nil, err
 		}
 		v.Created = created
-		if d <= 0 || v.State.Final() {
+		// A run its final report ended while its call is in flight here
+		// is told final once the call's answer is kept: wait for that.
+		if d <= 0 || (v.State.Final() && (v.Run == nil || !s.answering(v.Run.TriggerID))) {
 			s.unsubscribe(id, notify)
 			return v, nil
 		}

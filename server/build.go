@@ -176,7 +176,8 @@ func (s *Server) buildPatrols(b *built) error {
 func (s *Server) buildJobs(b *built) error {
 	cfg := s.cfg
 	s.jobs = jobs.New(jobs.Deps{Logger: s.logger, Store: s.store, Check: b.execs.CheckJob, Wake: s.runner.Wake, ArmWindow: cfg.Fire.ArmWindow,
-		Trigger: func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error) { return s.firer.Trigger(ctx, p) }})
+		Trigger:   func(ctx context.Context, p fire.TriggerParams) ([]*task.Run, error) { return s.firer.Trigger(ctx, p) },
+		Answering: s.firer.Answering})
 	var err error
 	if s.events, err = newSink(s.logger, cfg.Events); err != nil {
 		return fmt.Errorf("events: %w", err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -175,11 +176,21 @@ func TestJobsBlockRacesFire(t *testing.T) {
 	}
 }
 
-// TestJobsBlockCronRunning: a cron job whose run is in progress cannot be
-// blocked (409, saying so); once the run ends it can, and no slot is
-// delivered after the block answered. A cancelled cron job can be neither
-// blocked nor unblocked.
+// TestJobsBlockCronRunning (issue 39, item 2): a cron job whose run is in
+// progress on a slow hook, with overlap skip and with overlap queue (a
+// slot queued behind the run), is blocked at once: the block answers 200
+// (before, 409 job_running on every try while the queue was never
+// empty), the job reads running while its run goes on, no delivery
+// starts after the block answered (counted at the hook), the queued run
+// ends cancelled, and once the run ends the job reads blocked. A
+// cancelled cron job can be neither blocked nor unblocked.
 func TestJobsBlockCronRunning(t *testing.T) {
+	for _, overlap := range []string{"skip", "queue"} {
+		t.Run(overlap, func(t *testing.T) { testBlockCronRunning(t, overlap) })
+	}
+}
+
+func testBlockCronRunning(t *testing.T, overlap string) {
 	b, _ := setupJobs(t)
 	release := make(chan struct{})
 	var calls atomic.Int32
@@ -204,7 +215,7 @@ func TestJobsBlockCronRunning(t *testing.T) {
 
 	var v jobView
 	if code := b.call(t, "POST", "/api/v1/jobs", map[string]any{"method": "POST", "cron": "every 1s",
-		"name": slow.URL + "/cron"}, &v); code != http.StatusCreated {
+		"overlap": overlap, "name": slow.URL + "/cron"}, &v); code != http.StatusCreated {
 		t.Fatalf("submit: %d", code)
 	}
 	select {
@@ -212,25 +223,41 @@ func TestJobsBlockCronRunning(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the cron job never called its hook")
 	}
-	if code, msg := b.postVerb(t, v.ID, "block", task.CodeJobRunning); code != http.StatusConflict || !strings.Contains(msg, "running") {
-		t.Errorf("block while a run is in progress: %d %q, want 409 saying it is running", code, msg)
+	if overlap == "queue" {
+		eventually(t, "a slot queued behind the run in progress", func() bool {
+			return slices.ContainsFunc(b.job(t, v.ID).Runs, func(r *task.Run) bool { return r.State == task.RunPending })
+		})
+	}
+	var blocked jobView
+	if code := b.call(t, "POST", "/api/v1/jobs/"+v.ID+"/block", nil, &blocked); code != http.StatusOK {
+		t.Fatalf("block while a run is in progress: %d, want 200", code)
+	}
+	after := calls.Load()
+	if blocked.State != task.JobRunning {
+		t.Errorf("state answered by the block while its run goes on: %s, want running", blocked.State)
+	}
+	if overlap == "queue" {
+		eventually(t, "the queued run to end cancelled", func() bool {
+			return !slices.ContainsFunc(b.job(t, v.ID).Runs, func(r *task.Run) bool { return r.State == task.RunPending })
+		})
 	}
 	close(release)
 	eventually(t, "the run to end", func() bool {
 		j := b.job(t, v.ID)
 		return j.Run != nil && j.Run.State.Final()
 	})
-	eventually(t, "the block to be taken between runs", func() bool {
-		code, _ := b.postVerb(t, v.ID, "block")
-		return code == http.StatusOK
-	})
-	after := calls.Load()
-	time.Sleep(2500 * time.Millisecond) // slots after the block would be delivered by now
+	time.Sleep(2500 * time.Millisecond) // slots after the block, or a queued run, would be delivered by now
 	if n := calls.Load(); n != after {
-		t.Errorf("blocked cron job: %d calls after the block answered, want none", n-after)
+		t.Errorf("blocked cron job (overlap %s): %d calls started after the block answered, want none", overlap, n-after)
 	}
-	if j := b.job(t, v.ID); j.State != task.JobBlocked {
-		t.Errorf("state after the block: %s, want blocked", j.State)
+	j := b.job(t, v.ID)
+	if j.State != task.JobBlocked {
+		t.Errorf("state after the block and the run's end: %s, want blocked", j.State)
+	}
+	for _, r := range j.Runs {
+		if r.State == task.RunPending || r.State == task.RunRunning {
+			t.Errorf("run %s of %s is %s after the block took effect", r.TriggerID, r.Slot, r.State)
+		}
 	}
 
 	req, _ := http.NewRequest("DELETE", b.base+"/api/v1/jobs/"+v.ID, nil)

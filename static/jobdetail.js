@@ -17,6 +17,16 @@ const allowed = {
 // The actions that ask "are you sure?" first.
 const asks = new Set(["cancel", "block"]);
 
+// retryBody is the backfill request that retries jobs (views as read):
+// each names the run it retries, its newest as shown, so that a retry
+// sent twice (two clicks, two tabs) re-runs it once; the server refuses
+// it when that run is no longer the job's newest (README, backfill).
+export function retryBody(jobs) {
+  const runs = {};
+  for (const j of jobs) if (j.run && j.run.trigger_id) runs[j.id] = j.run.trigger_id;
+  return { ids: jobs.map((j) => j.id), runs: runs };
+}
+
 // jobDetail wires the panel; onChange runs after an action changed a job,
 // onShown(id) when the panel shows a job ("" when it closes).
 export function jobDetail(onChange, onShown) {
@@ -116,7 +126,7 @@ export function jobDetail(onChange, onShown) {
     if (action === "cancel") r = await ui.getJSON(url, { method: "DELETE" });
     else if (action === "retry") {
       r = await ui.getJSON("/api/v1/jobs/backfill", { method: "POST", headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ ids: [id] }) });
+        body: JSON.stringify(retryBody([shown])) });
       const why = r.ok && r.body.refused && r.body.refused[id];
       if (why) r = { ok: false, body: { error: why } };
     } else r = await ui.getJSON(url + "/" + action, opts);

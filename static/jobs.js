@@ -7,7 +7,7 @@
 // opens its detail (jobdetail.js). The state, search and open job live in
 // the URL (/jobs?state=&q=&job=). Values reach the page through
 // textContent (or esc(), for times) only.
-import { jobDetail } from "./jobdetail.js";
+import { jobDetail, retryBody } from "./jobdetail.js";
 import { jobStateName, jobT, translateJobWords } from "./jobwords.js";
 
 (function () {
@@ -221,7 +221,7 @@ import { jobStateName, jobT, translateJobWords } from "./jobwords.js";
     const wire = (name, run) => document.getElementById("job-" + name).addEventListener("click", () => {
       if (asks.has(name)) confirmAsk({ name: name, run: run }); else run();
     });
-    wire("retry", () => backfill({ ids: Array.from(selected) }, "retry"));
+    wire("retry", () => backfill(retryBody(page.jobs.filter((j) => selected.has(j.id))), "retry"));
     wire("cancel", () => each("cancel", (id) => ui.getJSON(job(id), { method: "DELETE" })));
     wire("block", () => each("block", (id) => post(job(id) + "/block")));
     wire("unblock", () => each("unblock", (id) => post(job(id) + "/unblock")));

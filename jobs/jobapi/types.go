@@ -49,11 +49,17 @@ type BatchResult struct {
 	Err  error
 }
 
-// BackfillRequest chooses jobs to re-run: the given ids, or the newest
-// dead (or cancelled) jobs, at most Limit.
+// BackfillRequest chooses jobs to re-run: the given ids and the jobs of
+// Runs, or the newest dead (or cancelled) jobs, at most Limit.
 type BackfillRequest struct {
-	IDs   []string      `json:"ids,omitempty"`
-	State task.JobState `json:"state,omitempty"` // dead (default) or cancelled, when IDs is empty
+	IDs []string `json:"ids,omitempty"`
+	// Runs names, per job id, the run a backfill of that job retries: the
+	// trigger id of the job's newest run as the client read it (its
+	// "run"). The job is re-run only while that run is still its newest,
+	// so every request naming the same run gets the one re-run. A job
+	// named here need not be in IDs.
+	Runs  map[string]string `json:"runs,omitempty"`
+	State task.JobState     `json:"state,omitempty"` // dead (default) or cancelled, when IDs is empty
 	// Method and Name (a substring) narrow the jobs chosen by State.
 	Method task.JobMethod `json:"method,omitempty"`
 	Name   string         `json:"name,omitempty"`
