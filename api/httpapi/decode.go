@@ -99,7 +99,9 @@ func ReadJSON(c *gin.Context, v any, optional bool) error {
 
 // ReadObject decodes the request body, at most MaxBodyBytes, as one JSON
 // object with numbers kept as json.Number.
-// The text rule of CheckText holds for every text in it.
+// The text rule of CheckText holds for every text in it, but that a line
+// break is allowed in any value: the object is a row, whose fields the
+// scenario names and checks (jsontype.CheckedLines).
 func ReadObject(c *gin.Context) (map[string]any, error) {
 	data, err := ReadBody(c, MaxBodyBytes)
 	var ae *apiError
@@ -109,8 +111,9 @@ func ReadObject(c *gin.Context) (map[string]any, error) {
 	case err != nil:
 		return nil, BodyError(err)
 	}
-	if data, err = CheckText(data); err != nil {
-		return nil, err
+	data, err = jsontype.CheckedLines(data)
+	if te := jsontype.AsText(err); te != nil {
+		return nil, Err(http.StatusBadRequest, te.Field, "%s", te.Error())
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

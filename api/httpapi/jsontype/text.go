@@ -53,7 +53,19 @@ func (e *TextError) Error() string { return e.Field + ": " + e.Msg }
 //
 // The error is a *TextError naming the field. Data that is not valid
 // JSON is returned for the decoder to refuse with its own words.
-func Checked(data []byte) ([]byte, error) {
+func Checked(data []byte) ([]byte, error) { return check(data, false) }
+
+// CheckedLines is Checked for a body whose fields are named by the user
+// (a row of a scenario, whose columns the scenario defines): line breaks
+// and tabs are allowed in every value, since any column may hold free
+// text; the scenario's own checks refuse them where a value must be one
+// line (the id, title, to, alert_to fields: mapping.ValidateFields).
+// NUL and the other control characters, and member names, are refused
+// as by Checked.
+func CheckedLines(data []byte) ([]byte, error) { return check(data, true) }
+
+// check is Checked; allFree makes every value free text.
+func check(data []byte, allFree bool) ([]byte, error) {
 	data = bytes.TrimPrefix(data, []byte(BOM))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var stack []*level // the objects and arrays around the next token
@@ -87,7 +99,7 @@ func Checked(data []byte) ([]byte, error) {
 			top().end()
 		case string:
 			top().start()
-			if err := checkValue(tok, stack); err != nil {
+			if err := checkValue(tok, stack, allFree); err != nil {
 				return nil, err
 			}
 			top().end()
@@ -155,13 +167,13 @@ func path(stack []*level) string {
 }
 
 // checkValue applies the text rule to s, the value at the top of stack.
-func checkValue(s string, stack []*level) error {
+func checkValue(s string, stack []*level, allFree bool) error {
 	i := strings.IndexFunc(s, isControl)
 	if i < 0 {
 		return nil
 	}
 	r, _ := utf8.DecodeRuneInString(s[i:])
-	free := false
+	free := allFree
 	for _, l := range stack {
 		free = free || (l.object && FreeText[l.member])
 	}

@@ -48,3 +48,17 @@ func TestChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckedLines: a row's body takes line breaks in any field, but no
+// NUL and no member named twice.
+func TestCheckedLines(t *testing.T) {
+	t.Parallel()
+	if _, err := CheckedLines([]byte(`{"note":"a\r\nb\tc"}`)); err != nil {
+		t.Errorf("line breaks in a row field: %v", err)
+	}
+	for body, field := range map[string]string{`{"note":"a\u0000"}`: "note", `{"note":"a","note":"b"}`: "note"} {
+		if te := AsText(func() error { _, err := CheckedLines([]byte(body)); return err }()); te == nil || te.Field != field {
+			t.Errorf("CheckedLines(%s) refusal = %v, want one naming %s", body, te, field)
+		}
+	}
+}
