@@ -11,21 +11,25 @@ import (
 // TestKafkaRefusesAsHTTP: Kafka refuses what the HTTP jobs API refuses,
 // with the same words: a MAIL_TO subject with a line break (it would
 // start another mail header), a NUL in a param, a value of the wrong type,
-// a Host header, a header value with a line break.
+// a Host header, a header value with a line break; and by the one text
+// rule: a NUL in a text params, a member named twice, a key with CR/LF.
 func TestKafkaRefusesAsHTTP(t *testing.T) {
 	t.Parallel()
 	b := setupKafka(t)
 	run(t, b.k)
 	ctx := testContext(t)
 	sent := map[string]string{
-		"crlf":  `{"method":"MAIL_TO","name":"a@example.com","delay":60,"params":"{\"subject\":\"hi\\r\\nBcc: evil@example.com\",\"body\":\"x\"}"}`,
-		"nul":   `{"method":"GET","name":"http://example.com/hook","delay":60,"params":{"n":"a\u0000"}}`,
-		"typed": `{"method":"GET","name":"http://example.com/hook","delay":"soon"}`,
-		"host":  `{"method":"POST","name":"http://example.com/hook","delay":60,"headers":{"Host":"evil"}}`,
-		"hdrlf": `{"method":"POST","name":"http://example.com/hook","delay":60,"headers":{"Authorization":"Bearer x\r\nX-Evil: 1"}}`,
+		"crlf":    `{"method":"MAIL_TO","name":"a@example.com","delay":60,"params":"{\"subject\":\"hi\\r\\nBcc: evil@example.com\",\"body\":\"x\"}"}`,
+		"nul":     `{"method":"GET","name":"http://example.com/hook","delay":60,"params":{"n":"a\u0000"}}`,
+		"typed":   `{"method":"GET","name":"http://example.com/hook","delay":"soon"}`,
+		"host":    `{"method":"POST","name":"http://example.com/hook","delay":60,"headers":{"Host":"evil"}}`,
+		"hdrlf":   `{"method":"POST","name":"http://example.com/hook","delay":60,"headers":{"Authorization":"Bearer x\r\nX-Evil: 1"}}`,
+		"nulbody": `{"method":"POST","name":"http://example.com/hook","delay":60,"params":"a\u0000b"}`,
+		"dup":     `{"method":"POST","method":"EXEC","name":"http://example.com/hook","delay":60}`,
+		"key":     `{"method":"POST","name":"http://example.com/hook","delay":60,"key":"k\r\nx"}`,
 	}
 	wantField := map[string]string{"crlf": "params.title", "nul": "params.n", "typed": "delay", "host": "headers.Host",
-		"hdrlf": "headers.Authorization"}
+		"hdrlf": "headers.Authorization", "nulbody": "params", "dup": "method", "key": "key"}
 	producer := newClient(t, kgo.SeedBrokers(b.brokers...), kgo.DefaultProduceTopic(intakeTopic))
 	for key, body := range sent {
 		if _, err := producer.ProduceSync(ctx, &kgo.Record{Key: []byte(key), Value: []byte(body)}).First(); err != nil {

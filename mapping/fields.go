@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -37,7 +38,9 @@ var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadd
 // alert_after whole numbers (or text holding one), alert_absent a number
 // of seconds or text ("600", "10m"), active 1/0/true/false, the id field
 // a valid id; title, to and alert_to one line each (they become mail
-// headers); no text holds a NUL. Value ranges, enums, times and the
+// headers); no text holds a NUL. A params field given as a JSON object
+// ({"day": "mon"}) is replaced in fields by its JSON text, which is how
+// it is stored. Value ranges, enums, times and the
 // schedule are ToTask's business, so a row can be saved and then flagged.
 // Errors are *task.ValidationError naming the row field ("fields" when
 // the problem is the set of fields as a whole).
@@ -50,6 +53,16 @@ func (s *Scenario) ValidateFields(fields map[string]any) error {
 			return err
 		}
 		v := fields[name]
+		if obj, ok := v.(map[string]any); ok && s.byRow[name] == FieldParams {
+			// The README's {"day": "mon"}: a JSON object of params is
+			// kept as its JSON text, the form a row stores, exports and
+			// imports, so an export and its import give the same row.
+			text, err := paramsObjectText(obj)
+			if err != nil {
+				return task.Invalid(name, "%s", err)
+			}
+			v, fields[name] = text, text
+		}
 		if err := checkScalar(v); err != nil {
 			return task.Invalid(name, "%s", err)
 		}
@@ -193,4 +206,16 @@ func (s *Scenario) idPrefix() string {
 		return s.cfg.Name[:1]
 	}
 	return "r"
+}
+
+// paramsObjectText is the JSON text of a params object, its keys in
+// order; readParams then checks its keys and values.
+func paramsObjectText(obj map[string]any) (string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // "<b>" stays as written
+	if err := enc.Encode(obj); err != nil {
+		return "", errors.New("not a JSON object of text, number or true/false values")
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }

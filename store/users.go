@@ -72,10 +72,14 @@ type User struct {
 const MaxUserName = 64
 
 // ValidateUserName checks a user name: 1..MaxUserName of letters, digits
-// and . _ @ - (so it is safe in logs, URLs and the audit trail).
+// and . _ @ -, and the key rule (task.CheckKey: not "." or "..", not
+// starting with "-"), so it is safe in logs, URLs and the audit trail.
 func ValidateUserName(name string) error {
 	if name == "" || len(name) > MaxUserName {
 		return task.Invalid("name", "must be 1 to %d characters", MaxUserName)
+	}
+	if err := task.CheckKey("name", name, MaxUserName); err != nil {
+		return err
 	}
 	for _, r := range name {
 		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||

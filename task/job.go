@@ -168,8 +168,10 @@ func (j *Job) Validate() error {
 			return Invalid("name", "must be a topic: 1 to 249 of letters, digits, '.', '_' and '-'")
 		}
 	}
-	if len(j.Key) > MaxJobKey {
-		return Invalid("key", "at most %d bytes", MaxJobKey)
+	if j.Key != "" {
+		if err := CheckKey("key", j.Key, MaxJobKey); err != nil {
+			return err
+		}
 	}
 	if len(j.CC) > MaxJobCC {
 		return Invalid("cc", "at most %d bytes", MaxJobCC)

@@ -2,6 +2,7 @@ package webtable
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,8 +53,10 @@ type batchSaved struct {
 	Rows []*task.Row `json:"rows"`
 }
 
-// batchPlan is a validated edit: the row as read and its new fields.
+// batchPlan is a validated edit: the edit, the row as read and its new
+// fields.
 type batchPlan struct {
+	edit   batchEdit
 	cur    *task.Row
 	fields map[string]any
 }
@@ -63,9 +66,14 @@ type batchPlan struct {
 // all or nothing. Every row is read, checked against its version, merged
 // and validated before any is written; one refusal answers with each
 // refused row's reason (its status, message and field) and nothing is
-// saved. The rows are then written one by one, each on its version; a
-// write that loses a race with another edit puts the rows already written
-// back as they were (each put-back audited too) and answers 409. Each
+// saved. The rows are then written one by one, each on the version read.
+// A row whose edit named version 0 ("any version") that another edit
+// saved meanwhile is read, merged and checked again and written again, as
+// a PATCH without If-Match is (up to patchAttempts times), so concurrent
+// edits of different fields all land. A write that loses a race for an
+// edit that named its version, or that runs out of attempts or is refused
+// on the row as read again, puts the rows already written back as they
+// were (each put-back audited too) and answers 409 (or the refusal). Each
 // change is audited as an update. Validation is the PATCH's plus what the
 // sync patrol checks of an edited field (a schedule that does not parse,
 // an unknown channel …), so a paste never saves rows that will fail to sync.
@@ -88,18 +96,14 @@ func (a *API) batch(c *gin.Context) {
 	ctx := c.Request.Context()
 	user := httpapi.Who(c)
 	saved := make([]*task.Row, 0, len(plans))
-	for _, p := range plans {
-		row, err := a.store.UpdateRowFields(ctx, store.UpdateRowParams{
-			Scenario: sc.Name(), ID: p.cur.ID, Fields: p.fields, IfVersion: p.cur.Version,
-		})
+	for i := range plans {
+		row, err := a.saveEdit(c, sc, &plans[i])
 		if err != nil {
 			a.undoBatch(c, sc, plans[:len(saved)], saved, user)
-			err = httpapi.Describe(err, task.ErrNotFound, "row %q was deleted while the batch was saved; nothing was saved", p.cur.ID)
-			a.WriteError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict,
-				"row %q changed while the batch was saved; nothing was saved, reload and try again", p.cur.ID))
+			a.WriteError(c, err)
 			return
 		}
-		a.record(ctx, user, sc.Name(), row.ID, store.AuditUpdate, p.cur.Fields, row.Fields)
+		a.record(ctx, user, sc.Name(), row.ID, store.AuditUpdate, plans[i].cur.Fields, row.Fields)
 		saved = append(saved, row)
 	}
 	for _, r := range saved {
@@ -161,32 +165,68 @@ func (a *API) planBatch(c *gin.Context, sc *mapping.Scenario, edits []batchEdit)
 		refused = append(refused, batchRefusal{err: err, ID: id, Status: status, Error: body.Error, Code: body.Code, Field: body.Field})
 	}
 	for _, e := range edits {
-		cur, err := a.store.GetRow(ctx, sc.Name(), e.ID)
-		if err != nil {
-			refuse(e.ID, httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", e.ID, sc.Name()))
-			continue
-		}
-		if e.Version > 0 && e.Version != cur.Version {
-			refuse(e.ID, task.VersionConflict(fmt.Sprintf("row %q", e.ID), cur.Version, e.Version))
-			continue
-		}
-		fields, err := merge(sc, cur, e.Fields)
-		if err == nil {
-			err = sc.ValidateFields(fields)
-		}
-		if err == nil {
-			err = syncRefusal(sc, cur, fields, e.Fields, now)
-		}
-		if err == nil {
-			err = targets.check(ctx, sc, fields, cur.Fields)
-		}
+		p, err := a.planEdit(ctx, sc, e, targets, now)
 		if err != nil {
 			refuse(e.ID, err)
 			continue
 		}
-		plans = append(plans, batchPlan{cur: cur, fields: fields})
+		plans = append(plans, p)
 	}
 	return plans, refused
+}
+
+// planEdit reads the row e edits, checks e's version, merges and
+// validates e's fields.
+func (a *API) planEdit(ctx context.Context, sc *mapping.Scenario, e batchEdit, targets *targetCheck,
+	now time.Time) (batchPlan, error) {
+	cur, err := a.store.GetRow(ctx, sc.Name(), e.ID)
+	if err != nil {
+		return batchPlan{}, httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", e.ID, sc.Name())
+	}
+	if e.Version > 0 && e.Version != cur.Version {
+		return batchPlan{}, task.VersionConflict(fmt.Sprintf("row %q", e.ID), cur.Version, e.Version)
+	}
+	fields, err := merge(sc, cur, e.Fields)
+	if err == nil {
+		err = sc.ValidateFields(fields)
+	}
+	if err == nil {
+		err = syncRefusal(sc, cur, fields, e.Fields, now)
+	}
+	if err == nil {
+		err = targets.check(ctx, sc, fields, cur.Fields)
+	}
+	if err != nil {
+		return batchPlan{}, err
+	}
+	return batchPlan{edit: e, cur: cur, fields: fields}, nil
+}
+
+// saveEdit writes p on the version it read. When another edit saved the
+// row meanwhile and p's edit named version 0, p is planned again on the
+// row as it is now and written again, up to patchAttempts times; p then
+// holds the plan that was written.
+func (a *API) saveEdit(c *gin.Context, sc *mapping.Scenario, p *batchPlan) (*task.Row, error) {
+	ctx := c.Request.Context()
+	for attempt := 1; ; attempt++ {
+		row, err := a.store.UpdateRowFields(ctx, store.UpdateRowParams{
+			Scenario: sc.Name(), ID: p.cur.ID, Fields: p.fields, IfVersion: p.cur.Version,
+		})
+		if err == nil {
+			return row, nil
+		}
+		if p.edit.Version == 0 && errors.Is(err, task.ErrConflict) && attempt < patchAttempts {
+			again, perr := a.planEdit(ctx, sc, p.edit, a.newTargetCheck(), a.Now())
+			if perr == nil {
+				*p = again
+				continue
+			}
+			err = perr
+		}
+		err = httpapi.Describe(err, task.ErrNotFound, "row %q was deleted while the batch was saved; nothing was saved", p.cur.ID)
+		return nil, httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict,
+			"row %q changed while the batch was saved; nothing was saved, reload and try again", p.cur.ID)
+	}
 }
 
 // syncRefusal is the error the sync patrol would find in the row with

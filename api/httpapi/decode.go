@@ -62,7 +62,8 @@ func ReadBody(c *gin.Context, limit int64) ([]byte, error) {
 }
 
 // ReadJSON decodes the request body, at most MaxBodyBytes, as one JSON
-// object into v (a pointer to a struct), refusing fields v does not name.
+// object into v (a pointer to a struct), refusing fields v does not name
+// and text that breaks the rule of CheckText.
 // Where v takes a number, a text holding one ("30") is taken as that
 // number (jsontype.NumbersFromText).
 // With optional, an empty body is no error and leaves v as it is. Errors
@@ -75,6 +76,9 @@ func ReadJSON(c *gin.Context, v any, optional bool) error {
 		return err // the 413
 	case err != nil:
 		return BodyError(err)
+	}
+	if data, err = CheckText(data); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(jsontype.NumbersFromText(data, reflect.TypeOf(v))))
 	dec.DisallowUnknownFields()
@@ -95,11 +99,23 @@ func ReadJSON(c *gin.Context, v any, optional bool) error {
 
 // ReadObject decodes the request body, at most MaxBodyBytes, as one JSON
 // object with numbers kept as json.Number.
+// The text rule of CheckText holds for every text in it, but that a line
+// break is allowed in any value: the object is a row, whose fields the
+// scenario names and checks (jsontype.CheckedLines).
 func ReadObject(c *gin.Context) (map[string]any, error) {
-	if err := LimitBody(c, MaxBodyBytes); err != nil {
-		return nil, err
+	data, err := ReadBody(c, MaxBodyBytes)
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		return nil, err // the 413
+	case err != nil:
+		return nil, BodyError(err)
 	}
-	dec := json.NewDecoder(c.Request.Body)
+	data, err = jsontype.CheckedLines(data)
+	if te := jsontype.AsText(err); te != nil {
+		return nil, Err(http.StatusBadRequest, te.Field, "%s", te.Error())
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
@@ -116,6 +132,18 @@ func ReadObject(c *gin.Context) (map[string]any, error) {
 		return nil, Err(http.StatusBadRequest, "body", "body: must be a JSON object of fields")
 	}
 	return obj, nil
+}
+
+// CheckText returns data, a JSON body, without a leading byte-order mark
+// once it passes the text rule of every door (jsontype.Checked: no NUL or
+// other control character, line breaks only in free text, no member
+// named twice); else a 400 naming the field.
+func CheckText(data []byte) ([]byte, error) {
+	data, err := jsontype.Checked(data)
+	if te := jsontype.AsText(err); te != nil {
+		return nil, Err(http.StatusBadRequest, te.Field, "%s", te.Error())
+	}
+	return data, err
 }
 
 // BodyError turns a decoding error into a 413 or a 400.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -20,12 +21,31 @@ func componentLogger(logger *slog.Logger, component string) *slog.Logger {
 }
 
 // Middleware returns the middleware for a gin.New() engine, outermost
-// first: a request logger that writes one slog record per request, and a
+// first: a request logger that writes one slog record per request, a
 // recovery that logs a panic with its stack and answers 500 with a JSON
-// error. A nil logger discards the records.
+// error, and the text rule of paths (PathText). A nil logger discards the
+// records.
 func Middleware(logger *slog.Logger) []gin.HandlerFunc {
 	logger = componentLogger(logger, "http")
-	return []gin.HandlerFunc{requestLogger(logger), recovery(logger)}
+	return []gin.HandlerFunc{requestLogger(logger), recovery(logger), PathText(logger)}
+}
+
+// PathText answers 400 naming the parameter for a request whose path
+// parameter (an id, a key, a name: "/jobs/by-key/k%00x") holds a control
+// character: NUL, CR, LF, tab or another. The bodies' text rule
+// (CheckText) allows line breaks in free text only, and no path is free
+// text. It runs before any handler, so none sees such a value.
+func PathText(logger *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		for _, p := range c.Params {
+			if strings.IndexFunc(p.Value, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+				WriteError(logger, c, Err(http.StatusBadRequest, p.Key,
+					"%s: the path holds a control character (NUL, CR, LF or another); remove it", p.Key))
+				return
+			}
+		}
+		c.Next()
+	}
 }
 
 // requestLogger logs each request's method, path, route, status, size and

@@ -13,7 +13,7 @@ import (
 
 // TestMethodNotAllowed: a known path asked with a method it has no route
 // for answers 405 with Allow listing its methods (a JSON error body under
-// /api/); an unknown path stays a 404.
+// /api/ and at /healthz); an unknown path stays a 404.
 func TestMethodNotAllowed(t *testing.T) {
 	gin.SetMode(gin.TestMode)
 	r := gin.New()
@@ -23,6 +23,7 @@ func TestMethodNotAllowed(t *testing.T) {
 	r.GET("/api/v1/things/:id", ok)
 	r.DELETE("/api/v1/things/:id", ok)
 	r.GET("/page", ok)
+	r.GET("/healthz", ok)
 
 	do := func(method, path string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
@@ -42,6 +43,11 @@ func TestMethodNotAllowed(t *testing.T) {
 	}
 	if rec := do(http.MethodPut, "/page"); rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != "GET" {
 		t.Errorf("PUT /page = %d Allow %q, want 405 Allow GET", rec.Code, rec.Header().Get("Allow"))
+	}
+	rec = do(http.MethodPost, "/healthz")
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusMethodNotAllowed ||
+		body.Code != task.CodeMethodNotAllowed || rec.Header().Get("Allow") != "GET" {
+		t.Errorf("POST /healthz = %d %s (%v), want 405 Allow GET with the JSON error body", rec.Code, rec.Body, err)
 	}
 	if rec := do(http.MethodPost, "/api/v1/nothing"); rec.Code != http.StatusNotFound {
 		t.Errorf("POST unknown API path = %d, want 404", rec.Code)

@@ -65,3 +65,20 @@ func (a *API) Register(r gin.IRouter) {
 	jg.POST("/:id/block", a.blockJob)
 	jg.POST("/:id/unblock", a.unblockJob)
 }
+
+// fixedPath answers 405 with the Allow of the fixed route beside /:id that
+// c's path names (GET /api/v1/jobs/backfill: only POST routes it), and
+// reports whether it did. Gin routes such a request to /:id, whose
+// handler would answer "job backfill not found". No job id is one of
+// these names: ids are generated ("job_…").
+func (a *API) fixedPath(c *gin.Context) bool {
+	allow := map[string]string{"backfill": http.MethodPost, "dead.jsonl": http.MethodGet}
+	if a.socket != nil {
+		allow["ws"] = http.MethodGet
+	}
+	if methods, ok := allow[c.Param("id")]; ok {
+		httpapi.MethodNotAllowed(c, methods)
+		return true
+	}
+	return false
+}

@@ -161,7 +161,7 @@ func waitParam(c *gin.Context) (time.Duration, error) {
 }
 
 func (a *API) getJob(c *gin.Context) {
-	if a.noJobs(c) {
+	if a.fixedPath(c) || a.noJobs(c) {
 		return
 	}
 	wait, err := waitParam(c)
@@ -179,7 +179,7 @@ func (a *API) getJob(c *gin.Context) {
 }
 
 func (a *API) cancelJob(c *gin.Context) {
-	if a.noJobs(c) {
+	if a.fixedPath(c) || a.noJobs(c) {
 		return
 	}
 	id := c.Param("id")

@@ -50,9 +50,9 @@ func TestBuildRefusesHeaders(t *testing.T) {
 	}{
 		{"NotAToken", `{"Bad Name":"v"}`, "headers.Bad Name", "is not a header name", "POST"},
 		{"Colon", `{"X-A:b":"v"}`, "headers.X-A:b", "is not a header name", "POST"},
-		{"CR", `{"X-A":"a\rb"}`, "headers.X-A", "CR, LF or NUL", "POST"},
-		{"LF", `{"Authorization":"Bearer x\nX-Evil: 1"}`, "headers.Authorization", "CR, LF or NUL", "POST"},
-		{"NUL", `{"X-A":"a\u0000"}`, "headers.X-A", "CR, LF or NUL", "POST"},
+		{"CR", `{"X-A":"a\rb"}`, "headers.X-A", "carriage return (CR", "POST"},
+		{"LF", `{"Authorization":"Bearer x\nX-Evil: 1"}`, "headers.Authorization", "line break (LF", "POST"},
+		{"NUL", `{"X-A":"a\u0000"}`, "headers.X-A", "NUL character", "POST"},
 		{"HopByHop", `{"connection":"close"}`, "headers.connection", "hop-by-hop", "POST"},
 		{"TransferEncoding", `{"Transfer-Encoding":"chunked"}`, "headers.Transfer-Encoding", "hop-by-hop", "POST"},
 		{"Host", `{"Host":"evil"}`, "headers.Host", "comes from the URL", "POST"},

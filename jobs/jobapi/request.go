@@ -78,7 +78,7 @@ func ParseRequest(data []byte) (Request, error) {
 
 // ParseBatch decodes a batch: a JSON array of requests, or {"jobs": [...]}.
 func ParseBatch(data []byte) ([]Request, error) {
-	trimmed := bytes.TrimSpace(data)
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(data, []byte(jsontype.BOM)))
 	var raw []json.RawMessage
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		var w struct {
@@ -89,6 +89,10 @@ func ParseBatch(data []byte) ([]Request, error) {
 		}
 		raw = w.Jobs
 	} else if err := decodeStrict(trimmed, &raw); err != nil {
+		var ve *task.ValidationError
+		if errors.As(err, &ve) && strings.HasPrefix(ve.Field, "[") {
+			return nil, task.Invalid("jobs"+ve.Field, "%s", ve.Msg) // as the {"jobs": [...]} form names it
+		}
 		return nil, err
 	}
 	if len(raw) == 0 {
@@ -118,6 +122,13 @@ func ParseBatch(data []byte) ([]Request, error) {
 func decodeStrict(data []byte, v any) error {
 	if len(data) > MaxRequestBytes {
 		return task.Invalid("body", "at most %d bytes", MaxRequestBytes)
+	}
+	// The text rule of every door (jsontype.Checked): NUL and other
+	// control characters nowhere, line breaks only in free text (params),
+	// no member named twice; a byte-order mark is skipped.
+	data, err := jsontype.Checked(data)
+	if te := jsontype.AsText(err); te != nil {
+		return task.Invalid(te.Field, "%s", te.Msg)
 	}
 	// Most bodies decode as they are. One that does holds no text where a
 	// number is meant (decoding such a text into a number fails), so
