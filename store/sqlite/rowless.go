@@ -30,7 +30,7 @@ func (s *Store) RetireRowless(ctx context.Context, owner string) ([]string, erro
 		id      string
 		version int64
 	}
-	rs, err := s.r.QueryContext(ctx, qRowlessClaimed, owner)
+	rs, err := s.st.rowlessClaimed.QueryContext(ctx, owner)
 	if err != nil {
 		return nil, fmt.Errorf("list rowless tasks of %s: %w", owner, translate(err))
 	}
@@ -55,7 +55,7 @@ func (s *Store) RetireRowless(ctx context.Context, owner string) ([]string, erro
 		err := s.inTx(ctx, func(tx *sql.Tx) error {
 			done = done[:0]
 			for _, f := range chunk {
-				res, err := tx.ExecContext(ctx, qRetireRowless, now, f.id, f.version)
+				res, err := in(ctx, tx, s.st.retireRowless).ExecContext(ctx, now, f.id, f.version)
 				if err != nil {
 					return err
 				}
