@@ -65,15 +65,22 @@ func (r *Reconcile) RunOnce(ctx context.Context) (ReconcileResult, error) {
 	// First retire the tasks held here whose row is gone: a row deleted
 	// straight in the database (other tools edit the rows) retires
 	// nothing by itself. Retired, they list below as disabled and are
-	// disarmed in this same pass, then purged once released.
-	retired, err := r.store.RetireRowless(ctx, r.node)
+	// disarmed in this same pass, then purged once released. Its failure
+	// does not hold up the rest of the pass; the pass returns it.
+	retired, retireErr := r.store.RetireRowless(ctx, r.node)
 	res.Retired = len(retired)
-	if err != nil {
-		return res, fmt.Errorf("retire tasks without a row: %w", err)
+	if retireErr != nil {
+		retireErr = fmt.Errorf("retire tasks without a row: %w", retireErr)
 	}
 	for _, id := range retired {
 		r.logger.InfoContext(ctx, "task retired: its row is gone", "task_id", id)
 	}
+	res, err := r.reconcile(ctx, res)
+	return res, errors.Join(err, retireErr)
+}
+
+// reconcile is RunOnce after the rowless tasks were retired.
+func (r *Reconcile) reconcile(ctx context.Context, res ReconcileResult) (ReconcileResult, error) {
 	claimed, err := r.store.ListClaimed(ctx, r.node)
 	if err != nil {
 		return res, fmt.Errorf("list claimed tasks: %w", err)
