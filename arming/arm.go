@@ -226,10 +226,19 @@ func (a *Armer) prepare(ctx context.Context, t *task.Task, last time.Time, unfin
 	if plan.Skipped > 0 {
 		a.logger.InfoContext(ctx, "missed slots skipped", "task_id", t.TaskID, "skipped", plan.Skipped, "policy", t.Misfire)
 	}
-	if !last.IsZero() && (len(plan.Missed) > 0 || plan.Skipped > 0) {
+	if len(plan.Missed) > 0 || plan.Skipped > 0 {
 		// Slots were missed while no node held the task: the first of
-		// them is late whatever the misfire policy does with it now.
-		if _, err := a.firer.AlertAbsent(ctx, t, slots.Next(last)); err != nil {
+		// them is late whatever the misfire policy does with it now. A
+		// task that never fired missed its very first slot, the one
+		// after its anchor (or start); a once task has that one slot
+		// (MakePlan counts it fired only when the ledger holds it).
+		// AlertAbsent alerts only past the task's absence bound, so a
+		// task armed moments after its slot does not.
+		from := last
+		if slots.Once() {
+			from = time.Time{}
+		}
+		if _, err := a.firer.AlertAbsent(ctx, t, slots.Next(from)); err != nil {
 			a.logger.WarnContext(ctx, "absence alert", "task_id", t.TaskID, "error", err)
 		}
 	}

@@ -98,7 +98,7 @@ func NewSMS(logger *slog.Logger, cfg SMSConfig) (*SMS, error) {
 	return s, nil
 }
 
-// Execute sends d.Body to the phone number d.To. An invalid d.To (checked
+// Execute sends d.Subject and d.Body (smsText) to the phone number d.To. An invalid d.To (checked
 // before any request) and HTTP 4xx answers (e.g. Twilio 21211) are
 // task.Permanent; HTTP 429 is task.RetryAfter with the Retry-After header (or
 // DefaultRetryAfter); 5xx, network errors, timeouts and cancellation are
@@ -115,7 +115,7 @@ func (s *SMS) Execute(ctx context.Context, d task.Delivery) (string, error) {
 	rt := &twilioTransport{ctx: ctx, base: s.transport, baseURL: s.baseURL}
 	api := twapi.NewApiServiceWithClient(s.client(rt))
 	params := &twapi.CreateMessageParams{}
-	params.SetTo(d.To).SetFrom(s.from).SetBody(d.Body)
+	params.SetTo(d.To).SetFrom(s.from).SetBody(smsText(d))
 	msg, err := api.CreateMessage(params)
 	if err != nil {
 		return "", classifyTwilio(ctx, fmt.Errorf("twilio create message: %w", err), rt)
@@ -238,3 +238,14 @@ func deref(p *string) string {
 }
 
 var _ Executor = (*SMS)(nil)
+
+// smsText is the text an SMS carries for d: its subject (the row's title,
+// an alert's or a flow step's subject) on the first line, then the body.
+// An SMS has no subject of its own, so without this line the title was
+// lost; a delivery with no subject sends the body alone.
+func smsText(d task.Delivery) string {
+	if d.Subject == "" {
+		return d.Body
+	}
+	return d.Subject + "\n" + d.Body
+}

@@ -1,6 +1,7 @@
 package fire
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -178,6 +179,9 @@ func (f *Firer) attempt(ctx context.Context, t *task.Task, tg *task.Target, run 
 	actx, cancel := context.WithTimeout(ctx, ttl)
 	defer cancel()
 	params := mergeParams(t.Params, run.Params)
+	// Read before the internal params are dropped: ParamSubject (a flow
+	// step's) stands over the title.
+	subject := cmp.Or(params[task.ParamSubject], params[task.ParamTitle])
 	if kind != task.ChannelBuiltin {
 		params = task.ExternalParams(params) // the builtin executor alone reads them
 	}
@@ -188,7 +192,7 @@ func (f *Firer) attempt(ctx context.Context, t *task.Task, tg *task.Target, run 
 		Attempt:     run.Attempt,
 		Channel:     kind,
 		To:          params[task.ParamTo],
-		Subject:     params[task.ParamTitle],
+		Subject:     subject,
 		Body:        t.TaskPara,
 		Params:      params,
 		TriggerType: run.TriggerType,

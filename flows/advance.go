@@ -175,6 +175,7 @@ func (e *Engine) fire(ctx context.Context, x *task.Execution, sr *task.StepRun) 
 		params[k] = v
 	}
 	params[ParamExecution], params[ParamStepRun] = x.ID, strconv.Itoa(sr.Index)
+	params[task.ParamSubject] = stepSubject(x.Flow, sr.Step, params[task.ParamTitle])
 	_, err := e.trigger(ctx, taskID, sr.Slot, params)
 	if errors.Is(err, task.ErrNotFound) {
 		if err := e.st.EnsureTask(ctx, stepTask(x.Flow, x.Flow.Step(sr.Step))); err != nil {

@@ -26,3 +26,16 @@ func stepTask(f *task.Flow, s *task.Step) *task.Task {
 		Targets: s.Targets, State: task.StateStopped, IsEnable: 1,
 	}
 }
+
+// stepSubject is the subject of step stepID's deliveries in f (an email's
+// Subject, an SMS's first line): the flow and step named, after the title
+// when the step run has one (the step's own params, or the trigger's,
+// such as the row that started the flow). Without it a step's email went
+// out with an empty subject unless something set a title.
+func stepSubject(f *task.Flow, stepID, title string) string {
+	name := "flow " + f.ID + ", step " + stepID
+	if title == "" {
+		return name
+	}
+	return task.Truncate(title+" ("+name+")", task.MaxParamValue)
+}

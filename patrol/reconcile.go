@@ -17,6 +17,7 @@ type ReconcileStore interface {
 	ParkTasks(ctx context.Context, owner string, ps []store.ParkParams) ([]string, error)
 	ReleaseExpired(ctx context.Context, now time.Time) (int, error)
 	PurgeDeleted(ctx context.Context) (int, error)
+	RetireRowless(ctx context.Context, owner string) ([]string, error)
 	SetTaskStatus(ctx context.Context, p store.TaskStatusParams) error
 	SetTaskStatuses(ctx context.Context, ps []store.TaskStatusParams) error
 }
@@ -24,6 +25,7 @@ type ReconcileStore interface {
 // ReconcileResult counts what one reconcile pass did.
 type ReconcileResult struct {
 	Disarmed int // disabled, finished or deleted tasks disarmed and released
+	Retired  int // tasks held here whose row was gone, retired (and disarmed)
 	Released int // claimed here but not armed here (this node restarted)
 	Dropped  int // armed here but no longer claimed here
 	Expired  int // claims of dead nodes released
@@ -60,6 +62,25 @@ func NewReconcile(logger *slog.Logger, st ReconcileStore, armer Armer, node stri
 // RunOnce reconciles once.
 func (r *Reconcile) RunOnce(ctx context.Context) (ReconcileResult, error) {
 	var res ReconcileResult
+	// First retire the tasks held here whose row is gone: a row deleted
+	// straight in the database (other tools edit the rows) retires
+	// nothing by itself. Retired, they list below as disabled and are
+	// disarmed in this same pass, then purged once released. Its failure
+	// does not hold up the rest of the pass; the pass returns it.
+	retired, retireErr := r.store.RetireRowless(ctx, r.node)
+	res.Retired = len(retired)
+	if retireErr != nil {
+		retireErr = fmt.Errorf("retire tasks without a row: %w", retireErr)
+	}
+	for _, id := range retired {
+		r.logger.InfoContext(ctx, "task retired: its row is gone", "task_id", id)
+	}
+	res, err := r.reconcile(ctx, res)
+	return res, errors.Join(err, retireErr)
+}
+
+// reconcile is RunOnce after the rowless tasks were retired.
+func (r *Reconcile) reconcile(ctx context.Context, res ReconcileResult) (ReconcileResult, error) {
 	claimed, err := r.store.ListClaimed(ctx, r.node)
 	if err != nil {
 		return res, fmt.Errorf("list claimed tasks: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -308,4 +309,37 @@ func TestGracefulStopWithManyClaims(t *testing.T) {
 	// The same node id starts again at once and takes them all back.
 	setup(t, cfg)
 	waitClaims("node-a", n)
+}
+
+// TestStatusKilledNodeHoldsNothing: a node killed a while ago (its entry
+// left in the registry with the count of its last beat, 5, and its claims
+// freed when its leases ran out) is listed not live, holding 0, beside
+// the live node that took over (a node not live is listed with its claims
+// in the store). Before, the status showed the dead node's last beat: held 5.
+func TestStatusKilledNodeHoldsNothing(t *testing.T) {
+	b := setup(t, nil)
+	ago := time.Now().Add(-time.Minute)
+	dead := store.Node{ID: "killed", Incarnation: "i-old", Host: "elsewhere", PID: 1, StartedAt: ago.Add(-time.Hour),
+		BeatAt: ago, Held: 5}
+	if err := b.srv.store.RegisterNode(t.Context(), dead, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	nodes := func() map[string]statusNode {
+		var st status
+		if code := b.call(t, "GET", "/api/v1/status", nil, &st); code != http.StatusOK {
+			t.Fatalf("status: %d", code)
+		}
+		out := map[string]statusNode{}
+		for _, n := range st.Nodes {
+			out[n.ID] = n
+		}
+		return out
+	}
+	got := nodes()
+	if n, ok := got["killed"]; !ok || n.Live || n.Held != 0 {
+		t.Errorf("killed node listed as %+v (listed %v), want not live, held 0", n, ok)
+	}
+	if n := got["test-node"]; !n.Live {
+		t.Errorf("live node listed as %+v, want live", n)
+	}
 }

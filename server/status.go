@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -158,6 +159,25 @@ type statusNode struct {
 	Live bool `json:"live"`
 }
 
+// statusNode returns n as the status lists it. A live node's Held is its
+// last beat's. A node not live (no beat within the lease: killed, or
+// stalled) says what it holds now, its claims in the store (by the owner
+// index): its leases ran out with its beats and the claims were freed
+// for the others, so a killed node shows 0 beside the successor that
+// took its tasks, not the count of its last beat.
+func (s *Server) statusNode(ctx context.Context, n store.Node) (statusNode, error) {
+	sn := statusNode{Node: n, Live: n.BeatAt.After(s.clock.Now().Add(-s.cfg.Patrol.Lease))}
+	if sn.Live {
+		return sn, nil
+	}
+	claimed, err := s.store.ListClaimed(ctx, n.ID)
+	if err != nil {
+		return sn, fmt.Errorf("list claims of node %s: %w", n.ID, err)
+	}
+	sn.Held = len(claimed)
+	return sn, nil
+}
+
 type statusNext struct {
 	ID    string    `json:"id"`
 	DueAt time.Time `json:"due_at"`
@@ -221,7 +241,11 @@ func (s *Server) serveStatus(c *gin.Context) {
 		st.Store.OK, st.Store.Error = false, err.Error()
 	} else {
 		for _, n := range nodes {
-			st.Nodes = append(st.Nodes, statusNode{Node: n, Live: n.BeatAt.After(s.clock.Now().Add(-s.cfg.Patrol.Lease))})
+			sn, err := s.statusNode(ctx, n)
+			if err != nil {
+				st.Store.OK, st.Store.Error = false, err.Error()
+			}
+			st.Nodes = append(st.Nodes, sn)
 		}
 	}
 	st.ClockOffset = s.clock.Offset().Milliseconds()

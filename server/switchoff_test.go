@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,6 +133,49 @@ func TestRowSwitchOffHoldsAtItsAnswer(t *testing.T) {
 			}
 			if c.name != "Delete" {
 				waitTask(t, b, id, func(tk *task.Task) bool { return tk.IsEnable == 0 })
+			}
+		})
+	}
+}
+
+// failingSyncStore fails every ApplySync while failing is set: a row's
+// switch-off then cannot reach its task at the request.
+type failingSyncStore struct {
+	store.Product
+	failing atomic.Bool
+}
+
+func (s *failingSyncStore) ApplySync(ctx context.Context, p store.ApplySyncParams) error {
+	if s.failing.Load() {
+		return errors.New("injected: sync refused")
+	}
+	return s.Product.ApplySync(ctx, p)
+}
+
+// TestRowSwitchOffAnswerSaysWhatHolds: the answer to PATCH {"active":0}
+// shows the row switched off: is_active 0 and is_fetched 1 when its task
+// was disabled at the request; is_active 0 with is_fetched 0 (the task's
+// side pending) when that write failed. Before, both answered is_active 1
+// until the next sync.
+func TestRowSwitchOffAnswerSaysWhatHolds(t *testing.T) {
+	fs := &failingSyncStore{}
+	b := setup(t, nil, func(s *Server) { fs.Product = s.store; s.store = fs })
+	for _, c := range []struct {
+		name        string
+		fail        bool
+		wantFetched int
+	}{{"Synced", false, 1}, {"Pending", true, 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			id := "off-" + c.name
+			b.addRow(t, map[string]any{"memo_id": id, "content": "x", "when": "daily 03:00", "channel": "outbox"})
+			fs.failing.Store(c.fail)
+			defer fs.failing.Store(false)
+			var row task.Row
+			if code := b.call(t, "PATCH", "/api/v1/scenarios/memos/rows/"+id, map[string]any{"active": 0}, &row); code != http.StatusOK {
+				t.Fatalf("switch off: status %d", code)
+			}
+			if row.IsActive != task.RowInactive || row.IsFetched != c.wantFetched {
+				t.Errorf("answer: is_active %d, is_fetched %d; want 0 and %d", row.IsActive, row.IsFetched, c.wantFetched)
 			}
 		})
 	}

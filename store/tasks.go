@@ -97,6 +97,15 @@ type Tasks interface {
 	ReleaseExpired(ctx context.Context, now time.Time) (int, error)
 	// PurgeDeleted removes tasks whose row was deleted and that no node holds.
 	PurgeDeleted(ctx context.Context) (int, error)
+	// RetireRowless marks deleted and disabled (as DeleteRow does) the
+	// tasks claimed by owner whose row is gone, whoever removed it: another
+	// tool may delete rows straight in the database, and nothing then
+	// retires their tasks. It returns the ids retired. A task is retired
+	// only at the version read with its missing row, so one synced again
+	// meanwhile (its row put back) stays. It reads only owner's claims and
+	// their rows by key (indexed): a node's claims are the tasks that can
+	// fire there, so each node's pass covers every task that fires.
+	RetireRowless(ctx context.Context, owner string) ([]string, error)
 	// SetTaskStatus records a task's fire feedback and mirrors it onto its
 	// source row (next_fire, last_fire, last_status; is_done when Done).
 	SetTaskStatus(ctx context.Context, p TaskStatusParams) error

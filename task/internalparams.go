@@ -7,6 +7,11 @@ import "strings"
 // executor reads them, and no other executor is given them.
 const InternalParamPrefix = "cronsheet_"
 
+// ParamSubject, when set on a run, is its delivery's subject (an email's
+// Subject, an SMS's first line) in place of ParamTitle: the flows engine
+// sets it on each step run, naming the flow and step beside the title.
+const ParamSubject = InternalParamPrefix + "subject"
+
 // ExternalParams returns params without the internal ones
 // (InternalParamPrefix): params itself when it holds none.
 func ExternalParams(params map[string]string) map[string]string {

@@ -22,12 +22,24 @@ type RowSyncer interface {
 // task's write fails, the row's change stays and the answer still
 // succeeds: the row is still unfetched, so the sync patrol (woken by the
 // edit) finishes the switch-off.
+//
+// It then sets row to what holds, for the answer: the row as the sync
+// stored it (is_active 0, is_fetched 1) when it is still at the version
+// saved; else is_active 0 with is_fetched 0, which says the task's side
+// is pending. Before, the answer showed the is_active of before the edit
+// (1) until the next sync.
 func (a *API) switchOff(ctx context.Context, sc *mapping.Scenario, row *task.Row) {
 	if a.sync == nil || isActive(sc, row.Fields) != task.RowInactive {
 		return
 	}
-	if err := a.sync.SyncRow(ctx, row); err != nil {
+	err := a.sync.SyncRow(ctx, row)
+	if err != nil {
 		a.Logger().WarnContext(ctx, "row switched off; its task is disabled by the sync patrol's next pass",
 			"scenario", sc.Name(), "row", row.ID, "error", err)
+	} else if now, err := a.store.GetRow(ctx, row.Scenario, row.ID); err == nil && now.Version == row.Version &&
+		now.IsFetched == 1 {
+		*row = *now
+		return
 	}
+	row.IsActive = task.RowInactive
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.uber.org/goleak"
 
 	"cronsheet/store"
@@ -67,9 +68,13 @@ func suiteOptions(t *testing.T, uri string) []storetest.Option {
 
 func TestConformance(t *testing.T) {
 	uri := testURI(t)
+	opts := append(suiteOptions(t, uri), storetest.WithRawDeleteRow(func(ctx context.Context, s store.Product, scenario, id string) error {
+		_, err := mongo.Collection(s.(keepOpen).Store, "rows").DeleteOne(ctx, bson.D{{Key: "scenario", Value: scenario}, {Key: "id", Value: id}})
+		return err
+	}))
 	storetest.Run(t, func(t *testing.T) store.Product {
 		return keepOpen{openTemp(t, uri)}
-	}, suiteOptions(t, uri)...)
+	}, opts...)
 }
 
 func TestControlConformance(t *testing.T) {

@@ -28,6 +28,8 @@ func planQueries() []planQuery {
 		{"AnyExpired", qAnyExpired},
 		{"ReleaseExpired", qReleaseExpired},
 		{"PurgeDeleted", qPurgeDeleted},
+		{"RowlessClaimed", qRowlessClaimed},
+		{"RetireRowless", qRetireRowless},
 		{"LastSlot", qLastSlot},
 		{"UnfinishedRuns", qUnfinishedRuns},
 		{"StrandedRuns", qStrandedRuns(2, 1)},

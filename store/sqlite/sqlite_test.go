@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -34,7 +35,10 @@ func openTemp(t testing.TB) *sqlite.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Product { return openTemp(t) })
+	storetest.Run(t, func(t *testing.T) store.Product { return openTemp(t) },
+		storetest.WithRawDeleteRow(func(ctx context.Context, s store.Product, scenario, id string) error {
+			return sqlite.ExecRaw(ctx, s.(*sqlite.Store), `DELETE FROM rows WHERE scenario = ? AND id = ?`, scenario, id)
+		}))
 }
 
 func TestControlConformance(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 type stmts struct {
 	// Reads, on the read pool.
 	getTask, listClaimed, anyExpired            *sql.Stmt
+	rowlessClaimed                              *sql.Stmt
 	getRun, listRuns, lastSlot, unfinishedRuns  *sql.Stmt
 	getRow, listRows, listUnfetched, listOutbox *sql.Stmt
 	getTarget, listTargets, anyDueAccepted      *sql.Stmt
@@ -27,7 +28,7 @@ type stmts struct {
 
 	// Writes, on the writer.
 	claim, renewLeases, releaseTask, taskExists *sql.Stmt
-	parkTask                                    *sql.Stmt
+	parkTask, retireRowless                     *sql.Stmt
 	releaseExpired, purgeDeleted, releaseClaims *sql.Stmt
 	mirrorStatus                                *sql.Stmt
 	insertRun, updateRun, deleteRun             *sql.Stmt
@@ -74,6 +75,8 @@ func (st *stmts) specs() []stmtSpec {
 	specs := []stmtSpec{
 		r(&st.getTask, qGetTask),
 		r(&st.listClaimed, qListClaimed),
+		r(&st.rowlessClaimed, qRowlessClaimed),
+		w(&st.retireRowless, qRetireRowless),
 		r(&st.anyExpired, qAnyExpired),
 		r(&st.getRun, qGetRun),
 		r(&st.listRuns, qListRuns),

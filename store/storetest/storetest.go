@@ -44,6 +44,19 @@ type Option func(*config)
 
 type config struct {
 	skipConcurrency string
+	rawDeleteRow    RawDeleteRow
+}
+
+// RawDeleteRow deletes a row straight in the driver's database (SQL on
+// SQLite, the rows collection on mongo), as another tool would: no
+// store method runs, so nothing retires the row's tasks.
+type RawDeleteRow func(ctx context.Context, s store.Product, scenario, id string) error
+
+// WithRawDeleteRow hands Run the driver's raw row delete, for the cases
+// of tasks whose row is gone (Tasks.RetireRowless); without it they are
+// skipped.
+func WithRawDeleteRow(fn RawDeleteRow) Option {
+	return func(c *config) { c.rawDeleteRow = fn }
 }
 
 // SkipConcurrency makes Run skip only the concurrency cases (concurrent
@@ -64,6 +77,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Product, opts ...Option
 		{"Rows", rowCases()},
 		{"ApplySync", syncCases()},
 		{"Tasks", taskCases()},
+		{"Rowless", rowlessCases(cfg)},
 		{"Ledger", ledgerCases()},
 		{"Outbox", outboxCases()},
 		{"Ownership", ownershipCases(cfg)},
