@@ -237,6 +237,7 @@ func (s *Server) buildHTTP(b *built) error {
 		WriteTimeout:      httpapi.WriteTimeout, // above the longest job wait
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		ConnState:         s.fresh.track,
 	}
 	return nil
 }

@@ -37,6 +37,7 @@ import (
 
 // Server is a running cronsheet node.
 type Server struct {
+	fresh  freshConns // the HTTP connections with no request yet
 	cfg    config.Config
 	logger *slog.Logger
 	store  store.Product
@@ -288,7 +289,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.logger.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
-	if herr := s.http.Shutdown(sctx); herr != nil && err == nil {
+	if herr := shutdownHTTP(sctx, s.http, &s.fresh); herr != nil && err == nil {
 		err = fmt.Errorf("shut down http: %w", herr)
 	}
 	s.socket.Close() // the upgraded connections http.Server.Shutdown leaves open
