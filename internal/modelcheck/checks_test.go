@@ -119,9 +119,18 @@ func (m *model) checkAfterStop() {
 		if slices.ContainsFunc(e.tasksState, func(t time.Time) bool { return t.After(stop.at) && t.Before(d.Arrived) }) {
 			check += "+tasks-state"
 		}
-		m.violate(check, d.TriggerID, "%s %s: trigger %s arrived %s, %s after its %s was answered at %s",
+		// The run as stored says how it came (trigger type, when it was
+		// fired, its attempt and deadline), to tell a fire decided before
+		// the stop from one decided after it.
+		var run task.Run
+		if a := m.rawCall("GET", "/api/v1/runs/"+url.PathEscape(d.TriggerID), nil); a.status != 200 || !jsonInto(a.body, &run) {
+			run.Error = fmt.Sprintf("not read: %d %v", a.status, a.err)
+		}
+		m.violate(check, d.TriggerID, "%s %s: trigger %s arrived %s, %s after its %s was answered at %s; "+
+			"the run: %s %s, fired %s, attempt %d, deadline %s, node %s %s",
 			e.kind, e.id, d.TriggerID, d.Arrived.Format("15:04:05.000"), d.Arrived.Sub(stop.at).Round(time.Millisecond),
-			stop.kind, stop.at.Format("15:04:05.000"))
+			stop.kind, stop.at.Format("15:04:05.000"), run.TriggerType, run.State, run.FiredAt.Format("15:04:05.000"),
+			run.Attempt, run.Deadline.Format("15:04:05.000"), run.Node, run.Error)
 	}
 }
 
