@@ -48,7 +48,11 @@ func (a *API) createRow(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	if err := a.newTargetCheck().check(ctx, sc, fields, nil); err != nil {
+	// The holds on the targets the row names last until it is stored, so
+	// that a delete of one of them sees the row (targetCheck).
+	targets := a.newTargetCheck()
+	defer targets.release(ctx)
+	if err := targets.check(ctx, sc, fields, nil); err != nil {
 		a.WriteError(c, err)
 		return
 	}
@@ -196,7 +200,9 @@ func (a *API) patchOnce(ctx context.Context, sc *mapping.Scenario, id string, pa
 	if err := sc.ValidateFields(fields); err != nil {
 		return nil, nil, err
 	}
-	if err := a.newTargetCheck().check(ctx, sc, fields, cur.Fields); err != nil {
+	targets := a.newTargetCheck()
+	defer targets.release(ctx)
+	if err := targets.check(ctx, sc, fields, cur.Fields); err != nil {
 		return nil, nil, err
 	}
 	saved, err = a.store.UpdateRowFields(ctx, store.UpdateRowParams{
