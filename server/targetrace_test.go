@@ -107,3 +107,42 @@ func TestTargetDeleteRacesRowCreate(t *testing.T) {
 		t.Errorf("create a row naming flow:nope: %d %+v, want 400 naming targets and nope", code, e)
 	}
 }
+
+// TestTargetDeleteRacesFlowCreate: a flow created with a step naming
+// target T and a delete of T, sent at once, never both succeed (20 pairs).
+func TestTargetDeleteRacesFlowCreate(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	const pairs = 20
+	for i := range pairs {
+		if code := b.call(t, "POST", "/api/v1/targets", map[string]any{"id": fmt.Sprintf("ft%d", i), "kind": "email", "state": "running"}, nil); code != http.StatusCreated {
+			t.Fatalf("create target ft%d: %d", i, code)
+		}
+	}
+	create := make([]int, pairs)
+	del := make([]int, pairs)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range pairs {
+		tg := fmt.Sprintf("ft%d", i)
+		wg.Go(func() {
+			<-start
+			create[i], _ = b.rawCall("POST", "/api/v1/flows", map[string]any{"id": "f-" + tg, "start": "a",
+				"steps": []any{map[string]any{"id": "a", "targets": []string{tg}, "params": map[string]string{"to": "a@example.com"}}}})
+		})
+		wg.Go(func() {
+			<-start
+			del[i], _ = b.rawCall("DELETE", "/api/v1/targets/"+tg, nil)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i := range pairs {
+		tg := fmt.Sprintf("ft%d", i)
+		stored := b.call(t, "GET", "/api/v1/flows/f-"+tg, nil, nil) == http.StatusOK
+		exists := b.call(t, "GET", "/api/v1/targets/"+tg, nil, nil) == http.StatusOK
+		if stored && !exists {
+			t.Errorf("pair %d: flow stored naming deleted target %s (create %d, delete %d)", i, tg, create[i], del[i])
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -64,6 +65,11 @@ type Store interface {
 	// GetTarget returns a target or task.ErrNotFound: steps name only
 	// stored targets.
 	GetTarget(ctx context.Context, id string) (*task.Target, error)
+	// HoldTargets and ReleaseTargets hold the targets a flow names while
+	// it is saved, so that a delete of one is refused meanwhile
+	// (store.TargetUsers).
+	HoldTargets(ctx context.Context, holder string, ids []string, now time.Time) error
+	ReleaseTargets(ctx context.Context, holder string) error
 }
 
 // Every store the server accepts satisfies Store.
@@ -174,7 +180,9 @@ func (f *API) create(c *gin.Context) {
 		f.WriteError(c, err)
 		return
 	}
-	if err := f.checkStepTargets(c.Request.Context(), fl); err != nil {
+	release, err := f.checkStepTargets(c.Request.Context(), fl)
+	defer release()
+	if err != nil {
 		f.WriteError(c, err)
 		return
 	}
@@ -236,7 +244,9 @@ func (f *API) put(c *gin.Context) {
 		f.WriteError(c, err)
 		return
 	}
-	if err := f.checkStepTargets(c.Request.Context(), fl); err != nil {
+	release, err := f.checkStepTargets(c.Request.Context(), fl)
+	defer release()
+	if err != nil {
 		f.WriteError(c, err)
 		return
 	}
