@@ -48,6 +48,8 @@ type Store interface {
 	UpdateRowFields(ctx context.Context, p store.UpdateRowParams) (*task.Row, error)
 	// DeleteRow removes a row and disables its task.
 	DeleteRow(ctx context.Context, scenario, id string) error
+	// DeleteRowIf is DeleteRow at a version (0: any).
+	DeleteRowIf(ctx context.Context, scenario, id string, ifVersion int64) error
 	// ListRows pages a scenario's rows in id order after afterID.
 	ListRows(ctx context.Context, scenario, afterID string, limit int) ([]*task.Row, error)
 	// GetTarget returns a target or task.ErrNotFound: a row may name only

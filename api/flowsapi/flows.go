@@ -11,6 +11,7 @@ package flowsapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -275,7 +276,17 @@ func (f *API) delete(c *gin.Context) {
 		f.WriteError(c, err)
 		return
 	}
+	want, err := httpapi.IfMatch(c.GetHeader("If-Match"), nil)
+	if err != nil {
+		f.WriteError(c, err)
+		return
+	}
+	// With If-Match the flow is deleted only at that version, checked on
+	// the flow as read just before the delete.
 	old, err := f.store.GetFlow(c.Request.Context(), id)
+	if err == nil && want > 0 && old.Version != want {
+		err = task.VersionConflict(fmt.Sprintf("flow %q", id), old.Version, want)
+	}
 	if err == nil {
 		err = f.store.DeleteFlow(c.Request.Context(), id)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -198,7 +199,12 @@ func (a *API) deleteTarget(c *gin.Context) {
 		a.WriteError(c, err)
 		return
 	}
-	old, err := a.deleteUnused(c.Request.Context(), id)
+	want, err := httpapi.IfMatch(c.GetHeader("If-Match"), nil)
+	if err != nil {
+		a.WriteError(c, err)
+		return
+	}
+	old, err := a.deleteUnused(c.Request.Context(), id, want)
 	if err != nil {
 		a.WriteError(c, err)
 		return
@@ -250,9 +256,10 @@ func (a *API) restoreSecrets(ctx context.Context, t *task.Target, want int64) (i
 // deleteUnused deletes target id unless something names it, as one step
 // against writers naming it meanwhile (store.TargetUsers): the tombstone
 // is stored first, then the writers' holds and the users are counted, and
-// the target is deleted only when there are none. It returns the target
-// as it was.
-func (a *API) deleteUnused(ctx context.Context, id string) (*task.Target, error) {
+// the target is deleted only when there are none, and only at version
+// want when it is not 0 (If-Match; checked on the target as read just
+// before the delete). It returns the target as it was.
+func (a *API) deleteUnused(ctx context.Context, id string, want int64) (*task.Target, error) {
 	if err := a.store.BeginTargetDelete(ctx, id, a.Now()); err != nil {
 		return nil, httpapi.DescribeAs(err, task.ErrConflict, task.CodeConflict,
 			"target %q is being deleted by another request; try again", id)
@@ -267,6 +274,9 @@ func (a *API) deleteUnused(ctx context.Context, id string) (*task.Target, error)
 	old, err := a.store.GetTarget(ctx, id)
 	if err != nil {
 		return nil, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id)
+	}
+	if want > 0 && old.Version != want {
+		return nil, task.VersionConflict(fmt.Sprintf("target %q", id), old.Version, want)
 	}
 	if err := a.store.DeleteTarget(ctx, id); err != nil {
 		return nil, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id)
