@@ -106,7 +106,7 @@ func (s *Server) buildDelivery(b *built) error {
 	s.firer = fire.New(s.logger, fire.Config{
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
 		OnRun: s.onRun, OnFire: s.onFire, Gate: s.gate, Standing: s.nodes.standing, Peers: s.nodes.peers,
-		MaxDeliveries: cfg.Fire.Workers, Instance: s.nodes.self.Incarnation,
+		MaxDeliveries: cfg.Fire.Workers, Instance: s.nodes.instance,
 	}, s.store, b.execs.Registry, s.slotNow())
 	return nil
 }
