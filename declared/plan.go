@@ -149,9 +149,11 @@ func marked(o object, set string) bool {
 	return labels[MarkerKey] == set
 }
 
-// deleteChange is the delete of an object at path.
-func deleteChange(k Kind, scenario, id, path string) Change {
-	return Change{Kind: k, Scenario: scenario, ID: id, Action: Delete, method: http.MethodDelete, path: path}
+// deleteChange is the delete of an object at path, at the version the
+// plan read (If-Match): an object edited since is not deleted, and apply
+// stops there naming it.
+func deleteChange(k Kind, scenario, id, path string, version int64) Change {
+	return Change{Kind: k, Scenario: scenario, ID: id, Action: Delete, method: http.MethodDelete, path: path, ifMatch: version}
 }
 
 func planFlows(ctx context.Context, c *Client, f *File, prune bool) (changes, deletes []Change, err error) {
@@ -181,7 +183,7 @@ func planFlows(ctx context.Context, c *Client, f *File, prune bool) (changes, de
 	if prune {
 		for _, id := range sortedKeys(have) {
 			if marked(have[id], f.Name) {
-				deletes = append(deletes, deleteChange(KindFlow, "", id, "/api/v1/flows/"+url.PathEscape(id)))
+				deletes = append(deletes, deleteChange(KindFlow, "", id, "/api/v1/flows/"+url.PathEscape(id), versionOf(have[id])))
 			}
 		}
 	}

@@ -122,7 +122,7 @@ func pruneRows(ctx context.Context, c *Client, set string, declared map[string]b
 			id, _ := r["id"].(string)
 			fields, _ := r["fields"].(map[string]any)
 			if fields[MarkerKey] == set && !declared[sc+"\x00"+id] {
-				out = append(out, deleteChange(KindRow, sc, id, rowsPath(sc)+"/"+url.PathEscape(id)))
+				out = append(out, deleteChange(KindRow, sc, id, rowsPath(sc)+"/"+url.PathEscape(id), versionOf(r)))
 			}
 		}
 	}

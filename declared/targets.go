@@ -33,7 +33,7 @@ func planTargets(ctx context.Context, c *Client, f *File, prune bool) (changes, 
 	if prune {
 		for _, id := range sortedKeys(have) {
 			if marked(have[id], f.Name) {
-				deletes = append(deletes, deleteChange(KindTarget, "", id, "/api/v1/targets/"+url.PathEscape(id)))
+				deletes = append(deletes, deleteChange(KindTarget, "", id, "/api/v1/targets/"+url.PathEscape(id), versionOf(have[id])))
 			}
 		}
 	}

@@ -13,10 +13,6 @@ import (
 	"cronsheet/task"
 )
 
-// ledgerScan bounds the runs read to find a slot's records or the latest
-// scheduled slot before it.
-const ledgerScan = 64
-
 // kase is one explanation being made: the task, the slot and the checks
 // so far.
 type kase struct {
@@ -71,17 +67,17 @@ func (e *Explainer) newCase(ctx context.Context, t *task.Task, at time.Time) (*k
 	return c, err
 }
 
-// recordsAt returns the ledger's runs of taskID at slot, alerts aside.
+// recordsAt returns the ledger's runs of taskID at slot, alerts aside,
+// read by the slot itself (the ledger keeps slots to the millisecond):
+// however many runs of other slots the task has.
 func (e *Explainer) recordsAt(ctx context.Context, taskID string, slot time.Time) ([]*task.Run, error) {
-	// The ledger keeps slots to the millisecond: the slot's records lie
-	// before the next millisecond.
-	runs, err := e.d.Store.ListRuns(ctx, taskID, slot.Add(time.Millisecond), ledgerScan)
+	runs, err := e.d.Store.RunsAtSlot(ctx, taskID, slot.Truncate(time.Millisecond))
 	if err != nil {
 		return nil, fmt.Errorf("read the ledger of %s: %w", taskID, err)
 	}
 	var out []*task.Run
 	for _, r := range runs {
-		if r.Slot.Equal(slot) && r.TriggerType != task.TriggerAlert {
+		if r.TriggerType != task.TriggerAlert {
 			out = append(out, r)
 		}
 	}
@@ -118,18 +114,14 @@ func (e *Explainer) pickSlot(ctx context.Context, c *kase) error {
 }
 
 // lastScheduled returns the latest slot of taskID that a schedule or a
-// misfire recorded, strictly before before (zero: any), or zero.
+// misfire recorded, strictly before before (zero: any), or zero; the
+// store finds it by index, past any number of manual or backfill runs.
 func (e *Explainer) lastScheduled(ctx context.Context, taskID string, before time.Time) (time.Time, error) {
-	runs, err := e.d.Store.ListRuns(ctx, taskID, before, ledgerScan)
+	slot, err := e.d.Store.LastSlotBefore(ctx, taskID, before)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("read the ledger of %s: %w", taskID, err)
 	}
-	for _, r := range runs {
-		if r.TriggerType == task.TriggerSchedule || r.TriggerType == task.TriggerMisfire {
-			return r.Slot, nil
-		}
-	}
-	return time.Time{}, nil
+	return slot, nil
 }
 
 // add appends a check.

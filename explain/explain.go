@@ -31,9 +31,11 @@ type Store interface {
 	GetRow(ctx context.Context, scenario, id string) (*task.Row, error)
 	// GetTarget returns a target or task.ErrNotFound.
 	GetTarget(ctx context.Context, id string) (*task.Target, error)
-	// ListRuns returns a task's runs, newest slot first, with slots
-	// strictly before beforeSlot when it is not zero.
-	ListRuns(ctx context.Context, taskID string, beforeSlot time.Time, limit int) ([]*task.Run, error)
+	// LastSlotBefore returns the latest schedule or misfire slot of a
+	// task strictly before before (zero: any), or zero.
+	LastSlotBefore(ctx context.Context, taskID string, before time.Time) (time.Time, error)
+	// RunsAtSlot returns a task's runs of one slot.
+	RunsAtSlot(ctx context.Context, taskID string, slot time.Time) ([]*task.Run, error)
 	// UnfinishedRuns returns a task's runs that are not final.
 	UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error)
 	// ListNodes returns the node registry.

@@ -106,7 +106,7 @@ func (s *Server) buildDelivery(b *built) error {
 	s.firer = fire.New(s.logger, fire.Config{
 		Node: cfg.NodeID, BackoffBase: cfg.Fire.BackoffBase, BackoffMax: cfg.Fire.BackoffMax,
 		OnRun: s.onRun, OnFire: s.onFire, Gate: s.gate, Standing: s.nodes.standing, Peers: s.nodes.peers,
-		MaxDeliveries: cfg.Fire.Workers, Instance: s.nodes.self.Incarnation,
+		MaxDeliveries: cfg.Fire.Workers, Instance: s.nodes.instance,
 	}, s.store, b.execs.Registry, s.slotNow())
 	return nil
 }
@@ -268,7 +268,8 @@ func (s *Server) registerAPI(engine *gin.Engine, b *built) error {
 				s.logger.Error("live settings stored but not applied here; the next poll retries", "error", err)
 			}
 		}}).Register(engine)
-	targetsapi.New(targetsapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, CheckTarget: b.execs.CheckTarget}).Register(engine)
+	targetsapi.New(targetsapi.Deps{Logger: s.logger, Store: s.store, Audit: s.store, CheckTarget: b.execs.CheckTarget,
+		PendingRows: s.pendingRowsUsing(b.scenarios)}).Register(engine)
 	runsapi.New(runsapi.Deps{Logger: s.logger, Store: s.store, Feedback: s.firer, Audit: s.store,
 		CancelRun: func(ctx context.Context, triggerID, why string) (*task.Run, error) {
 			return s.firer.CancelRun(ctx, triggerID, why)

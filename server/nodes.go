@@ -10,7 +10,6 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
-	"syscall"
 	"time"
 
 	"cronsheet/fire"
@@ -41,6 +40,15 @@ type nodeRegistry struct {
 	healthySince time.Time
 
 	fence *idFence // whether this process still holds its node id
+
+	// proc is where processes are looked up (/proc), ident this
+	// process's identity in it (procIdentity): a peer is known to have
+	// exited only by these, never by its hostname and pid alone.
+	proc  procRoot
+	ident procIdentity
+	// instance is the random part of the incarnation, which deliveries
+	// carry (X-Cronsheet-Instance): the identity stays in the registry.
+	instance string
 }
 
 func newNodeRegistry(logger *slog.Logger, st store.Nodes, id string, lease time.Duration, now func() time.Time, held func() int) *nodeRegistry {
@@ -48,10 +56,16 @@ func newNodeRegistry(logger *slog.Logger, st store.Nodes, id string, lease time.
 	inc := make([]byte, 8)
 	_, _ = rand.Read(inc)
 	started := now()
+	proc := procRoot("/proc")
+	ident := proc.selfIdentity()
+	instance := hex.EncodeToString(inc)
 	return &nodeRegistry{
-		logger: logger.With("component", "nodes"),
-		store:  st,
-		self: store.Node{ID: id, Incarnation: hex.EncodeToString(inc), Version: buildVersion(),
+		logger:   logger.With("component", "nodes"),
+		store:    st,
+		proc:     proc,
+		ident:    ident,
+		instance: instance,
+		self: store.Node{ID: id, Incarnation: incarnationOf(instance, ident), Version: buildVersion(),
 			Host: host, PID: os.Getpid(), StartedAt: started, BeatAt: started},
 		lease:        lease,
 		now:          now,
@@ -88,10 +102,10 @@ func buildVersion() string {
 
 // register records this process in the registry. An entry of the same id
 // whose last beat is within the lease belongs to a live process, and this
-// one refuses to start, unless that entry names this host and a process
-// that no longer exists (a crash, restarted at once): then it is replaced,
-// and this process takes back its runs and claims without waiting out the
-// lease.
+// one refuses to start, unless that entry names a process known to have
+// exited (a crash, restarted at once: same boot and PID namespace, its pid
+// absent or reused, procRoot.knownGone): then it is replaced, and this
+// process takes back its runs and claims without waiting out the lease.
 func (r *nodeRegistry) register(ctx context.Context) error {
 	now := r.now()
 	r.self.BeatAt = now
@@ -103,7 +117,7 @@ func (r *nodeRegistry) register(ctx context.Context) error {
 	if lerr != nil {
 		return errors.Join(err, lerr)
 	}
-	if other == nil || other.Host != r.self.Host || processAlive(other.PID) {
+	if other == nil || !r.proc.knownGone(r.ident, other.Incarnation, other.PID) {
 		where := "another process"
 		if other != nil {
 			where = fmt.Sprintf("process %d on %s (last beat %s ago)", other.PID, other.Host, now.Sub(other.BeatAt).Round(time.Millisecond))
@@ -127,15 +141,6 @@ func (r *nodeRegistry) entry(ctx context.Context) (*store.Node, error) {
 		}
 	}
 	return nil, nil
-}
-
-// processAlive reports whether a process with pid exists on this host.
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // beat records a heartbeat. Another process having taken this node id
@@ -178,7 +183,10 @@ func (r *nodeRegistry) deregister(ctx context.Context) error {
 // beating but may still run (quiet), cached for liveCacheFor unless the
 // caller needs a view read at or after notBefore. A node that
 // stopped beating is gone (in neither list) only when it is known to have
-// exited: its entry names this host and a process that no longer exists.
+// exited: its entry names this boot of this kernel and this PID namespace,
+// and its pid is absent or names a process started at another time
+// (procRoot.knownGone). A hostname is no identity: two containers on the
+// host network share it, but not their PID namespaces.
 // Elsewhere a missing beat may be a stall, a slow store or a network
 // split, and a quiet node's deliveries in flight are left to it until
 // their deadline (fire.Peers).
@@ -207,7 +215,7 @@ func (r *nodeRegistry) peers(ctx context.Context, notBefore time.Time) (fire.Pee
 		// only because the store was out for all of us.
 		case !judging, n.ID == r.self.ID, n.BeatAt.After(now.Add(-r.lease)):
 			p.Live = append(p.Live, n.ID)
-		case n.Host == r.self.Host && !processAlive(n.PID):
+		case r.proc.knownGone(r.ident, n.Incarnation, n.PID):
 			// gone: it exited (a crash, a kill -9)
 		default:
 			p.Quiet = append(p.Quiet, n.ID)

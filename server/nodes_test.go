@@ -157,10 +157,13 @@ func TestLivenessAfterOutage(t *testing.T) {
 }
 
 // TestPeersGoneOrQuiet: a peer that stopped beating is gone only when its
-// entry names this host and a process that no longer exists (it exited:
-// its runs are taken at once); a peer on another host, or a process here
-// that still exists (stalled), is quiet (what it has in flight is left to
-// it until its deadline).
+// entry names this boot of this kernel and this PID namespace, and a pid
+// that no longer exists or now names a process started at another time
+// (it exited: its runs are taken at once); a peer on another host, a
+// process here that still exists (stalled), and a process of another
+// container sharing this hostname (host network) but not the PID
+// namespace, whose pid means nothing here, are quiet (what they have in
+// flight is left to them until their deadline).
 func TestPeersGoneOrQuiet(t *testing.T) {
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
 	if err != nil {
@@ -175,11 +178,23 @@ func TestPeersGoneOrQuiet(t *testing.T) {
 	if err := exited.Run(); err != nil {
 		t.Fatal(err)
 	}
+	self := procRoot("/proc").selfIdentity()
+	if !self.complete() {
+		t.Skip("no /proc identity (boot id, pid namespace, start time) on this system")
+	}
+	inc := func(random string, id procIdentity) string { return incarnationOf(random, id) }
+	otherNS := self
+	otherNS.PIDNS = "pid:[1]"
+	reused := self
+	reused.Start++
 	peers := []store.Node{
-		{ID: "exited-here", Incarnation: "a", Host: host, PID: exited.Process.Pid},
-		{ID: "stalled-here", Incarnation: "b", Host: host, PID: os.Getpid()},
+		{ID: "exited-here", Incarnation: inc("a", self), Host: host, PID: exited.Process.Pid},
+		{ID: "stalled-here", Incarnation: inc("b", self), Host: host, PID: os.Getpid()},
 		{ID: "elsewhere", Incarnation: "c", Host: "another-host", PID: exited.Process.Pid},
 		{ID: "beating", Incarnation: "d", Host: "another-host", PID: 7},
+		{ID: "other-container", Incarnation: inc("f", otherNS), Host: host, PID: exited.Process.Pid},
+		{ID: "pid-reused", Incarnation: inc("g", reused), Host: host, PID: os.Getpid()},
+		{ID: "no-identity", Incarnation: "h", Host: host, PID: exited.Process.Pid},
 	}
 	for _, p := range peers {
 		p.StartedAt, p.BeatAt = now, now
@@ -211,8 +226,8 @@ func TestPeersGoneOrQuiet(t *testing.T) {
 	if want := []string{"beating", "me"}; !slices.Equal(p.Live, want) {
 		t.Errorf("live = %v, want %v", p.Live, want)
 	}
-	if want := []string{"elsewhere", "stalled-here"}; !slices.Equal(p.Quiet, want) {
-		t.Errorf("quiet = %v, want %v (exited-here is gone)", p.Quiet, want)
+	if want := []string{"elsewhere", "no-identity", "other-container", "stalled-here"}; !slices.Equal(p.Quiet, want) {
+		t.Errorf("quiet = %v, want %v (exited-here and pid-reused are gone)", p.Quiet, want)
 	}
 
 	// A node registering after that read: the cached view does not know
@@ -341,5 +356,50 @@ func TestStatusKilledNodeHoldsNothing(t *testing.T) {
 	}
 	if n := got["test-node"]; !n.Live {
 		t.Errorf("live node listed as %+v, want live", n)
+	}
+}
+
+// TestRegisterBesideAnotherContainer: a process whose node id is held by
+// a live-leased entry of another container on this hostname (another PID
+// namespace, its pid absent here) refuses to start rather than replace
+// it; an entry of this namespace whose process exited is replaced.
+func TestRegisterBesideAnotherContainer(t *testing.T) {
+	self := procRoot("/proc").selfIdentity()
+	if !self.complete() {
+		t.Skip("no /proc identity on this system")
+	}
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	const lease = 30 * time.Second
+	host, _ := os.Hostname()
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	otherNS := self
+	otherNS.PIDNS = "pid:[1]"
+	for _, tt := range []struct {
+		id     string
+		ident  procIdentity
+		refuse bool
+	}{
+		{"beside", otherNS, true},
+		{"crashed", self, false},
+	} {
+		entry := store.Node{ID: tt.id, Incarnation: incarnationOf("x", tt.ident), Host: host, PID: exited.Process.Pid,
+			StartedAt: now, BeatAt: now}
+		if err := st.RegisterNode(t.Context(), entry, now.Add(-lease)); err != nil {
+			t.Fatal(err)
+		}
+		r := newNodeRegistry(slog.New(slog.DiscardHandler), st, tt.id, lease, clock, nil)
+		err := r.register(t.Context())
+		if refused := errors.Is(err, task.ErrConflict); refused != tt.refuse || (err != nil && !refused) {
+			t.Errorf("%s: register = %v, want refused %t", tt.id, err, tt.refuse)
+		}
 	}
 }

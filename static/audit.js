@@ -20,19 +20,22 @@
     return td;
   }
 
-  // change shows a record's new values, and for an update the old ones
-  // that differ.
+  // value shows a field's value in its own terms: text as it is, other
+  // values as JSON.
+  function value(v) {
+    return typeof v === "string" ? v : JSON.stringify(v);
+  }
+
+  // change shows what a record changed, from the API's field-by-field
+  // changes: "field: old → new", a field added or removed with "not set"
+  // on its absent side (never "undefined"). A record with values but no
+  // changes (a state change, a token) shows its values.
   function change(r) {
-    if (!r.new && !r.old) return "";
-    if (r.old && r.new) {
-      const parts = [];
-      for (const k of Object.keys(r.new)) {
-        if (JSON.stringify(r.old[k]) !== JSON.stringify(r.new[k])) {
-          parts.push(k + ": " + JSON.stringify(r.old[k]) + " → " + JSON.stringify(r.new[k]));
-        }
-      }
-      return parts.join("; ");
+    if (r.changes && r.changes.length && r.old && r.new) {
+      return r.changes.map((c) => c.field + ": " + (c.added ? t("au.unset") : value(c.old)) +
+        " → " + (c.removed ? t("au.unset") : value(c.new))).join("; ");
     }
+    if (!r.new && !r.old) return "";
     return JSON.stringify(r.new || r.old);
   }
 

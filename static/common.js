@@ -87,7 +87,7 @@ const dict = {
     // audit
     "au.kind": "kind", "au.any": "any", "au.rows": "rows of {s}", "au.id": "id", "au.what": "changed", "au.who": "who", "au.action": "action",
     "au.at": "at", "au.change": "change", "au.filter": "Filter", "au.clear": "Clear", "au.older": "Older records",
-    "au.none": "No records.",
+    "au.none": "No records.", "au.unset": "(not set)",
     // live settings
     "se.title": "Live settings", "se.about": "Every node applies these within a few seconds. The config file only seeds them on an empty store.",
     "se.readonly": "Only an admin can change the settings; you can read them.",
@@ -188,7 +188,7 @@ const dict = {
     "st.tl.hour": "{n} 次触发", "st.tl.limit": "（仅显示前 {n} 次触发）",
     "au.kind": "类别", "au.any": "全部", "au.rows": "{s} 的行", "au.id": "ID", "au.what": "对象", "au.who": "操作人", "au.action": "操作",
     "au.at": "时间", "au.change": "变更", "au.filter": "筛选", "au.clear": "清除", "au.older": "更早的记录",
-    "au.none": "没有记录。",
+    "au.none": "没有记录。", "au.unset": "（未设置）",
     // live settings
     "se.title": "实时设置", "se.about": "每个节点在几秒内应用这些设置。配置文件只在存储为空时提供初始值。",
     "se.readonly": "只有管理员可以修改设置；你可以查看。",

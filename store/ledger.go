@@ -63,6 +63,13 @@ type Ledger interface {
 	// LastSlot returns the latest slot in the ledger for taskID with trigger
 	// type schedule or misfire, or the zero time.
 	LastSlot(ctx context.Context, taskID string) (time.Time, error)
+	// LastSlotBefore is LastSlot among the slots strictly before before
+	// (zero: any), found by index however many runs of other triggers
+	// (manual, backfill) lie between.
+	LastSlotBefore(ctx context.Context, taskID string, before time.Time) (time.Time, error)
+	// RunsAtSlot returns taskID's runs of slot (every trigger type), in
+	// target order, found by the ledger's key.
+	RunsAtSlot(ctx context.Context, taskID string, slot time.Time) ([]*task.Run, error)
 	// UnfinishedRuns returns a task's runs that are not in a final state
 	// (pending, running, failed), so a node that takes over can resume them.
 	UnfinishedRuns(ctx context.Context, taskID string) ([]*task.Run, error)

@@ -24,6 +24,10 @@ type Rows interface {
 	// deleted, version+1) in one step, so the delete patrol disarms it. A
 	// missing row is task.ErrNotFound.
 	DeleteRow(ctx context.Context, scenario, id string) error
+	// DeleteRowIf is DeleteRow when the row's version is ifVersion (0:
+	// any); another version is task.ErrConflict and the row stays, so a
+	// delete planned on a row as read does not remove an edit made since.
+	DeleteRowIf(ctx context.Context, scenario, id string, ifVersion int64) error
 	// ListRows pages rows of a scenario in id order after afterID.
 	ListRows(ctx context.Context, scenario, afterID string, limit int) ([]*task.Row, error)
 	// ListUnfetchedRows returns up to limit rows with is_fetched=0, any scenario.

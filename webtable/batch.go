@@ -88,7 +88,9 @@ func (a *API) batch(c *gin.Context) {
 		a.WriteError(c, err)
 		return
 	}
-	plans, refused := a.planBatch(c, sc, req.Rows)
+	targets := a.newTargetCheck()
+	defer targets.release(c.Request.Context())
+	plans, refused := a.planBatch(c, sc, req.Rows, targets)
 	if len(refused) > 0 {
 		a.refuseBatch(c, len(req.Rows), refused)
 		return
@@ -154,11 +156,10 @@ func readBatch(c *gin.Context) (batchRequest, error) {
 
 // planBatch reads, merges and validates every edit; it returns the plans
 // when none is refused, else the refusals.
-func (a *API) planBatch(c *gin.Context, sc *mapping.Scenario, edits []batchEdit) ([]batchPlan, []batchRefusal) {
+func (a *API) planBatch(c *gin.Context, sc *mapping.Scenario, edits []batchEdit, targets *targetCheck) ([]batchPlan, []batchRefusal) {
 	ctx := c.Request.Context()
 	now := a.Now()
 	plans := make([]batchPlan, 0, len(edits))
-	targets := a.newTargetCheck()
 	var refused []batchRefusal
 	refuse := func(id string, err error) {
 		status, body := httpapi.Classify(err)

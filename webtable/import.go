@@ -118,7 +118,9 @@ func (a *API) importCSV(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	if refused, err := a.importTargetErrors(ctx, sc, rows); err != nil || refused != nil {
+	targets := a.newTargetCheck()
+	defer targets.release(ctx)
+	if refused, err := a.importTargetErrors(ctx, sc, rows, targets); err != nil || refused != nil {
 		if err != nil {
 			a.WriteError(c, err)
 		} else {

@@ -48,7 +48,11 @@ func (a *API) createRow(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	if err := a.newTargetCheck().check(ctx, sc, fields, nil); err != nil {
+	// The holds on the targets the row names last until it is stored, so
+	// that a delete of one of them sees the row (targetCheck).
+	targets := a.newTargetCheck()
+	defer targets.release(ctx)
+	if err := targets.check(ctx, sc, fields, nil); err != nil {
 		a.WriteError(c, err)
 		return
 	}
@@ -196,7 +200,9 @@ func (a *API) patchOnce(ctx context.Context, sc *mapping.Scenario, id string, pa
 	if err := sc.ValidateFields(fields); err != nil {
 		return nil, nil, err
 	}
-	if err := a.newTargetCheck().check(ctx, sc, fields, cur.Fields); err != nil {
+	targets := a.newTargetCheck()
+	defer targets.release(ctx)
+	if err := targets.check(ctx, sc, fields, cur.Fields); err != nil {
 		return nil, nil, err
 	}
 	saved, err = a.store.UpdateRowFields(ctx, store.UpdateRowParams{
@@ -217,9 +223,17 @@ func (a *API) patchOnce(ctx context.Context, sc *mapping.Scenario, id string, pa
 	return nil, nil, err
 }
 
-// deleteRow handles DELETE /api/v1/scenarios/:scenario/rows/:id.
+// deleteRow handles DELETE /api/v1/scenarios/:scenario/rows/:id. With
+// If-Match the row is deleted only at that version (409 otherwise), so a
+// delete decided on the row as read (cronsheet apply --prune) does not
+// remove an edit made since.
 func (a *API) deleteRow(c *gin.Context) {
 	sc, err := a.scenario(c.Param("scenario"))
+	if err != nil {
+		a.WriteError(c, err)
+		return
+	}
+	want, err := httpapi.IfMatch(c.GetHeader("If-Match"), nil)
 	if err != nil {
 		a.WriteError(c, err)
 		return
@@ -232,8 +246,10 @@ func (a *API) deleteRow(c *gin.Context) {
 	if cur, err := a.store.GetRow(ctx, sc.Name(), id); err == nil {
 		old = cur.Fields
 	}
-	if err := a.store.DeleteRow(ctx, sc.Name(), id); err != nil {
-		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", id, sc.Name()))
+	if err := a.store.DeleteRowIf(ctx, sc.Name(), id, want); err != nil {
+		err = httpapi.Describe(err, task.ErrNotFound, "row %q not found in scenario %q", id, sc.Name())
+		a.WriteError(c, httpapi.DescribeAs(err, task.ErrConflict, task.CodeVersionConflict,
+			"row %q changed since version %d; it was not deleted, reload and try again", id, want))
 		return
 	}
 	a.wake()

@@ -48,11 +48,21 @@ type Store interface {
 	UpdateRowFields(ctx context.Context, p store.UpdateRowParams) (*task.Row, error)
 	// DeleteRow removes a row and disables its task.
 	DeleteRow(ctx context.Context, scenario, id string) error
+	// DeleteRowIf is DeleteRow at a version (0: any).
+	DeleteRowIf(ctx context.Context, scenario, id string, ifVersion int64) error
 	// ListRows pages a scenario's rows in id order after afterID.
 	ListRows(ctx context.Context, scenario, afterID string, limit int) ([]*task.Row, error)
 	// GetTarget returns a target or task.ErrNotFound: a row may name only
 	// stored targets.
 	GetTarget(ctx context.Context, id string) (*task.Target, error)
+	// GetFlow returns a flow or task.ErrNotFound: a row's "flow:<id>"
+	// target may name only a stored flow.
+	GetFlow(ctx context.Context, id string) (*task.Flow, error)
+	// HoldTargets and ReleaseTargets hold the targets a row names while
+	// it is saved, so that a delete of one is refused meanwhile
+	// (store.TargetUsers).
+	HoldTargets(ctx context.Context, holder string, ids []string, now time.Time) error
+	ReleaseTargets(ctx context.Context, holder string) error
 }
 
 // Every store the server accepts satisfies Store.

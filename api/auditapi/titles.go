@@ -16,6 +16,8 @@ type recordView struct {
 	// Title is the changed thing's title: a row's mapped title field, a
 	// task's or job's title, a target's name; "" when it has none.
 	Title string `json:"title,omitempty"`
+	// Changes says field by field what the record changed (changesOf).
+	Changes []fieldChange `json:"changes,omitempty"`
 }
 
 // withTitles returns recs with their titles. A row's and a target's
@@ -34,7 +36,7 @@ func (a *API) withTitles(ctx context.Context, recs []*store.AuditRecord) ([]reco
 	}
 	out := make([]recordView, len(recs))
 	for i, r := range recs {
-		out[i] = recordView{AuditRecord: r}
+		out[i] = recordView{AuditRecord: r, Changes: changesOf(r)}
 		switch {
 		case r.Scenario == store.AuditKindTask || r.Scenario == store.AuditKindJob:
 			out[i].Title = tasks[r.RowID]

@@ -11,10 +11,12 @@ package flowsapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -64,6 +66,11 @@ type Store interface {
 	// GetTarget returns a target or task.ErrNotFound: steps name only
 	// stored targets.
 	GetTarget(ctx context.Context, id string) (*task.Target, error)
+	// HoldTargets and ReleaseTargets hold the targets a flow names while
+	// it is saved, so that a delete of one is refused meanwhile
+	// (store.TargetUsers).
+	HoldTargets(ctx context.Context, holder string, ids []string, now time.Time) error
+	ReleaseTargets(ctx context.Context, holder string) error
 }
 
 // Every store the server accepts satisfies Store.
@@ -174,7 +181,9 @@ func (f *API) create(c *gin.Context) {
 		f.WriteError(c, err)
 		return
 	}
-	if err := f.checkStepTargets(c.Request.Context(), fl); err != nil {
+	release, err := f.checkStepTargets(c.Request.Context(), fl)
+	defer release()
+	if err != nil {
 		f.WriteError(c, err)
 		return
 	}
@@ -236,7 +245,9 @@ func (f *API) put(c *gin.Context) {
 		f.WriteError(c, err)
 		return
 	}
-	if err := f.checkStepTargets(c.Request.Context(), fl); err != nil {
+	release, err := f.checkStepTargets(c.Request.Context(), fl)
+	defer release()
+	if err != nil {
 		f.WriteError(c, err)
 		return
 	}
@@ -265,7 +276,17 @@ func (f *API) delete(c *gin.Context) {
 		f.WriteError(c, err)
 		return
 	}
+	want, err := httpapi.IfMatch(c.GetHeader("If-Match"), nil)
+	if err != nil {
+		f.WriteError(c, err)
+		return
+	}
+	// With If-Match the flow is deleted only at that version, checked on
+	// the flow as read just before the delete.
 	old, err := f.store.GetFlow(c.Request.Context(), id)
+	if err == nil && want > 0 && old.Version != want {
+		err = task.VersionConflict(fmt.Sprintf("flow %q", id), old.Version, want)
+	}
 	if err == nil {
 		err = f.store.DeleteFlow(c.Request.Context(), id)
 	}

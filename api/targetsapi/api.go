@@ -31,6 +31,12 @@ type Store interface {
 	// target in use is not deleted (store.TargetUsers, store.Flows).
 	TasksUsingTarget(ctx context.Context, id string, limit int) ([]string, int, error)
 	ListFlows(ctx context.Context, afterID string, limit int) ([]*task.Flow, error)
+	// BeginTargetDelete, TargetHolds and EndTargetDelete make the check
+	// and the delete one step against writers naming the target
+	// (store.TargetUsers).
+	BeginTargetDelete(ctx context.Context, id string, now time.Time) error
+	TargetHolds(ctx context.Context, id string, since time.Time) (int, error)
+	EndTargetDelete(ctx context.Context, id string) error
 	// TargetHealth reads the targets' health for the answers
 	// (store.TargetHealthBook).
 	TargetHealth(ctx context.Context, ids []string) (map[string]task.TargetHealth, error)
@@ -55,23 +61,29 @@ type Deps struct {
 	// nothing. A *task.ValidationError names its field; any other error is
 	// answered 400 naming the target's kind.
 	CheckTarget func(*task.Target) error
+	// PendingRows returns the keys of the rows saved naming target id
+	// (among their targets or alert targets) whose tasks are not synced
+	// yet, so that a delete is refused for them too; nil counts none.
+	PendingRows func(ctx context.Context, id string) ([]string, error)
 }
 
 // API is the targets API's handler set; build it with New and mount it
 // with Register.
 type API struct {
 	httpapi.Base
-	store Store
-	check func(*task.Target) error
+	store       Store
+	check       func(*task.Target) error
+	pendingRows func(ctx context.Context, id string) ([]string, error)
 }
 
 // New returns the targets API over d. It panics when d.Store is nil, a
 // wiring bug.
 func New(d Deps) *API {
 	return &API{
-		Base:  httpapi.NewBase("targetsapi", d.Logger, d.Audit, d.Now),
-		store: httpapi.Require("targetsapi", "Deps.Store", d.Store),
-		check: d.CheckTarget,
+		Base:        httpapi.NewBase("targetsapi", d.Logger, d.Audit, d.Now),
+		store:       httpapi.Require("targetsapi", "Deps.Store", d.Store),
+		check:       d.CheckTarget,
+		pendingRows: d.PendingRows,
 	}
 }
 

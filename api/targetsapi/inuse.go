@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cronsheet/api/httpapi"
+	"cronsheet/store"
 	"cronsheet/task"
 )
 
@@ -17,12 +18,28 @@ const inUseShown = 5
 // flowsPage is the page size of the flow scan of inUse.
 const flowsPage = 200
 
-// inUse refuses (409) the delete of a target that rows or flows name: the
-// rows whose tasks' targets or alert targets list it (a deleted row's task
-// does not count) and the flows with a step listing it. The answer names up to inUseShown of each and the
-// counts. A task or flow saved naming the target while it is deleted
-// still fails at fire time, recorded "target not found".
+// inUse refuses (409) the delete of a target that something names: the
+// writers holding it (a row or flow being saved naming it), the rows whose
+// tasks' targets or alert targets list it (a deleted row's task does not
+// count), the rows saved naming it and not synced yet (Deps.PendingRows)
+// and the flows with a step listing it. The answer names up to inUseShown
+// of each and the counts. deleteUnused calls it after storing the
+// target's tombstone, so that no writer names the target unseen.
 func (a *API) inUse(ctx context.Context, id string) error {
+	holds, err := a.store.TargetHolds(ctx, id, a.Now().Add(-store.GuardTTL))
+	if err != nil {
+		return err
+	}
+	if holds > 0 {
+		return httpapi.CodedErr(http.StatusConflict, task.CodeConflict, "", "target %q is being named by %d "+
+			"edit(s) under way; try again", id, holds)
+	}
+	var pending []string
+	if a.pendingRows != nil {
+		if pending, err = a.pendingRows(ctx, id); err != nil {
+			return err
+		}
+	}
 	tasks, nTasks, err := a.store.TasksUsingTarget(ctx, id, inUseShown)
 	if err != nil {
 		return err
@@ -30,6 +47,16 @@ func (a *API) inUse(ctx context.Context, id string) error {
 	flows, err := a.flowsUsing(ctx, id)
 	if err != nil {
 		return err
+	}
+	// A row both pending and synced (an edit of a row whose task names
+	// the target) counts once.
+	for _, r := range pending {
+		if !slices.Contains(tasks, r) {
+			nTasks++
+			if len(tasks) < inUseShown {
+				tasks = append(tasks, r)
+			}
+		}
 	}
 	if nTasks == 0 && len(flows) == 0 {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -188,25 +189,24 @@ func (a *API) putTarget(c *gin.Context) {
 }
 
 // deleteTarget handles DELETE /api/v1/targets/:id. A target that a task
-// (a row's, or a flow step's) or a flow names is refused 409, naming a few
-// of them and how many there are (inUse).
+// (a row's, or a flow step's), a row not synced yet or a flow names is
+// refused 409, naming a few of them and how many there are (inUse); the
+// check and the delete are one step against concurrent writers
+// (deleteUnused).
 func (a *API) deleteTarget(c *gin.Context) {
 	id, err := httpapi.PathID(c, "id")
 	if err != nil {
 		a.WriteError(c, err)
 		return
 	}
-	if err := a.inUse(c.Request.Context(), id); err != nil {
+	want, err := httpapi.IfMatch(c.GetHeader("If-Match"), nil)
+	if err != nil {
 		a.WriteError(c, err)
 		return
 	}
-	old, err := a.store.GetTarget(c.Request.Context(), id)
+	old, err := a.deleteUnused(c.Request.Context(), id, want)
 	if err != nil {
-		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id))
-		return
-	}
-	if err := a.store.DeleteTarget(c.Request.Context(), id); err != nil {
-		a.WriteError(c, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id))
+		a.WriteError(c, err)
 		return
 	}
 	// What was deleted is the old state, its secrets masked.
@@ -251,4 +251,35 @@ func (a *API) restoreSecrets(ctx context.Context, t *task.Target, want int64) (i
 		want = old.Version
 	}
 	return want, nil
+}
+
+// deleteUnused deletes target id unless something names it, as one step
+// against writers naming it meanwhile (store.TargetUsers): the tombstone
+// is stored first, then the writers' holds and the users are counted, and
+// the target is deleted only when there are none, and only at version
+// want when it is not 0 (If-Match; checked on the target as read just
+// before the delete). It returns the target as it was.
+func (a *API) deleteUnused(ctx context.Context, id string, want int64) (*task.Target, error) {
+	if err := a.store.BeginTargetDelete(ctx, id, a.Now()); err != nil {
+		return nil, httpapi.DescribeAs(err, task.ErrConflict, task.CodeConflict,
+			"target %q is being deleted by another request; try again", id)
+	}
+	// The tombstone goes when this answers: a writer holding id after this
+	// finds the target gone, or still there when it was in use. Its removal
+	// is not tied to the request, which may be gone.
+	defer func() { _ = a.store.EndTargetDelete(context.WithoutCancel(ctx), id) }()
+	if err := a.inUse(ctx, id); err != nil {
+		return nil, err
+	}
+	old, err := a.store.GetTarget(ctx, id)
+	if err != nil {
+		return nil, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id)
+	}
+	if want > 0 && old.Version != want {
+		return nil, task.VersionConflict(fmt.Sprintf("target %q", id), old.Version, want)
+	}
+	if err := a.store.DeleteTarget(ctx, id); err != nil {
+		return nil, httpapi.Describe(err, task.ErrNotFound, "target %q not found", id)
+	}
+	return old, nil
 }

@@ -114,17 +114,33 @@ func (s *Store) rowVersion(ctx context.Context, scenario, id string) (int64, err
 // reverse (an enabled task without a row would keep firing). Calling
 // DeleteRow again completes it.
 func (s *Store) DeleteRow(ctx context.Context, scenario, id string) error {
+	return s.DeleteRowIf(ctx, scenario, id, 0)
+}
+
+// DeleteRowIf is DeleteRow when the row's version is ifVersion (0: any):
+// checked first, and again by the delete's filter. A row edited between
+// the two keeps its tasks retired and is marked unfetched, so that the
+// sync maps it again (reviving its task), and the answer is
+// task.ErrConflict.
+func (s *Store) DeleteRowIf(ctx context.Context, scenario, id string, ifVersion int64) error {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	err := s.checkRowVersion(ctx, scenario, id, 0)
+	err := s.checkRowVersion(ctx, scenario, id, ifVersion)
 	if err == nil {
 		err = s.retireRowTasks(ctx, scenario, id, "", s.nowMS())
 	}
 	if err == nil {
+		filter := rowKey(scenario, id)
+		if ifVersion > 0 {
+			filter = append(filter, bson.E{Key: "version", Value: ifVersion})
+		}
 		var res *mongo.DeleteResult
-		res, err = s.rows.DeleteOne(ctx, rowKey(scenario, id))
+		res, err = s.rows.DeleteOne(ctx, filter)
 		if err == nil && res.DeletedCount == 0 {
 			err = task.ErrNotFound
+			if ifVersion > 0 {
+				err = s.resyncRow(ctx, scenario, id)
+			}
 		}
 	}
 	if err == nil {
@@ -137,6 +153,20 @@ func (s *Store) DeleteRow(ctx context.Context, scenario, id string) error {
 		return fmt.Errorf("delete row %s/%s: %w", scenario, id, translate(err))
 	}
 	return nil
+}
+
+// resyncRow marks a row whose delete lost to an edit unfetched, so that
+// the sync maps it again after DeleteRowIf retired its tasks; it answers
+// task.ErrConflict, or task.ErrNotFound when the row is gone after all.
+func (s *Store) resyncRow(ctx context.Context, scenario, id string) error {
+	res, err := s.rows.UpdateOne(ctx, rowKey(scenario, id), bson.D{{Key: "$set", Value: bson.D{{Key: "is_fetched", Value: 0}}}})
+	switch {
+	case err != nil:
+		return err
+	case res.MatchedCount == 0:
+		return task.ErrNotFound
+	}
+	return fmt.Errorf("%w: the row changed while it was deleted", task.ErrConflict)
 }
 
 // retireRowTasks marks the tasks of a row deleted and disabled, except

@@ -104,7 +104,22 @@ func (s *Store) checkRowVersion(ctx context.Context, tx *sql.Tx, scenario, id st
 // DeleteRow removes the row and marks its task deleted and disabled in one
 // transaction; a missing row is task.ErrNotFound.
 func (s *Store) DeleteRow(ctx context.Context, scenario, id string) error {
+	return s.DeleteRowIf(ctx, scenario, id, 0)
+}
+
+// DeleteRowIf is DeleteRow when the row's version is ifVersion (0: any),
+// checked in the same transaction; another version is task.ErrConflict.
+func (s *Store) DeleteRowIf(ctx context.Context, scenario, id string, ifVersion int64) error {
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if ifVersion > 0 {
+			var have int64
+			if err := tx.QueryRowContext(ctx, qRowVersion, scenario, id).Scan(&have); err != nil {
+				return translate(err)
+			}
+			if have != ifVersion {
+				return fmt.Errorf("%w: row version is %d, not %d", task.ErrConflict, have, ifVersion)
+			}
+		}
 		res, err := in(ctx, tx, s.st.deleteRow).ExecContext(ctx, scenario, id)
 		if err != nil {
 			return err

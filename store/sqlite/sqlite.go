@@ -185,6 +185,9 @@ func (s *Store) init(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, targetHealthSchema); err != nil {
 			return fmt.Errorf("apply target health schema: %w", err)
 		}
+		if _, err := tx.ExecContext(ctx, targetGuardSchema); err != nil {
+			return fmt.Errorf("apply target guard schema: %w", err)
+		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 			return fmt.Errorf("stamp schema version: %w", err)
 		}
