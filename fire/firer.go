@@ -285,16 +285,25 @@ func (f *Firer) FireAll(ctx context.Context, ps []Params) []Result {
 	if len(recs) == 0 {
 		return out
 	}
+	began := f.now()
 	results, recorded := f.record(recs)
 	defer recorded()
 	f.resolveUnknown(recs, results)
+	slow := f.now().Sub(began) > slowRecord
 	for i := range ps {
 		if pr := &preps[i]; pr.routes != nil {
-			out[i] = f.deliverRecorded(pr, results[pr.from:pr.from+len(pr.routes)])
+			out[i] = f.deliverRecorded(pr, results[pr.from:pr.from+len(pr.routes)], slow)
 		}
 	}
 	return out
 }
+
+// slowRecord is how long a fire's ledger record may take before its runs,
+// recorded, read their task again before the call (deliverRechecked): a
+// record retried after store errors, or held by a busy store, can end
+// after the task was switched off, stopped, closed or deleted, and a
+// client told so must not see the call come in later.
+const slowRecord = 100 * time.Millisecond
 
 // firePrep is one slot of FireAll that passed its checks: the task as
 // read, where its runs go, the status its records carry, and where its
@@ -364,8 +373,9 @@ func allRunning(routes []route) bool {
 
 // deliverRecorded handles the ledger's results for pr's records: each run it
 // inserted is announced and delivered (or queued behind its task's
-// overlap), and the answer is Fire's.
-func (f *Firer) deliverRecorded(pr *firePrep, results []store.FireResult) Result {
+// overlap), and the answer is Fire's. After a slow record (slowRecord)
+// each run reads its task again before its call.
+func (f *Firer) deliverRecorded(pr *firePrep, results []store.FireResult, slow bool) Result {
 	t, routes := pr.t, pr.routes
 	fired := false
 	var waiting []queuedRun
@@ -380,7 +390,11 @@ func (f *Firer) deliverRecorded(pr *firePrep, results []store.FireResult) Result
 			f.observeFire(t, routes[i].target, routes[i].run)
 			switch routes[i].run.State {
 			case task.RunRunning:
-				f.deliverAsync(t, routes[i].target, routes[i].run, true)
+				if slow {
+					f.deliverRechecked(t, routes[i].target, routes[i].run)
+				} else {
+					f.deliverAsync(t, routes[i].target, routes[i].run, true)
+				}
 			case task.RunPending:
 				waiting = append(waiting, queuedRun{t: t, target: routes[i].target, run: routes[i].run})
 			}

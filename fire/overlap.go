@@ -19,6 +19,32 @@ func (f *Firer) deliverAsync(t *task.Task, tg *task.Target, run *task.Run, store
 	return true
 }
 
+// deliverRechecked is deliverAsync for a fresh run whose record was slow:
+// its delivery first reads the task again, as a queued run's turn does
+// (heldBack), and a task switched off, stopped, closed or deleted
+// meanwhile ends the run cancelled with the reason, undelivered. A task
+// that cannot be read is delivered to, as the fire's own check allowed.
+func (f *Firer) deliverRechecked(t *task.Task, tg *task.Target, run *task.Run) bool {
+	if !f.reserve(run) {
+		return false
+	}
+	go func() {
+		defer f.release(run)
+		ctx := f.workCtx
+		now, why, err := f.heldBack(ctx, run.TaskID, whileRecorded)
+		if err == nil && why != "" {
+			f.logger.InfoContext(ctx, "fired run not delivered", "task_id", run.TaskID, "trigger_id", run.TriggerID, "why", why)
+			if now == nil {
+				now = &task.Task{TaskID: run.TaskID}
+			}
+			_ = f.finish(ctx, now, tg, run, task.RunCancelled, why) // logged
+			return
+		}
+		f.deliver(ctx, t, tg, run, true)
+	}()
+	return true
+}
+
 // reserve marks a run as being delivered by this process; false when it
 // already is, or the Firer is shut down. Every reserve is matched by one
 // release (start does it when the delivery ends).
@@ -264,7 +290,7 @@ func (f *Firer) EndQueued(ctx context.Context, taskID string) int {
 	if !f.hasQueued(taskID) {
 		return 0
 	}
-	t, why, err := f.heldBack(ctx, taskID)
+	t, why, err := f.heldBack(ctx, taskID, whileQueued)
 	if err != nil || why == "" {
 		return 0
 	}

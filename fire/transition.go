@@ -157,7 +157,7 @@ func (f *Firer) startQueued(ctx context.Context, t *task.Task, tg *task.Target, 
 		f.logger.InfoContext(ctx, "queued run not started", "task_id", run.TaskID, "trigger_id", run.TriggerID, "error", err)
 		return false
 	}
-	now, why, err := f.heldBack(ctx, run.TaskID)
+	now, why, err := f.heldBack(ctx, run.TaskID, whileQueued)
 	if err != nil {
 		f.logger.WarnContext(ctx, "queued run: task not read again; delivering", "task_id", run.TaskID,
 			"trigger_id", run.TriggerID, "error", err)
@@ -174,20 +174,28 @@ func (f *Firer) startQueued(ctx context.Context, t *task.Task, tg *task.Target, 
 	return false
 }
 
-// heldBack reads task id and says why a queued run of it must not be
-// delivered now ("" when it may): the task is gone, switched off, or not
-// running (stopped or closed). It returns the task as read (nil when gone).
-func (f *Firer) heldBack(ctx context.Context, id string) (*task.Task, string, error) {
+// Where a run waited when heldBack finds its task gone (the words of its
+// reason).
+const (
+	whileQueued   = "while this run was queued"
+	whileRecorded = "while this run was recorded"
+)
+
+// heldBack reads task id and says why a run of it that waited (queued, or
+// its record slow: while says which) must not be delivered now ("" when
+// it may): the task is gone, switched off, or not running (stopped or
+// closed). It returns the task as read (nil when gone).
+func (f *Firer) heldBack(ctx context.Context, id, while string) (*task.Task, string, error) {
 	t, err := f.getTask(ctx, id)
 	switch {
 	case errors.Is(err, task.ErrNotFound):
-		return nil, "the task was deleted while this run was queued", nil
+		return nil, "the task was deleted " + while, nil
 	case err != nil:
 		return nil, "", err
 	case t.IsEnable != 1:
-		return t, "the task was switched off while this run was queued", nil
+		return t, "the task was switched off " + while, nil
 	case t.State != task.StateRunning:
-		return t, fmt.Sprintf("the task was %s while this run was queued", t.State), nil
+		return t, fmt.Sprintf("the task was %s %s", t.State, while), nil
 	}
 	return t, "", nil
 }
