@@ -209,6 +209,7 @@ func (a *API) planEdit(ctx context.Context, sc *mapping.Scenario, e batchEdit, t
 // holds the plan that was written.
 func (a *API) saveEdit(c *gin.Context, sc *mapping.Scenario, p *batchPlan) (*task.Row, error) {
 	ctx := c.Request.Context()
+	defer a.edits.lock(sc.Name(), p.cur.ID)()
 	for attempt := 1; ; attempt++ {
 		row, err := a.store.UpdateRowFields(ctx, store.UpdateRowParams{
 			Scenario: sc.Name(), ID: p.cur.ID, Fields: p.fields, IfVersion: p.cur.Version,
@@ -217,6 +218,7 @@ func (a *API) saveEdit(c *gin.Context, sc *mapping.Scenario, p *batchPlan) (*tas
 			return row, nil
 		}
 		if p.edit.Version == 0 && errors.Is(err, task.ErrConflict) && attempt < patchAttempts {
+			raceWait(ctx, attempt+1)
 			again, perr := a.planEdit(ctx, sc, p.edit, a.newTargetCheck(), a.Now())
 			if perr == nil {
 				*p = again

@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -135,6 +139,43 @@ func (a *API) listRows(c *gin.Context) {
 // write; every lost attempt means another edit was saved.
 const patchAttempts = 32
 
+// rowLocks serialises the edits of one row made through this node (a
+// PATCH, a batch's row), so that they do not lose races against each
+// other: only an edit through another node, or the sync patrol's write,
+// can make one read, merge and write again. Without it, optimistic
+// retries alone starve under load: 20 clients editing one row lost all
+// 32 attempts about one edit in thirty on the mongo driver (FerretDB,
+// TestBatchAnyVersionRace). Rows share stripes; an edit holds one at a
+// time, so stripes cannot deadlock.
+type rowLocks [64]sync.Mutex
+
+// lock takes the stripe of scenario's row id and returns its unlock.
+func (l *rowLocks) lock(scenario, id string) func() {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(scenario))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(id))
+	m := &l[h.Sum32()%uint32(len(l))]
+	m.Lock()
+	return m.Unlock
+}
+
+// raceWait waits before attempt (2…patchAttempts) of an edit that lost a
+// race: a random time up to 1 ms << attempt, at most 64 ms, so that the
+// edits racing on one row spread out instead of meeting again at once.
+// Without it, on a store whose each read and write takes milliseconds
+// (FerretDB), 20 clients editing one row lost all 32 attempts about one
+// time in five (TestBatchAnyVersionRace on the mongo driver).
+func raceWait(ctx context.Context, attempt int) {
+	limit := min(time.Millisecond<<min(attempt, 6), 64*time.Millisecond)
+	t := time.NewTimer(rand.N(limit))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // patchRow handles PATCH /api/v1/scenarios/:scenario/rows/:id: the body's
 // fields are merged onto the stored ones (null removes a field), the result
 // is validated and saved. With If-Match (or the body's _version) the row
@@ -160,9 +201,11 @@ func (a *API) patchRow(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	for range patchAttempts {
+	defer a.edits.lock(sc.Name(), id)()
+	for attempt := 1; attempt <= patchAttempts; attempt++ {
 		cur, row, err := a.patchOnce(ctx, sc, id, patch, want)
 		if errors.Is(err, errEditRace) {
+			raceWait(ctx, attempt+1)
 			continue
 		}
 		if err != nil {

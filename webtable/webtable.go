@@ -93,6 +93,7 @@ type API struct {
 	scenarios map[string]*mapping.Scenario
 	wake      func()
 	sync      RowSyncer
+	edits     rowLocks // edits of one row made here wait for each other
 }
 
 // New returns an API over d. It panics when d.Store is nil, a wiring bug.
