@@ -403,3 +403,25 @@ func TestRegisterBesideAnotherContainer(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusListsTheDeliveriesInstance: the status lists a node's
+// incarnation as its deliveries carry it (X-Cronsheet-Instance), without
+// the host identity the registry keeps beside it, so a reader can tell
+// which process sent a call (the e2e cluster harness attributes every
+// delivery so).
+func TestStatusListsTheDeliveriesInstance(t *testing.T) {
+	b := setup(t, nil)
+	var st status
+	if code := b.call(t, "GET", "/api/v1/status", nil, &st); code != http.StatusOK {
+		t.Fatalf("status: %d", code)
+	}
+	for _, n := range st.Nodes {
+		if n.ID == "test-node" {
+			if n.Incarnation != b.srv.nodes.instance || strings.Contains(n.Incarnation, "|") {
+				t.Errorf("status incarnation %q, want the deliveries' instance %q", n.Incarnation, b.srv.nodes.instance)
+			}
+			return
+		}
+	}
+	t.Fatalf("status lists no test-node: %+v", st.Nodes)
+}

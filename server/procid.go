@@ -77,6 +77,13 @@ func incarnationOf(random string, id procIdentity) string {
 	return fmt.Sprintf("%s|%s|%s|%d", random, id.Boot, id.PIDNS, id.Start)
 }
 
+// instanceOf is the random part of an incarnation: the instance id a
+// process's deliveries carry (X-Cronsheet-Instance).
+func instanceOf(incarnation string) string {
+	random, _, _ := strings.Cut(incarnation, "|")
+	return random
+}
+
 // identityOf reads the identity back from an incarnation; false for one
 // without it (an older version, or a host without /proc).
 func identityOf(incarnation string) (procIdentity, bool) {

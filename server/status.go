@@ -165,7 +165,11 @@ type statusNode struct {
 // index): its leases ran out with its beats and the claims were freed
 // for the others, so a killed node shows 0 beside the successor that
 // took its tasks, not the count of its last beat.
+// The incarnation is listed as the deliveries carry it (X-Cronsheet-Instance,
+// instanceOf): the host identity the registry keeps beside it (boot id,
+// PID namespace, start time) is for judging peers gone, not for readers.
 func (s *Server) statusNode(ctx context.Context, n store.Node) (statusNode, error) {
+	n.Incarnation = instanceOf(n.Incarnation)
 	sn := statusNode{Node: n, Live: n.BeatAt.After(s.clock.Now().Add(-s.cfg.Patrol.Lease))}
 	if sn.Live {
 		return sn, nil
