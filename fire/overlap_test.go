@@ -131,7 +131,7 @@ func TestPastEndIsDone(t *testing.T) {
 	}
 }
 
-// TestQueueHoldsOnePendingSlot (issue 45, suspected item): under overlap
+// TestQueueHoldsOnePendingSlot: under overlap
 // queue, one slot waits behind the run in progress; the slots that come
 // while one waits are recorded skipped with the reason (counted in the
 // ledger), not queued without bound.

@@ -31,13 +31,11 @@ func (s *stopWhileRecording) RecordFires(ctx context.Context, recs []store.FireR
 	return res, err
 }
 
-// TestSlowRecordRereadsTask (issue 45): a fire whose ledger record took
+// TestSlowRecordRereadsTask: a fire whose ledger record took
 // long (a retried group commit) and whose task was switched off or
 // stopped meanwhile is not delivered: its run reads the task again before
-// the call and ends cancelled with the reason; the receiver gets nothing.
-// Before, the fire decided before the stop called the target after the
-// client had been told the task was stopped (the model checker's
-// after-stop violations under store faults, 306 and 420 ms late).
+// the call and ends cancelled with the reason; the receiver gets nothing,
+// though the fire was decided before the stop.
 func TestSlowRecordRereadsTask(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

@@ -12,7 +12,7 @@ import (
 	"cronsheet/task"
 )
 
-// TestStandingAfterSlotWait (issue 45): the Gate checks the node's
+// TestStandingAfterSlotWait: the Gate checks the node's
 // standing before a delivery waits for a delivery slot (MaxDeliveries);
 // a process that lost its node id during that wait makes no call once the
 // slot is free: Config.Standing is asked after the wait. The run stays

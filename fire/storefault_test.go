@@ -267,7 +267,7 @@ func count(states []task.RunState, state task.RunState) int {
 	return n
 }
 
-// TestAcceptRetried (issue 45, item 1): a target's acceptance is written
+// TestAcceptRetried: a target's acceptance is written
 // under the same retry policy as an outcome, and a retry of a write that
 // committed though the store reported an error is recognised as stored.
 // Either way the run ends accepted with its feedback deadline, the
@@ -304,7 +304,7 @@ func TestAcceptRetried(t *testing.T) {
 	}
 }
 
-// TestAcceptAfterTaskPurged (issue 45, item 2): a run whose task is purged
+// TestAcceptAfterTaskPurged: a run whose task is purged
 // while its call is out is still stored accepted (without the task's
 // status) with its feedback deadline, as finish stores an outcome.
 func TestAcceptAfterTaskPurged(t *testing.T) {
@@ -337,7 +337,7 @@ func TestAcceptAfterTaskPurged(t *testing.T) {
 	}
 }
 
-// TestOutcomeOutlastsPersistFor (issue 45, suspected item): the outcome
+// TestOutcomeOutlastsPersistFor: the outcome
 // of a delivered call is retried past Config.PersistFor while the store
 // fails, and stored when it comes back; a run left running would be
 // delivered again by the rescuer.
@@ -377,7 +377,7 @@ func TestOutcomeOutlastsPersistFor(t *testing.T) {
 	}
 }
 
-// TestOutcomeRetryAfterCommit (issue 45, suspected item: shown sound): a
+// TestOutcomeRetryAfterCommit: a
 // retry of an outcome whose write committed though the store reported an
 // error (the outcome unknown) is stored again, not refused: UpdateRun and
 // FinishRun never move the run's fence. A failed attempt's record and the

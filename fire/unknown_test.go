@@ -8,7 +8,7 @@ import (
 	"cronsheet/task"
 )
 
-// TestFireRecordOutcomeUnknown (issue 45): a fire whose ledger record was
+// TestFireRecordOutcomeUnknown: a fire whose ledger record was
 // stored though every try of its group commit reported an error (the
 // last try committed, then failed) is delivered at once, exactly once,
 // with the stored run's trigger id; the caller's retry of the slot finds

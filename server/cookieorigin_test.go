@@ -16,7 +16,7 @@ import (
 	"cronsheet/task"
 )
 
-// TestCookieNeedsOrigin (issue 39, item 16): with auth required, a write
+// TestCookieNeedsOrigin: with auth required, a write
 // signed in by the session cookie that sends neither Origin nor
 // Sec-Fetch-Site is refused 403 naming Origin, and so is a WebSocket
 // handshake with the cookie and no Origin (it was 101); the page's own

@@ -12,8 +12,8 @@ import (
 // yet (http.StateNew). http.Server.Shutdown counts such a connection as
 // active until it is 5 s old, so one a client opened ahead of need (a
 // transport that dialled twice for one request, a load balancer's warm
-// pool) held every graceful stop up to that long, and past a short
-// shutdown_timeout made it fail. Once the listener is closed nothing will
+// pool) would hold every graceful stop up to that long, and past a short
+// shutdown_timeout make it fail. Once the listener is closed nothing will
 // be read from them that the stop would serve, so shutdown closes them.
 type freshConns struct {
 	mu    sync.Mutex

@@ -10,7 +10,7 @@ import (
 	"cronsheet/task"
 )
 
-// TestJobURLCredentialsWriteOnly (issue 39, item 15): a job's URL
+// TestJobURLCredentialsWriteOnly: a job's URL
 // credentials (http://u:PW@host/?token=Q) reach its hook, and no read
 // shows them: the answer, the job, the lists (and their name search), the
 // dead list and dead.jsonl, the tasks API, the runs and the status page's

@@ -176,7 +176,7 @@ func TestJobsBlockRacesFire(t *testing.T) {
 	}
 }
 
-// TestJobsBlockCronRunning (issue 39, item 2): a cron job whose run is in
+// TestJobsBlockCronRunning: a cron job whose run is in
 // progress on a slow hook, with overlap skip and with overlap queue (a
 // slot queued behind the run), is blocked at once: the block answers 200
 // (before, 409 job_running on every try while the queue was never

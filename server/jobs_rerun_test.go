@@ -47,7 +47,7 @@ func (h *rerunHook) of(job string) []string {
 	return slices.Clone(h.triggers[job])
 }
 
-// TestJobsBackfillDeadRerunOnce (issue 39, item 1): a dead job whose
+// TestJobsBackfillDeadRerunOnce: a dead job whose
 // re-run fails fast is backfilled by 20 requests sent over a second, so
 // that most arrive after the re-run before them ended dead; the job is
 // re-run once, counted at the hook — both when the requests name the
@@ -140,7 +140,7 @@ func TestJobsBackfillDeadRerunOnce(t *testing.T) {
 	eventually(t, "the second re-run at the hook", func() bool { return len(h.of(bare.ID)) == 3 })
 }
 
-// TestJobsWaitKeepsAnswerBesideFeedback (issue 39, item 18): a target
+// TestJobsWaitKeepsAnswerBesideFeedback: a target
 // that posts its final feedback before it answers (the README's `wait`
 // against `cronsheet hook -feedback done`, where the report may arrive
 // while the call is in flight): the job's wait answers done with the

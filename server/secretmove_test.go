@@ -64,7 +64,7 @@ func (h *credHook) carrying(secrets ...string) int {
 	return n
 }
 
-// TestTargetSecretsStayWithDestination (issue 39, item 14): an admin PUTs
+// TestTargetSecretsStayWithDestination: an admin PUTs
 // a target read back (its secrets ***) with the URL moved to another host
 // and port: 400 naming every secret, and the stored secrets never reach
 // the new host, counted at that host while the target goes on firing at

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestRestoreSecretsRefusesAMovedDestination (issue 39, item 14): masks
+// TestRestoreSecretsRefusesAMovedDestination: masks
 // sent back with a URL whose scheme, host or port changed are refused,
 // naming each masked place; a move of the path, or a port written out
 // where it was the scheme's default, keeps the stored secrets.

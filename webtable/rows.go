@@ -142,11 +142,10 @@ const patchAttempts = 32
 // rowLocks serialises the edits of one row made through this node (a
 // PATCH, a batch's row), so that they do not lose races against each
 // other: only an edit through another node, or the sync patrol's write,
-// can make one read, merge and write again. Without it, optimistic
-// retries alone starve under load: 20 clients editing one row lost all
-// 32 attempts about one edit in thirty on the mongo driver (FerretDB,
-// TestBatchAnyVersionRace). Rows share stripes; an edit holds one at a
-// time, so stripes cannot deadlock.
+// can make one read, merge and write again: optimistic retries alone
+// starve a busy row on a store whose reads and writes take milliseconds.
+// Rows share stripes; an edit holds one at a time, so stripes cannot
+// deadlock.
 type rowLocks [64]sync.Mutex
 
 // lock takes the stripe of scenario's row id and returns its unlock.
@@ -162,10 +161,8 @@ func (l *rowLocks) lock(scenario, id string) func() {
 
 // raceWait waits before attempt (2…patchAttempts) of an edit that lost a
 // race: a random time up to 1 ms << attempt, at most 64 ms, so that the
-// edits racing on one row spread out instead of meeting again at once.
-// Without it, on a store whose each read and write takes milliseconds
-// (FerretDB), 20 clients editing one row lost all 32 attempts about one
-// time in five (TestBatchAnyVersionRace on the mongo driver).
+// edits racing on one row from several nodes spread out instead of
+// meeting again at once.
 func raceWait(ctx context.Context, attempt int) {
 	limit := min(time.Millisecond<<min(attempt, 6), 64*time.Millisecond)
 	t := time.NewTimer(rand.N(limit))

@@ -9,7 +9,7 @@ import (
 	"cronsheet/task"
 )
 
-// TestTokenRoleAtMostUsers (issue 39, item 8): a token's role is at most
+// TestTokenRoleAtMostUsers: a token's role is at most
 // its user's: a viewer's admin or editor token and an editor's admin
 // token are 400 naming role, and nothing is stored; a role at or below the
 // user's is made.

@@ -11,7 +11,7 @@ import (
 	"cronsheet/task"
 )
 
-// TestTokenCreateRoleAtMostUsers (issue 39, item 8): `cronsheet token
+// TestTokenCreateRoleAtMostUsers: `cronsheet token
 // create` refuses a token role above its user's, naming role, and stores
 // nothing; the user's own role is made.
 func TestTokenCreateRoleAtMostUsers(t *testing.T) {
